@@ -1,0 +1,211 @@
+/* JUnit XML in the shape pytest's junitxml plugin (family xunit2) writes,
+ * so CI tools that read pytest reports read ours unchanged. */
+#include "report_junit.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "escape.h"
+
+static int escape(struct abx_buf *o, const char *s, size_t len, int attr)
+{
+    return abx_esc_xml(o, s, len, attr ? ABX_ESC_XML_ATTR : 0);
+}
+
+int abx_xml_escape(struct abx_buf *out, const char *s, size_t len)
+{
+    return escape(out, s, len, 1);
+}
+
+static int attr(struct abx_buf *o, const char *name, const char *v)
+{
+    if (!v)
+        v = "";
+    return abx_buf_appendf(o, " %s=\"", name) || escape(o, v, strlen(v), 1) ||
+           abx_buf_appendc(o, '"');
+}
+
+static int text(struct abx_buf *o, const char *v)
+{
+    return v ? escape(o, v, strlen(v), 0) : 0;
+}
+
+/* <tag message="msg">body</tag>, or self-closing without a body. */
+static int simple(struct abx_buf *o, const char *tag, const char *type,
+                  const char *msg, const char *body)
+{
+    int rc = abx_buf_appendf(o, "<%s", tag);
+
+    if (!rc && type)
+        rc = attr(o, "type", type);
+    if (!rc)
+        rc = attr(o, "message", msg);
+    if (rc)
+        return rc;
+    if (!body || !*body)
+        return abx_buf_appends(o, " />");
+    return abx_buf_appendc(o, '>') || text(o, body) ||
+           abx_buf_appendf(o, "</%s>", tag);
+}
+
+static int open_case(struct abx_buf *o, const struct abx_result *r,
+                     double t)
+{
+    const char *name = r->name ? r->name : r->nodeid;
+
+    return abx_buf_appends(o, "<testcase") ||
+           attr(o, "classname", r->classname) || attr(o, "name", name) ||
+           abx_buf_appendf(o, " time=\"%.3f\">", t);
+}
+
+/* message='failed on <phase> with "<msg>"' as pytest's append_error. */
+static int error_el(struct abx_buf *o, const char *phase, const char *msg,
+                    const char *body)
+{
+    struct abx_buf m;
+    int rc;
+
+    abx_buf_init(&m, 0);
+    rc = abx_buf_appendf(&m, "failed on %s with \"%s\"", phase,
+                         msg ? msg : "");
+    if (!rc)
+        rc = simple(o, "error", NULL, m.data, body ? body : msg);
+    abx_buf_free(&m);
+    return rc;
+}
+
+static int system_out(struct abx_buf *o, const struct abx_result *r)
+{
+    if (!r->output || !*r->output)
+        return 0;
+    return abx_buf_appends(o, "<system-out>") || text(o, r->output) ||
+           abx_buf_appends(o, "</system-out>");
+}
+
+struct counts {
+    unsigned errors, failures, skipped;
+};
+
+/* Writes the testcase element(s) of one result. */
+static int write_case(struct abx_buf *o, const struct abx_result *r,
+                      struct counts *k)
+{
+    struct abx_buf tmp;
+    const char *why = r->reason ? r->reason : "";
+    int rc = 0, double_case = 0;
+
+    abx_buf_init(&tmp, 0);
+    switch (r->outcome) {
+    case ABX_OUTCOME_FAILED:
+        /* pytest opens a second testcase for the teardown error, since a
+         * testcase may hold only one failure/error. */
+        double_case = r->teardown_message != NULL;
+        rc = open_case(o, r, double_case ? r->dur_setup + r->dur_call
+                                         : abx_result_duration(r));
+        if (r->xpass_strict && !r->message)
+            rc = rc || abx_buf_appendf(&tmp, "[XPASS(strict)] %s", why);
+        else
+            rc = rc || abx_buf_appends(&tmp, r->message ? r->message : "");
+        rc = rc || simple(o, "failure", NULL, tmp.data,
+                          r->longrepr ? r->longrepr : tmp.data);
+        k->failures++;
+        break;
+    case ABX_OUTCOME_ERROR:
+        rc = open_case(o, r, abx_result_duration(r));
+        if (r->when == ABX_PHASE_COLLECT)
+            rc = rc || simple(o, "error", NULL, "collection failure",
+                              r->longrepr ? r->longrepr : r->message);
+        else
+            rc = rc || error_el(o,
+                                r->when == ABX_PHASE_TEARDOWN ? "teardown"
+                                                              : "setup",
+                                r->message, r->longrepr);
+        k->errors++;
+        break;
+    case ABX_OUTCOME_SKIPPED:
+        rc = open_case(o, r, abx_result_duration(r));
+        if (r->skip_loc)
+            rc = rc || abx_buf_appendf(&tmp, "%s: %s", r->skip_loc, why);
+        else
+            rc = rc || abx_buf_appendf(&tmp, "%s:%d: %s",
+                                       r->file ? r->file : "", r->line, why);
+        rc = rc || simple(o, "skipped", "pytest.skip", why, tmp.data);
+        k->skipped++;
+        break;
+    case ABX_OUTCOME_XFAILED:
+        rc = open_case(o, r, abx_result_duration(r)) ||
+             simple(o, "skipped", "pytest.xfail", why, NULL);
+        k->skipped++;
+        break;
+    default:  /* passed, xpassed */
+        rc = open_case(o, r, abx_result_duration(r));
+        break;
+    }
+    if (!rc && double_case)
+        rc = system_out(o, r) || abx_buf_appends(o, "</testcase>") ||
+             open_case(o, r, r->dur_teardown);
+    if (!rc && r->teardown_message) {
+        rc = error_el(o, "teardown", r->teardown_message,
+                      r->teardown_longrepr);
+        k->errors++;
+    }
+    if (!rc && !double_case && abx_result_is_failure(r))
+        rc = system_out(o, r);
+    rc = rc || abx_buf_appends(o, "</testcase>");
+    abx_buf_free(&tmp);
+    return rc;
+}
+
+int abx_junit_write(struct abx_buf *out, struct abx_result *const *results,
+                    size_t n, const struct abx_junit_opts *opts)
+{
+    struct abx_buf cases;
+    struct counts k = {0, 0, 0};
+    char host[256] = "", ts[64];
+    const char *hostname;
+    time_t when;
+    struct tm tm;
+    size_t i, oldlen = out->len;
+    int rc = -1;
+
+    abx_buf_init(&cases, out->max);
+    for (i = 0; i < n; i++)
+        if (write_case(&cases, results[i], &k))
+            goto out;
+    hostname = opts ? opts->hostname : NULL;
+    if (!hostname) {
+        if (gethostname(host, sizeof(host) - 1) != 0)
+            host[0] = '\0';
+        hostname = host;
+    }
+    when = opts && opts->timestamp ? opts->timestamp : time(NULL);
+    if (!gmtime_r(&when, &tm) ||
+        !strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S.000000+00:00", &tm))
+        ts[0] = '\0';
+    /* tests= counts each test once even when it yields two testcases. */
+    if (abx_buf_appends(out, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+                             "<testsuites name=\"pytest tests\"><testsuite") ||
+        attr(out, "name",
+             opts && opts->suite_name ? opts->suite_name : "abx-e2e") ||
+        abx_buf_appendf(out,
+                        " errors=\"%u\" failures=\"%u\" skipped=\"%u\""
+                        " tests=\"%zu\" time=\"%.3f\"",
+                        k.errors, k.failures, k.skipped, n,
+                        opts ? opts->duration : 0.0) ||
+        attr(out, "timestamp", ts) || attr(out, "hostname", hostname) ||
+        abx_buf_appendc(out, '>') ||
+        abx_buf_append(out, cases.data ? cases.data : "", cases.len) ||
+        abx_buf_appends(out, "</testsuite></testsuites>\n"))
+        goto out;
+    rc = 0;
+out:
+    if (rc) {
+        out->len = oldlen;
+        if (out->data)
+            out->data[oldlen] = '\0';
+    }
+    abx_buf_free(&cases);
+    return rc;
+}

@@ -1,0 +1,527 @@
+/* The masker: every derived form, split writes at every offset,
+ * overlapping and short secrets, binary data, concurrency. */
+#include "b64.h"
+#include "check.h"
+#include "mask.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#define M ABX_MASK_MARKER
+#define EXPECT_LIT(m, lit, what) expect_form(m, lit, sizeof(lit) - 1, what)
+
+/* One-shot masking of a C string into a static result. */
+static const char *mask1(struct abx_mask *m, const char *s, size_t n)
+{
+    static struct abx_buf out;
+
+    abx_buf_free(&out);
+    abx_buf_init(&out, 0);
+    CHECK_INT(abx_mask_string(m, s, n, &out), 0);
+    return abx_buf_cstr(&out);
+}
+
+static const char *mask_s(struct abx_mask *m, const char *s)
+{
+    return mask1(m, s, strlen(s));
+}
+
+/* "pre <form> post" must become "pre [MASKED] post". */
+static void expect_form(struct abx_mask *m, const char *form, size_t n,
+                        const char *what)
+{
+    struct abx_buf in;
+    const char *got;
+
+    abx_buf_init(&in, 0);
+    abx_buf_appends(&in, "pre ");
+    abx_buf_append(&in, form, n);
+    abx_buf_appends(&in, " post");
+    got = mask1(m, in.data, in.len);
+    if (strcmp(got, "pre " M " post") != 0)
+        fprintf(stderr, "form %s not masked: got \"%s\"\n", what, got);
+    CHECK_STR(got, "pre " M " post");
+    abx_buf_free(&in);
+}
+
+static void expect_b64(struct abx_mask *m, const void *s, size_t n,
+                       unsigned flags, const char *what)
+{
+    struct abx_buf b;
+
+    abx_buf_init(&b, 0);
+    CHECK_INT(abx_b64_encode(s, n, flags, &b), 0);
+    expect_form(m, b.data, b.len, what);
+    abx_buf_free(&b);
+}
+
+static void all_b64(struct abx_mask *m, const void *s, size_t n,
+                    const char *what)
+{
+    expect_b64(m, s, n, 0, what);
+    expect_b64(m, s, n, ABX_B64_NO_PAD, what);
+    expect_b64(m, s, n, ABX_B64_URL, what);
+    expect_b64(m, s, n, ABX_B64_URL | ABX_B64_NO_PAD, what);
+}
+
+static void test_b64_vectors(void)
+{
+    struct abx_buf b;
+
+    abx_buf_init(&b, 0);
+    abx_b64_encode("foobar", 6, 0, &b);
+    CHECK_STR(abx_buf_cstr(&b), "Zm9vYmFy");
+    abx_buf_reset(&b);
+    abx_b64_encode("fo", 2, 0, &b);
+    CHECK_STR(abx_buf_cstr(&b), "Zm8=");
+    abx_buf_reset(&b);
+    abx_b64_encode("fo", 2, ABX_B64_NO_PAD, &b);
+    CHECK_STR(abx_buf_cstr(&b), "Zm8");
+    abx_buf_reset(&b);
+    abx_b64_encode("\xfb\xff", 2, ABX_B64_URL, &b);
+    CHECK_STR(abx_buf_cstr(&b), "-_8=");
+    abx_buf_reset(&b);
+    abx_b64_encode("\xfb\xff", 2, 0, &b);
+    CHECK_STR(abx_buf_cstr(&b), "+/8=");
+    abx_buf_reset(&b);
+    CHECK_INT(abx_b64_decode("Zm8", 3, &b), 0);
+    CHECK_STR(abx_buf_cstr(&b), "fo");
+    abx_buf_reset(&b);
+    CHECK_INT(abx_b64_decode("-_8=", 4, &b), 0);
+    CHECK(b.len == 2 && (unsigned char)b.data[0] == 0xfb);
+    abx_buf_reset(&b);
+    CHECK_INT(abx_b64_decode("Zm9vYmFy", 8, &b), 0);
+    CHECK_STR(abx_buf_cstr(&b), "foobar");
+    abx_buf_reset(&b);
+    CHECK_INT(abx_b64_decode("", 0, &b), 0);
+    CHECK_INT(abx_b64_decode("Z", 1, &b), -1);
+    CHECK_INT(abx_b64_decode("Zm 9v", 5, &b), -1);
+    CHECK_INT(abx_b64_decode("Zm=8", 4, &b), -1);
+    CHECK_INT(abx_b64_decode("Zm8===", 6, &b), -1);
+    CHECK_INT(abx_b64_decode("Zm8*", 4, &b), -1);
+    abx_buf_free(&b);
+}
+
+static void test_forms_plain(void)
+{
+    static const char key[] = "e2b_0123456789abcdef0123";
+    struct abx_mask *m = abx_mask_new();
+    char tmp[256];
+
+    CHECK(m != NULL);
+    CHECK_INT(abx_mask_add_str(m, key), 0);
+    CHECK_INT(abx_mask_add_str(m, key), 1);  /* known already */
+    CHECK_INT((int)abx_mask_count(m), 1);
+    expect_form(m, key, strlen(key), "raw");
+    all_b64(m, key, strlen(key), "b64");
+    snprintf(tmp, sizeof(tmp), "%s:", key);
+    all_b64(m, tmp, strlen(tmp), "basic user");
+    snprintf(tmp, sizeof(tmp), ":%s", key);
+    all_b64(m, tmp, strlen(tmp), "basic password");
+    CHECK_STR(mask_s(m, "Authorization: Bearer e2b_0123456789abcdef0123\r\n"),
+              "Authorization: Bearer " M "\r\n");
+    CHECK_STR(mask_s(m, "X-API-KEY: e2b_0123456789abcdef0123"),
+              "X-API-KEY: " M);
+    /* several occurrences, adjacent ones too */
+    CHECK_STR(mask_s(m, "e2b_0123456789abcdef0123e2b_0123456789abcdef0123 "
+                        "and e2b_0123456789abcdef0123"),
+              M M " and " M);
+    /* almost-secrets stay */
+    CHECK_STR(mask_s(m, "e2b_0123456789abcdef012"), "e2b_0123456789abcdef012");
+    CHECK_STR(mask_s(m, ""), "");
+    /* secret inside a longer base64 value, e.g. Basic base64("user:KEY"):
+     * nothing but <= 2 edge characters of the key's encoding remains. */
+    {
+        struct abx_buf b, k;
+        const char *got;
+
+        abx_buf_init(&b, 0);
+        abx_buf_init(&k, 0);
+        snprintf(tmp, sizeof(tmp), "user1:%s", key);
+        abx_b64_encode(tmp, strlen(tmp), 0, &b);
+        abx_b64_encode(key, strlen(key), ABX_B64_NO_PAD, &k);
+        got = mask1(m, b.data, b.len);
+        CHECK(strstr(got, M) != NULL);
+        /* the middle of base64(key) cannot appear in any alignment */
+        CHECK(strlen(got) <= strlen(M) + 12);
+        abx_buf_free(&b);
+        abx_buf_free(&k);
+    }
+    abx_mask_free(m);
+}
+
+static void test_forms_special(void)
+{
+    /* '/', ' ', '"', '\\', a control byte, '+', '<', and UTF-8 "é". */
+    static const char s[] = "p/w d\"q\\\x01+<\xc3\xa9z";
+    struct abx_mask *m = abx_mask_new();
+    char *js;
+    cJSON *str;
+
+    CHECK_INT(abx_mask_add_str(m, s), 0);
+    expect_form(m, s, strlen(s), "raw");
+    all_b64(m, s, strlen(s), "b64");
+    EXPECT_LIT(m, "p%2Fw%20d%22q%5C%01%2B%3C%C3%A9z",
+               "pct upper");
+    EXPECT_LIT(m, "p%2fw%20d%22q%5c%01%2b%3c%c3%a9z",
+               "pct lower");
+    EXPECT_LIT(m, "p%2Fw+d%22q%5C%01%2B%3C%C3%A9z",
+               "form upper");
+    EXPECT_LIT(m, "p%2fw+d%22q%5c%01%2b%3c%c3%a9z",
+               "form lower");
+    /* exactly what cJSON writes, without the surrounding quotes */
+    str = cJSON_CreateString(s);
+    js = cJSON_PrintUnformatted(str);
+    CHECK(js && strlen(js) > 2);
+    expect_form(m, js + 1, strlen(js) - 2, "cJSON");
+    cJSON_free(js);
+    cJSON_Delete(str);
+    EXPECT_LIT(m, "p/w d\\\"q\\\\\\u0001+<\xc3\xa9z",
+               "json min");
+    EXPECT_LIT(m, "p\\/w d\\\"q\\\\\\u0001+<\xc3\xa9z",
+               "json slash");
+    EXPECT_LIT(m, "p\\/w d\\\"q\\\\\\u0001+\\u003c\\u00e9z",
+               "json ascii+html");
+    EXPECT_LIT(m, "p/w d\\\"q\\\\\\u0001+<\\u00E9z",
+               "json ascii upper");
+    abx_mask_free(m);
+}
+
+static void test_control_chars(void)
+{
+    static const char s[] = "ab\ncd\tef\x1f";
+    struct abx_mask *m = abx_mask_new();
+
+    CHECK_INT(abx_mask_add_str(m, s), 0);
+    EXPECT_LIT(m, "ab\\ncd\\tef\\u001f",
+               "json named");
+    EXPECT_LIT(m, "ab\\ncd\\tef\\u001F",
+               "json upper");
+    EXPECT_LIT(m, "ab%0Acd%09ef%1F",
+               "pct");
+    abx_mask_free(m);
+}
+
+static void test_short_and_bad(void)
+{
+    struct abx_mask *m = abx_mask_new();
+    char big[ABX_MASK_MAX_LEN + 2];
+
+    CHECK_INT(abx_mask_add_str(m, "abc"), 1);
+    CHECK_INT(abx_mask_add_str(m, ""), 1);
+    CHECK_INT(abx_mask_add_str(m, NULL), 1);
+    CHECK_INT(abx_mask_add(m, NULL, 10), 1);
+    CHECK_INT(abx_mask_add(NULL, "abcdef", 6), 1);
+    CHECK_INT((int)abx_mask_count(m), 0);
+    CHECK_INT((int)abx_mask_max_form_len(m), 0);
+    CHECK_STR(mask_s(m, "abc abcd"), "abc abcd");
+    memset(big, 'x', sizeof(big));
+    CHECK_INT(abx_mask_add(m, big, ABX_MASK_MAX_LEN + 1), -1);
+    CHECK_INT(abx_mask_add_str(m, "abcd"), 0);  /* 4 bytes is enough */
+    CHECK_STR(mask_s(m, "abc abcd abcde"), "abc " M " " M "e");
+    CHECK(abx_mask_max_form_len(m) >= 4);
+    {
+        struct abx_buf o;
+
+        abx_buf_init(&o, 0);
+        CHECK_INT(abx_mask_string(NULL, "x", 1, &o), -1);
+        CHECK_INT((int)o.len, 0);
+        abx_buf_free(&o);
+    }
+    abx_mask_free(m);
+    abx_mask_free(NULL);
+}
+
+static void test_overlap(void)
+{
+    struct abx_mask *m = abx_mask_new();
+
+    /* prefix: the longer secret wins, no tail left */
+    abx_mask_add_str(m, "tok_AAAA");
+    abx_mask_add_str(m, "tok_AAAA_BBBB");
+    CHECK_STR(mask_s(m, "x tok_AAAA_BBBB y"), "x " M " y");
+    CHECK_STR(mask_s(m, "x tok_AAAA_BBB y"), "x " M "_BBB y");
+    /* substring in the middle */
+    abx_mask_add_str(m, "QQQQ");
+    abx_mask_add_str(m, "zzQQQQzz");
+    CHECK_STR(mask_s(m, "zzQQQQzz|QQQQ|zQQQQz"), M "|" M "|z" M "z");
+    /* partial overlap: suffix of one is a prefix of the other */
+    abx_mask_add_str(m, "left-SHARED");
+    abx_mask_add_str(m, "SHARED-right");
+    CHECK_STR(mask_s(m, "<left-SHARED-right>"), "<" M ">");
+    /* chained overlaps merge into one marker */
+    abx_mask_add_str(m, "right-more");
+    CHECK_STR(mask_s(m, "<left-SHARED-right-more>"), "<" M ">");
+    abx_mask_free(m);
+}
+
+/* Stream text in two pieces at every split and in single bytes: output
+ * must equal the one-shot result. */
+static void check_splits(struct abx_mask *m, const char *text, size_t n)
+{
+    struct abx_mask_stream st;
+    struct abx_buf ref, o;
+    size_t i, j;
+    int bad = 0;
+
+    abx_buf_init(&ref, 0);
+    abx_buf_init(&o, 0);
+    abx_mask_string(m, text, n, &ref);
+    for (i = 0; i <= n; i++) {
+        abx_buf_reset(&o);
+        abx_mask_stream_init(&st, m);
+        CHECK_INT(abx_mask_stream_write(&st, text, i, &o), 0);
+        CHECK_INT(abx_mask_stream_write(&st, text + i, n - i, &o), 0);
+        CHECK_INT(abx_mask_stream_flush(&st, &o), 0);
+        abx_mask_stream_free(&st);
+        if (o.len != ref.len || memcmp(o.data, ref.data, o.len)) {
+            if (!bad++)
+                fprintf(stderr, "split at %zu: \"%s\" vs \"%s\"\n", i,
+                        abx_buf_cstr(&o), abx_buf_cstr(&ref));
+        }
+    }
+    /* three pieces, every pair of cut points (short texts only) */
+    for (i = 0; n <= 120 && i <= n; i++)
+        for (j = i; j <= n; j++) {
+            abx_buf_reset(&o);
+            abx_mask_stream_init(&st, m);
+            abx_mask_stream_write(&st, text, i, &o);
+            abx_mask_stream_write(&st, text + i, j - i, &o);
+            abx_mask_stream_write(&st, text + j, n - j, &o);
+            abx_mask_stream_flush(&st, &o);
+            abx_mask_stream_free(&st);
+            if (o.len != ref.len || memcmp(o.data, ref.data, o.len))
+                bad++;
+        }
+    abx_buf_reset(&o);
+    abx_mask_stream_init(&st, m);
+    for (i = 0; i < n; i++)
+        abx_mask_stream_write(&st, text + i, 1, &o);
+    abx_mask_stream_flush(&st, &o);
+    abx_mask_stream_free(&st);
+    if (o.len != ref.len || memcmp(o.data, ref.data, o.len))
+        bad++;
+    CHECK_INT(bad, 0);
+    abx_buf_free(&ref);
+    abx_buf_free(&o);
+}
+
+static void test_streaming(void)
+{
+    static const char key[] = "e2b_0123456789abcdef0123";
+    struct abx_mask *m = abx_mask_new();
+    struct abx_mask_stream st;
+    struct abx_buf o, b;
+    char text[512];
+
+    abx_mask_add_str(m, key);
+    abx_mask_add_str(m, "tok_AAAA");
+    abx_mask_add_str(m, "tok_AAAA_BBBB");
+    abx_mask_add_str(m, "left-SHARED");
+    abx_mask_add_str(m, "SHARED-right");
+    snprintf(text, sizeof(text), "key=%s;%s\n", key, key);
+    check_splits(m, text, strlen(text));
+    CHECK(strstr(mask_s(m, text), "e2b_") == NULL);
+    check_splits(m, "a tok_AAAA_BBBB tok_AAAA_BBX <left-SHARED-right>", 47);
+    abx_buf_init(&b, 0);
+    abx_b64_encode(key, strlen(key), 0, &b);
+    snprintf(text, sizeof(text), "Basic %s\n", b.data);
+    check_splits(m, text, strlen(text));
+    abx_buf_free(&b);
+    /* a secret at the very end of the stream, unterminated */
+    check_splits(m, key, strlen(key));
+
+    /* only a possible prefix of a form is held back */
+    abx_buf_init(&o, 0);
+    abx_mask_stream_init(&st, m);
+    CHECK_INT(abx_mask_stream_write(&st, "line one\n", 9, &o), 0);
+    CHECK_STR(abx_buf_cstr(&o), "line one\n");
+    CHECK_INT(abx_mask_stream_write(&st, "now e2b_01", 10, &o), 0);
+    CHECK_STR(abx_buf_cstr(&o), "line one\nnow ");
+    CHECK_INT(abx_mask_stream_write(&st, "X", 1, &o), 0);
+    CHECK_STR(abx_buf_cstr(&o), "line one\nnow e2b_01X");
+    CHECK_INT(abx_mask_stream_write(&st, "e2b_0123", 8, &o), 0);
+    CHECK_INT(abx_mask_stream_flush(&st, &o), 0);
+    CHECK_STR(abx_buf_cstr(&o), "line one\nnow e2b_01Xe2b_0123");
+    /* a stream stays usable after a flush */
+    CHECK_INT(abx_mask_stream_write(&st, key, 10, &o), 0);
+    CHECK_INT(abx_mask_stream_write(&st, key + 10, strlen(key) - 10, &o), 0);
+    CHECK_INT(abx_mask_stream_flush(&st, &o), 0);
+    CHECK_STR(abx_buf_cstr(&o), "line one\nnow e2b_01Xe2b_0123" M);
+    abx_mask_stream_free(&st);
+    abx_buf_free(&o);
+    abx_mask_free(m);
+}
+
+/* Random secrets embedded in random text, fed in random pieces: the
+ * stream equals the one-shot result and no raw secret survives. */
+static void test_random(void)
+{
+    static const char alpha[] = "ab/+= e2_\"\\\n";
+    unsigned x = 777;
+    int iter, bad = 0;
+
+#define RND() (x = x * 1103515245u + 12345u, (x >> 16) & 0x7fff)
+    for (iter = 0; iter < 300; iter++) {
+        struct abx_mask *m = abx_mask_new();
+        struct abx_mask_stream st;
+        struct abx_buf text, ref, o;
+        char sec[3][16];
+        size_t i, j, off;
+
+        abx_buf_init(&text, 0);
+        abx_buf_init(&ref, 0);
+        abx_buf_init(&o, 0);
+        for (i = 0; i < 3; i++) {
+            size_t n = 4 + RND() % 10;
+
+            for (j = 0; j < n; j++)
+                sec[i][j] = alpha[RND() % (sizeof(alpha) - 1)];
+            sec[i][n] = '\0';
+            abx_mask_add_str(m, sec[i]);
+        }
+        for (i = 0; i < 40; i++) {
+            if (RND() % 4 == 0)
+                abx_buf_appends(&text, sec[RND() % 3]);
+            else
+                abx_buf_appendc(&text, alpha[RND() % (sizeof(alpha) - 1)]);
+        }
+        abx_mask_string(m, text.data, text.len, &ref);
+        abx_mask_stream_init(&st, m);
+        for (off = 0; off < text.len; off += j) {
+            j = 1 + RND() % 7;
+            if (j > text.len - off)
+                j = text.len - off;
+            abx_mask_stream_write(&st, text.data + off, j, &o);
+        }
+        abx_mask_stream_flush(&st, &o);
+        abx_mask_stream_free(&st);
+        if (o.len != ref.len || memcmp(o.data, ref.data, o.len))
+            bad++;
+        for (i = 0; i < 3; i++)
+            if (strstr(abx_buf_cstr(&ref), sec[i]))
+                bad++;
+        abx_buf_free(&text);
+        abx_buf_free(&ref);
+        abx_buf_free(&o);
+        abx_mask_free(m);
+    }
+#undef RND
+    CHECK_INT(bad, 0);
+}
+
+/* A run of a repeated secret arriving in small writes: bounded holding,
+ * and no byte of the run escapes. */
+static void test_chain_limit(void)
+{
+    struct abx_mask *m = abx_mask_new();
+    struct abx_mask_stream st;
+    struct abx_buf o;
+    char chunk[1000];
+    size_t i, maxpend = 0;
+
+    abx_mask_add_str(m, "aaaa");
+    memset(chunk, 'a', sizeof(chunk));
+    abx_buf_init(&o, 0);
+    abx_mask_stream_init(&st, m);
+    CHECK_INT(abx_mask_stream_write(&st, "x", 1, &o), 0);
+    for (i = 0; i < 500; i++) {
+        CHECK_INT(abx_mask_stream_write(&st, chunk, sizeof(chunk), &o), 0);
+        if (st.pending.len > maxpend)
+            maxpend = st.pending.len;
+    }
+    CHECK_INT(abx_mask_stream_write(&st, "y", 1, &o), 0);
+    CHECK_INT(abx_mask_stream_flush(&st, &o), 0);
+    CHECK(maxpend < 80 * 1024);
+    CHECK(o.len > 2 && o.data[0] == 'x' && o.data[o.len - 1] == 'y');
+    CHECK(memchr(o.data + 1, 'a', o.len - 2) == NULL);
+    CHECK(strstr(o.data, M M) != NULL);  /* split into several markers */
+    abx_mask_stream_free(&st);
+    abx_buf_free(&o);
+    abx_mask_free(m);
+}
+
+static void test_binary(void)
+{
+    static const char sec[] = "\x00\xff\x10secret\x00\x80";
+    const size_t sn = sizeof(sec) - 1, n = 1 << 20;
+    struct abx_mask *m = abx_mask_new();
+    unsigned char *data = malloc(n);
+    struct abx_buf o;
+    size_t i;
+    unsigned x = 12345;
+
+    CHECK_INT(abx_mask_add(m, sec, sn), 0);
+    for (i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        data[i] = (unsigned char)(x >> 16);
+    }
+    abx_buf_init(&o, 0);
+    CHECK_INT(abx_mask_string(m, data, n, &o), 0);
+    CHECK(o.len == n && !memcmp(o.data, data, n));  /* nothing to mask */
+    memcpy(data + 1000, sec, sn);
+    memcpy(data + n - sn, sec, sn);
+    abx_buf_reset(&o);
+    CHECK_INT(abx_mask_string(m, data, n, &o), 0);
+    CHECK_INT((long)o.len, (long)(n - 2 * sn + 2 * strlen(M)));
+    CHECK(!memcmp(o.data + 1000, M, strlen(M)));
+    CHECK(memmem(o.data, o.len, sec, sn) == NULL);
+    check_splits(m, (const char *)data + 990, 30);
+    abx_buf_free(&o);
+    free(data);
+    abx_mask_free(m);
+}
+
+/* Secrets added while other threads mask (run under TSan/ASan in CI). */
+static void *masker_thread(void *arg)
+{
+    struct abx_mask *m = arg;
+    struct abx_buf o;
+    int i;
+
+    abx_buf_init(&o, 0);
+    for (i = 0; i < 2000; i++) {
+        abx_buf_reset(&o);
+        abx_mask_string(m, "some output with tok_thread_1 inside", 36, &o);
+    }
+    abx_buf_free(&o);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    struct abx_mask *m = abx_mask_new();
+    pthread_t t[2];
+    char s[32];
+    int i;
+
+    pthread_create(&t[0], NULL, masker_thread, m);
+    pthread_create(&t[1], NULL, masker_thread, m);
+    for (i = 0; i < 50; i++) {
+        snprintf(s, sizeof(s), "tok_thread_%d", i);
+        abx_mask_add_str(m, s);
+    }
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    CHECK_INT((int)abx_mask_count(m), 50);
+    CHECK_STR(mask_s(m, "x tok_thread_1 y"), "x " M " y");
+    abx_mask_free(m);
+}
+
+int main(void)
+{
+    test_b64_vectors();
+    test_forms_plain();
+    test_forms_special();
+    test_control_chars();
+    test_short_and_bad();
+    test_overlap();
+    test_streaming();
+    test_random();
+    test_chain_limit();
+    test_binary();
+    test_threads();
+    return CHECK_DONE();
+}
