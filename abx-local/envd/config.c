@@ -1,0 +1,103 @@
+/* The config file abx-local writes for each sandbox (abx-local/DESIGN.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envd.h"
+#include "jsonutil.h"
+
+struct envd_config envd_cfg;
+
+#define CONFIG_MAX (1024 * 1024)
+
+static int dup_field(const cJSON *o, const char *name, char **out,
+                     const char *def, char *err, size_t errlen)
+{
+    struct abx_json_err je;
+    const char *s;
+
+    if (abx_json_get_string(o, name, &s, def, &je) == ABX_JSON_EBADTYPE) {
+        snprintf(err, errlen, "config: %s", je.msg);
+        return -1;
+    }
+    *out = NULL;
+    if (s && !(*out = strdup(s))) {
+        snprintf(err, errlen, "config: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int envd_config_load(const char *file, char *err, size_t errlen)
+{
+    struct abx_buf b;
+    FILE *f = NULL;
+    cJSON *o = NULL;
+    const cJSON *ev, *start, *it;
+    char chunk[4096];
+    size_t n;
+    int rc = -1;
+
+    abx_buf_init(&b, CONFIG_MAX);
+    if (!(f = fopen(file, "r"))) {
+        snprintf(err, errlen, "cannot open config %s: %m", file);
+        goto out;
+    }
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        if (abx_buf_append(&b, chunk, n)) {
+            snprintf(err, errlen, "config %s is larger than 1 MiB", file);
+            goto out;
+        }
+    if (!(o = cJSON_ParseWithLength(b.data ? b.data : "", b.len)) ||
+        !cJSON_IsObject(o)) {
+        snprintf(err, errlen, "config %s is not a JSON object", file);
+        goto out;
+    }
+    if (dup_field(o, "sandboxID", &envd_cfg.sandbox_id, "", err, errlen) ||
+        dup_field(o, "templateID", &envd_cfg.template_id, "", err, errlen) ||
+        dup_field(o, "accessToken", &envd_cfg.access_token, NULL, err,
+                  errlen) ||
+        dup_field(o, "defaultUser", &envd_cfg.default_user, "root", err,
+                  errlen))
+        goto out;
+    if (envd_cfg.access_token && !*envd_cfg.access_token) {
+        free(envd_cfg.access_token);
+        envd_cfg.access_token = NULL;
+    }
+    ev = cJSON_GetObjectItemCaseSensitive(o, "envVars");
+    envd_cfg.env_vars = cJSON_CreateObject();
+    if (ev && !cJSON_IsNull(ev)) {
+        if (!cJSON_IsObject(ev)) {
+            snprintf(err, errlen, "config: envVars must be an object");
+            goto out;
+        }
+        cJSON_ArrayForEach(it, ev) {
+            if (!cJSON_IsString(it)) {
+                snprintf(err, errlen, "config: envVars.%s is not a string",
+                         it->string);
+                goto out;
+            }
+            cJSON_AddStringToObject(envd_cfg.env_vars, it->string,
+                                    it->valuestring);
+        }
+    }
+    start = cJSON_GetObjectItemCaseSensitive(o, "start");
+    if (start && !cJSON_IsNull(start)) {
+        if (!cJSON_IsObject(start)) {
+            snprintf(err, errlen, "config: start must be an object");
+            goto out;
+        }
+        if (dup_field(start, "cmd", &envd_cfg.start_cmd, NULL, err, errlen) ||
+            dup_field(start, "user", &envd_cfg.start_user,
+                      envd_cfg.default_user, err, errlen) ||
+            dup_field(start, "cwd", &envd_cfg.start_cwd, NULL, err, errlen))
+            goto out;
+    }
+    rc = 0;
+out:
+    if (f)
+        fclose(f);
+    cJSON_Delete(o);
+    abx_buf_free(&b);
+    return rc;
+}

@@ -1,0 +1,245 @@
+/* HTTP front: libmicrohttpd with one thread per connection (streams block
+ * in their content reader), routing, the access-token middleware and the
+ * small REST endpoints (/health, /envs, /init). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envd.h"
+#include "filesig.h"
+#include "jsonutil.h"
+
+#define RPC_BODY_MAX ((size_t)16 * 1024 * 1024)
+#define UNAUTHORIZED "unauthorized access, please provide a valid access " \
+                     "token or method signing if supported"
+
+enum route { R_NOTFOUND, R_HEALTH, R_ENVS, R_INIT, R_FILES_GET, R_FILES_POST,
+             R_RPC, R_BADMETHOD };
+
+struct req {
+    enum route route;
+    int unauthorized;
+    struct abx_buf body;
+    int overflow;
+    struct envd_upload *up;
+};
+
+const char *envd_header(struct MHD_Connection *c, const char *name)
+{
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+enum MHD_Result envd_reply_json(struct MHD_Connection *c, unsigned status,
+                                const char *content_type, const char *body,
+                                size_t len)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    enum MHD_Result rc;
+
+    if (!r)
+        return MHD_NO;
+    if (content_type)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                content_type);
+    rc = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+enum MHD_Result envd_reply_error(struct MHD_Connection *c, unsigned status,
+                                 const char *msg)
+{
+    cJSON *o = cJSON_CreateObject();
+    struct abx_buf b;
+    enum MHD_Result rc = MHD_NO;
+
+    abx_buf_init(&b, 0);
+    if (o && cJSON_AddNumberToObject(o, "code", status) &&
+        cJSON_AddStringToObject(o, "message", msg) &&
+        abx_json_append(&b, o) == 0)
+        rc = envd_reply_json(c, status, "application/json; charset=utf-8",
+                             b.data, b.len);
+    cJSON_Delete(o);
+    abx_buf_free(&b);
+    return rc;
+}
+
+static enum MHD_Result reply_empty(struct MHD_Connection *c, unsigned status)
+{
+    return envd_reply_json(c, status, NULL, "", 0);
+}
+
+static enum MHD_Result reply_envs(struct MHD_Connection *c)
+{
+    struct abx_buf b;
+    enum MHD_Result rc = MHD_NO;
+    struct MHD_Response *r;
+
+    abx_buf_init(&b, 0);
+    if (abx_json_append(&b, envd_cfg.env_vars) == 0 &&
+        (r = MHD_create_response_from_buffer(b.len, b.data,
+                                             MHD_RESPMEM_MUST_COPY))) {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                "application/json");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        rc = MHD_queue_response(c, MHD_HTTP_OK, r);
+        MHD_destroy_response(r);
+    }
+    abx_buf_free(&b);
+    return rc;
+}
+
+static enum route classify(const char *url, const char *method)
+{
+    int get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
+
+    if (strcmp(url, "/health") == 0)
+        return get ? R_HEALTH : R_BADMETHOD;
+    if (strcmp(url, "/envs") == 0)
+        return get ? R_ENVS : R_BADMETHOD;
+    if (strcmp(url, "/init") == 0)
+        return post ? R_INIT : R_BADMETHOD;
+    if (strcmp(url, "/files") == 0)
+        return get ? R_FILES_GET : post ? R_FILES_POST : R_BADMETHOD;
+    if (strncmp(url, "/process.Process/", 17) == 0 ||
+        strncmp(url, "/filesystem.Filesystem/", 23) == 0)
+        return R_RPC; /* rpc.c answers 404/405/415 itself */
+    return R_NOTFOUND;
+}
+
+/* The access-token middleware: everything but /health, /files and /init
+ * needs X-Access-Token when the sandbox has a token. */
+static int token_ok(struct MHD_Connection *c, enum route r)
+{
+    const char *t;
+
+    if (!envd_cfg.access_token || r == R_HEALTH || r == R_FILES_GET ||
+        r == R_FILES_POST || r == R_INIT)
+        return 1;
+    t = envd_header(c, "X-Access-Token");
+    return t && abx_filesig_equal(t, envd_cfg.access_token);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+                                  const char *url, const char *method,
+                                  const char *version,
+                                  const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    struct req *q = *con_cls;
+
+    (void)cls;
+    (void)version;
+    if (!q) {
+        if (!(q = calloc(1, sizeof *q)))
+            return MHD_NO;
+        q->route = classify(url, method);
+        abx_buf_init(&q->body, RPC_BODY_MAX);
+        q->unauthorized = !token_ok(c, q->route);
+        if (q->route == R_FILES_POST && !q->unauthorized &&
+            !(q->up = envd_upload_begin(c))) {
+            free(q);
+            return MHD_NO;
+        }
+        *con_cls = q;
+        /* Refused before the body: answer now, MHD skips the upload (and
+         * closes the connection) instead of reading it all. */
+        if (q->unauthorized)
+            return envd_reply_error(c, 401, UNAUTHORIZED);
+        if (q->up && envd_upload_failed(q->up))
+            return envd_upload_finish(q->up, c);
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        /* Bodies we do not use (or refuse) are read and dropped. */
+        if (q->up && !q->unauthorized) {
+            envd_upload_data(q->up, upload_data, *upload_data_size);
+        } else if (q->route == R_RPC && !q->unauthorized && !q->overflow &&
+                   abx_buf_append(&q->body, upload_data, *upload_data_size)) {
+            q->overflow = 1; /* answered resource_exhausted at the end */
+            abx_buf_free(&q->body);
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    switch (q->route) {
+    case R_HEALTH:
+        return reply_empty(c, MHD_HTTP_NO_CONTENT);
+    case R_ENVS:
+        return reply_envs(c);
+    case R_INIT:
+        return reply_empty(c, MHD_HTTP_NO_CONTENT);
+    case R_FILES_GET:
+        return envd_files_get(c);
+    case R_FILES_POST:
+        return envd_upload_finish(q->up, c);
+    case R_RPC:
+        return envd_rpc_handle(c, url, method, &q->body, q->overflow);
+    case R_BADMETHOD:
+        return envd_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                "method not allowed");
+    case R_NOTFOUND:
+    default:
+        return envd_reply_error(c, MHD_HTTP_NOT_FOUND, "404 page not found");
+    }
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct req *q = *con_cls;
+
+    (void)cls;
+    (void)c;
+    (void)toe;
+    if (!q)
+        return;
+    envd_upload_free(q->up);
+    abx_buf_free(&q->body);
+    free(q);
+    *con_cls = NULL;
+}
+
+static struct MHD_Daemon *daemon_;
+
+void envd_http_stop(void)
+{
+    if (daemon_)
+        MHD_stop_daemon(daemon_);
+    daemon_ = NULL;
+}
+
+int envd_http_start(const char *addr, unsigned port, char *err,
+                    size_t errlen)
+{
+    struct sockaddr_in sa;
+    struct MHD_Daemon *d;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+        snprintf(err, errlen, "invalid listen address '%s' (IPv4 expected)",
+                 addr);
+        return -1;
+    }
+    d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+            MHD_USE_ERROR_LOG,
+        (uint16_t)port, NULL, NULL, on_request, NULL,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+        MHD_OPTION_END);
+    if (!d) {
+        snprintf(err, errlen, "cannot listen on %s:%u", addr, port);
+        return -1;
+    }
+    daemon_ = d;
+    return 0;
+}

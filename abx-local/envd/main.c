@@ -1,0 +1,122 @@
+/* abx-envd: the in-sandbox daemon of abx-local.
+ *   abx-envd --config FILE [--port 49983] [--listen-addr 127.0.0.1]
+ * Serves envd's REST API and the Connect JSON services process.Process and
+ * filesystem.Filesystem (shared/reference/e2b-protocol.md sections 3-5). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "envd.h"
+#include "version.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: abx-envd --config FILE [--port N] [--listen-addr IPV4]\n"
+               "       abx-envd --version\n");
+}
+
+/* The template's start command, run once at boot and never listed. */
+static void run_start_command(void)
+{
+    struct envd_user u;
+    struct envd_spawn sp;
+    char err[512];
+    uint32_t pid;
+    cJSON *args;
+
+    if (!envd_cfg.start_cmd)
+        return;
+    if (envd_user_lookup(envd_cfg.start_user, &u, err, sizeof err)) {
+        fprintf(stderr, "abx-envd: start command not run: %s\n", err);
+        return;
+    }
+    args = cJSON_CreateArray();
+    cJSON_AddItemToArray(args, cJSON_CreateString("-l"));
+    cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
+    cJSON_AddItemToArray(args, cJSON_CreateString(envd_cfg.start_cmd));
+    memset(&sp, 0, sizeof sp);
+    sp.cmd = "/bin/bash";
+    sp.args = args;
+    sp.cwd = envd_cfg.start_cwd;
+    sp.hidden = 1;
+    sp.user = &u;
+    if (envd_proc_start(&sp, NULL, &pid, err, sizeof err))
+        fprintf(stderr, "abx-envd: start command failed: %s\n", err);
+    else
+        fprintf(stderr, "abx-envd: start command running as pid %u\n", pid);
+    cJSON_Delete(args);
+}
+
+int main(int argc, char **argv)
+{
+    const char *config = NULL, *addr = "127.0.0.1";
+    unsigned long port = 49983;
+    char err[512];
+    sigset_t term;
+    int sig = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (strcmp(a, "--version") == 0) {
+            printf("%s\n", ABX_ENVD_VERSION);
+            return 0;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--config") == 0 && v) {
+            config = v;
+            i++;
+        } else if (strcmp(a, "--listen-addr") == 0 && v) {
+            addr = v;
+            i++;
+        } else if (strcmp(a, "--port") == 0 && v) {
+            char *end;
+
+            errno = 0;
+            port = strtoul(v, &end, 10);
+            if (errno || end == v || *end || port == 0 || port > 65535) {
+                fprintf(stderr, "abx-envd: invalid --port '%s'\n", v);
+                return 2;
+            }
+            i++;
+        } else {
+            fprintf(stderr, "abx-envd: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!config) {
+        fprintf(stderr, "abx-envd: --config FILE is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (envd_config_load(config, err, sizeof err)) {
+        fprintf(stderr, "abx-envd: %s\n", err);
+        return 1;
+    }
+    /* SIGTERM/SIGINT are taken by sigwait below for an orderly stop;
+     * blocked before any thread starts so that all threads inherit it. */
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigaddset(&term, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &term, NULL);
+    envd_proc_init();
+    if (envd_http_start(addr, (unsigned)port, err, sizeof err)) {
+        fprintf(stderr, "abx-envd: %s\n", err);
+        return 1;
+    }
+    fprintf(stderr, "abx-envd %s listening on %s:%lu\n", ABX_ENVD_VERSION,
+            addr, port);
+    run_start_command();
+    while (sigwait(&term, &sig) != 0)
+        ;
+    fprintf(stderr, "abx-envd: stopping on signal %d\n", sig);
+    envd_http_stop();
+    return 0;
+}

@@ -1,0 +1,273 @@
+"""Test harness for abx-envd: runs the daemon inside bubblewrap the way
+abx-local does (own /home/user, /root, /tmp, passwd with `user` 1000 and
+`root`), except that the network is shared so the test reaches it on a free
+127.0.0.1 port. Speaks REST and Connect JSON (unary and server streams)."""
+import base64
+import http.client
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+FAILURES = []
+
+
+def check(cond, what):
+    if cond:
+        print("ok   " + what)
+    else:
+        print("FAIL " + what)
+        FAILURES.append(what)
+    return cond
+
+
+def eq(got, want, what):
+    return check(got == want, "%s (got %r, want %r)" % (what, got, want))
+
+
+def done():
+    if FAILURES:
+        print("%d check(s) failed" % len(FAILURES))
+        sys.exit(1)
+    print("all checks passed")
+    sys.exit(0)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def envelope(obj, flags=0):
+    data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+    return struct.pack(">BI", flags, len(data)) + data
+
+
+class Stream:
+    """An open server stream; next() returns (flags, message, t_arrival)."""
+
+    def __init__(self, conn, resp):
+        self.conn, self.resp, self.buf = conn, resp, b""
+        self.status = resp.status
+
+    def next(self):
+        while True:
+            if len(self.buf) >= 5:
+                flags, n = struct.unpack(">BI", self.buf[:5])
+                if len(self.buf) >= 5 + n:
+                    payload = self.buf[5:5 + n]
+                    self.buf = self.buf[5 + n:]
+                    return flags, json.loads(payload), time.time()
+            chunk = self.resp.read1(65536)
+            if not chunk:
+                return None
+            self.buf += chunk
+
+    def all(self):
+        msgs, end = [], None
+        while True:
+            m = self.next()
+            if m is None:
+                break
+            if m[0] & 2:
+                end = m[1]
+                break
+            msgs.append(m[1])
+        self.close()
+        return msgs, end
+
+    def close(self):
+        self.conn.close()
+
+
+class Envd:
+    def __init__(self, binary, token=None, env_vars=None, start=None,
+                 default_user="user"):
+        self.dir = tempfile.mkdtemp(prefix="abx-envd-test-")
+        self.home = os.path.join(self.dir, "home")
+        self.rootdir = os.path.join(self.dir, "root")
+        self.tmp = os.path.join(self.dir, "tmp")
+        run = os.path.join(self.dir, "run")
+        etc = os.path.join(self.dir, "etc")
+        for d in (self.home, self.rootdir, self.tmp, run, etc):
+            os.makedirs(d)
+        os.chown(self.home, 1000, 1000)
+        os.chmod(self.tmp, 0o1777)
+        with open(os.path.join(etc, "passwd"), "w") as f:
+            f.write("root:x:0:0:root:/root:/bin/bash\n"
+                    "user:x:1000:1000:user:/home/user:/bin/bash\n"
+                    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+        with open(os.path.join(etc, "group"), "w") as f:
+            f.write("root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n")
+        cfg = {"sandboxID": "sbxtest", "templateID": "base",
+               "envVars": env_vars or {}, "defaultUser": default_user}
+        if token:
+            cfg["accessToken"] = token
+        if start:
+            cfg["start"] = start
+        with open(os.path.join(run, "config.json"), "w") as f:
+            json.dump(cfg, f)
+        os.chmod(os.path.join(run, "config.json"), 0o600)
+        self.token = token
+        self.port = free_port()
+        self.log = open(os.path.join(self.dir, "envd.log"), "w")
+        cmd = ["bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc",
+               "--unshare-uts", "--hostname", "sbxtest",
+               "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+               "--tmpfs", "/home", "--tmpfs", "/run",
+               "--bind", self.home, "/home/user", "--bind", self.rootdir, "/root",
+               "--bind", self.tmp, "/tmp",
+               "--ro-bind", os.path.join(etc, "passwd"), "/etc/passwd",
+               "--ro-bind", os.path.join(etc, "group"), "/etc/group",
+               "--ro-bind", run, "/run/abx",
+               "--cap-add", "CAP_SETUID,CAP_SETGID,CAP_KILL,CAP_CHOWN,"
+                            "CAP_DAC_OVERRIDE,CAP_FOWNER",
+               "--", os.path.abspath(binary), "--config", "/run/abx/config.json",
+               "--port", str(self.port), "--listen-addr", "127.0.0.1"]
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            try:
+                if self.request("GET", "/health")[0] == 204:
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("abx-envd did not become healthy; log:\n" +
+                           open(os.path.join(self.dir, "envd.log")).read())
+
+    def envd_pid(self):
+        """Host pid of the abx-envd that our bwrap started, or None."""
+        parents = {}
+        for d in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    st = f.read()
+            except (OSError, ValueError):
+                continue
+            comm = st[st.index("(") + 1:st.rindex(")")]
+            parents[int(d)] = (int(st[st.rindex(")") + 2:].split()[1]), comm)
+        for pid, (ppid, comm) in parents.items():
+            if comm != "abx-envd":
+                continue
+            while ppid > 1 and ppid != self.proc.pid:
+                ppid = parents.get(ppid, (0, ""))[0]
+            if ppid == self.proc.pid:
+                return pid
+        return None
+
+    def stop(self):
+        # An orderly SIGTERM first: envd must stop by itself (and sanitizer
+        # builds then check for leaks); bwrap's pid namespace ends the rest.
+        pid = self.envd_pid() if self.proc.poll() is None else None
+        if pid:
+            os.kill(pid, 15)
+            end = time.time() + 10
+            while os.path.exists("/proc/%d" % pid) and time.time() < end:
+                time.sleep(0.05)
+            check(not os.path.exists("/proc/%d" % pid), "abx-envd stops on SIGTERM")
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        with open(os.path.join(self.dir, "envd.log"), errors="replace") as f:
+            log = f.read()
+        # Sanitizer builds (ABX_SANITIZE) report memory errors here.
+        if not check(not any(w in log for w in ("AddressSanitizer", "LeakSanitizer",
+                                                "runtime error")),
+                     "no sanitizer report in the envd log"):
+            print(log)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.stop()
+
+    # --- plain HTTP ---
+    def conn(self, timeout=30):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def headers(self, extra=None, token=True, user=None):
+        h = {}
+        if token and self.token:
+            h["X-Access-Token"] = self.token
+        if user is not None:
+            h["Authorization"] = "Basic " + base64.b64encode(
+                (user + ":").encode()).decode()
+        h.update(extra or {})
+        return h
+
+    def request(self, method, path, body=None, headers=None, timeout=30):
+        c = self.conn(timeout)
+        try:
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            return r.status, r.read(), dict((k.lower(), v) for k, v in r.getheaders())
+        finally:
+            c.close()
+
+    def files_url(self, **q):
+        return "/files?" + urllib.parse.urlencode(q, quote_via=urllib.parse.quote,
+                                                  safe="")
+
+    # --- Connect ---
+    def unary(self, proc, msg, user=None, token=True, extra=None, raw=None):
+        h = self.headers({"Content-Type": "application/json",
+                          "Connect-Protocol-Version": "1"}, token, user)
+        h.update(extra or {})
+        body = raw if raw is not None else json.dumps(msg).encode()
+        st, data, _ = self.request("POST", "/" + proc, body, h)
+        try:
+            return st, json.loads(data) if data else None
+        except ValueError:
+            return st, data
+
+    def stream(self, proc, msg, user=None, token=True, extra=None, raw=None,
+               timeout=60):
+        h = self.headers({"Content-Type": "application/connect+json",
+                          "Connect-Protocol-Version": "1"}, token, user)
+        h.update(extra or {})
+        c = self.conn(timeout)
+        c.request("POST", "/" + proc, body=raw if raw is not None else envelope(msg),
+                  headers=h)
+        return Stream(c, c.getresponse())
+
+    def run(self, cmd, user=None, extra=None, **kw):
+        """Process/Start of bash -l -c cmd; returns (events, end_stream)."""
+        req = {"process": {"cmd": "/bin/bash", "args": ["-l", "-c", cmd]},
+               "stdin": False}
+        req["process"].update(kw)
+        return self.stream("process.Process/Start", req, user=user,
+                           extra=extra).all()
+
+
+def outputs(events):
+    """Concatenated stdout, stderr and the end event of a process stream."""
+    out, err, end = b"", b"", None
+    for m in events:
+        ev = m.get("event", {})
+        d = ev.get("data")
+        if d:
+            out += base64.b64decode(d.get("stdout", ""))
+            err += base64.b64decode(d.get("stderr", ""))
+        if "end" in ev:
+            end = ev["end"]
+    return out, err, end

@@ -1,0 +1,94 @@
+/* proto3 JSON helpers: both spellings, defaults, type errors, int64 as
+ * string or number, enums by name or number, bytes. */
+#include <stdint.h>
+#include <string.h>
+
+#include "buf.h"
+#include "check.h"
+#include "jsonutil.h"
+
+static const char *const sigs[] = {"SIGNAL_UNSPECIFIED", NULL, NULL, NULL,
+                                   NULL, NULL, NULL, NULL, NULL,
+                                   "SIGNAL_SIGKILL"};
+
+int main(void)
+{
+    const char *doc =
+        "{\"watcherId\":\"w1\",\"symlink_target\":\"/t\",\"n\":null,"
+        "\"size\":\"4096\",\"mode\":493,\"neg\":-3,\"frac\":1.5,"
+        "\"big\":\"99999999999999999999\",\"flag\":true,\"s\":5,"
+        "\"sig\":\"SIGNAL_SIGKILL\",\"sigi\":9,\"sigbad\":\"SIGFOO\","
+        "\"data\":\"AAEC/w==\",\"url\":\"AAEC_w\",\"b64bad\":\"@@@\","
+        "\"obj\":{},\"arr\":[1]}";
+    cJSON *o = cJSON_Parse(doc);
+    struct abx_json_err err;
+    const char *s;
+    const cJSON *c;
+    int64_t i;
+    int b, e;
+    struct abx_buf buf;
+
+    CHECK(o != NULL);
+    CHECK_INT(abx_json_get_string(o, "watcherId", &s, NULL, &err), ABX_JSON_OK);
+    CHECK_STR(s, "w1");
+    CHECK_INT(abx_json_get_string(o, "symlinkTarget", &s, NULL, &err), ABX_JSON_OK);
+    CHECK_STR(s, "/t");
+    CHECK_INT(abx_json_get_string(o, "n", &s, "d", &err), ABX_JSON_ABSENT);
+    CHECK_STR(s, "d");
+    CHECK_INT(abx_json_get_string(o, "missing", &s, "d", &err), ABX_JSON_ABSENT);
+    CHECK_INT(abx_json_get_string(o, "s", &s, "d", &err), ABX_JSON_EBADTYPE);
+    CHECK(strstr(err.msg, "'s'") != NULL);
+
+    CHECK_INT(abx_json_get_int(o, "size", &i, 0, INT64_MIN, INT64_MAX, &err), ABX_JSON_OK);
+    CHECK_INT(i, 4096);
+    CHECK_INT(abx_json_get_int(o, "mode", &i, 0, 0, UINT32_MAX, &err), ABX_JSON_OK);
+    CHECK_INT(i, 493);
+    CHECK_INT(abx_json_get_int(o, "neg", &i, 0, 0, UINT32_MAX, &err), ABX_JSON_EBADTYPE);
+    CHECK(strstr(err.msg, "out of range") != NULL);
+    CHECK_INT(abx_json_get_int(o, "frac", &i, 0, INT64_MIN, INT64_MAX, &err), ABX_JSON_EBADTYPE);
+    CHECK_INT(abx_json_get_int(o, "big", &i, 0, INT64_MIN, INT64_MAX, &err), ABX_JSON_EBADTYPE);
+    CHECK_INT(abx_json_get_int(o, "flag", &i, 0, INT64_MIN, INT64_MAX, &err), ABX_JSON_EBADTYPE);
+    CHECK_INT(abx_json_get_int(o, "none", &i, 7, 0, 10, &err), ABX_JSON_ABSENT);
+    CHECK_INT(i, 7);
+
+    CHECK_INT(abx_json_get_bool(o, "flag", &b, 0, &err), ABX_JSON_OK);
+    CHECK_INT(b, 1);
+    CHECK_INT(abx_json_get_bool(o, "s", &b, 0, &err), ABX_JSON_EBADTYPE);
+    CHECK_INT(abx_json_get_bool(o, "nope", &b, 1, &err), ABX_JSON_ABSENT);
+    CHECK_INT(b, 1);
+
+    CHECK_INT(abx_json_get_enum(o, "sig", sigs, 10, &e, 0, &err), ABX_JSON_OK);
+    CHECK_INT(e, 9);
+    CHECK_INT(abx_json_get_enum(o, "sigi", sigs, 10, &e, 0, &err), ABX_JSON_OK);
+    CHECK_INT(e, 9);
+    CHECK_INT(abx_json_get_enum(o, "sigbad", sigs, 10, &e, 0, &err), ABX_JSON_EBADTYPE);
+    CHECK_INT(abx_json_get_enum(o, "mode", sigs, 10, &e, 0, &err), ABX_JSON_EBADTYPE);
+
+    CHECK_INT(abx_json_get_object(o, "obj", &c, &err), ABX_JSON_OK);
+    CHECK_INT(abx_json_get_object(o, "arr", &c, &err), ABX_JSON_EBADTYPE);
+    CHECK_INT(abx_json_get_array(o, "arr", &c, &err), ABX_JSON_OK);
+    CHECK_INT(abx_json_get_array(o, "obj", &c, &err), ABX_JSON_EBADTYPE);
+
+    abx_buf_init(&buf, 0);
+    CHECK_INT(abx_json_get_bytes(o, "data", &buf, &err), ABX_JSON_OK);
+    CHECK_INT(buf.len, 4);
+    CHECK(buf.len == 4 && memcmp(buf.data, "\x00\x01\x02\xff", 4) == 0);
+    abx_buf_reset(&buf);
+    CHECK_INT(abx_json_get_bytes(o, "url", &buf, &err), ABX_JSON_OK);
+    CHECK(buf.len == 4 && memcmp(buf.data, "\x00\x01\x02\xff", 4) == 0);
+    CHECK_INT(abx_json_get_bytes(o, "b64bad", &buf, &err), ABX_JSON_EBADTYPE);
+    CHECK_INT(abx_json_get_bytes(o, "mode", &buf, &err), ABX_JSON_EBADTYPE);
+    abx_buf_free(&buf);
+    cJSON_Delete(o);
+
+    o = cJSON_CreateObject();
+    CHECK_INT(abx_json_add_bytes(o, "stdout", "\x00\x01\x02\xff", 4), 0);
+    CHECK_INT(abx_json_add_int64(o, "size", -9223372036854775807LL - 1), 0);
+    abx_buf_init(&buf, 0);
+    CHECK_INT(abx_json_append(&buf, o), 0);
+    CHECK_STR(abx_buf_cstr(&buf),
+              "{\"stdout\":\"AAEC/w==\",\"size\":\"-9223372036854775808\"}");
+    abx_buf_free(&buf);
+    cJSON_Delete(o);
+    return CHECK_DONE();
+}
