@@ -1,0 +1,108 @@
+/* Control plane front: body framing (capped), auth, top-level routes,
+ * /health and /admin/faults. Sandbox routes live in api_sbx.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+static bool key_ok(struct MHD_Connection *c)
+{
+    const char *k = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-KEY");
+    if (k == NULL)
+        return false;
+    size_t a = strlen(k), b = strlen(abx_cfg.api_key);
+    /* Constant time over the expected key's length. */
+    unsigned char diff = (unsigned char)(a != b);
+    for (size_t i = 0; i < b; i++)
+        diff |= (unsigned char)((i < a ? k[i] : 0) ^ abx_cfg.api_key[i]);
+    return diff == 0;
+}
+
+static enum MHD_Result admin(struct MHD_Connection *c, const char *method,
+                             const struct abx_buf *body)
+{
+    if (strcmp(method, "GET") == 0)
+        return abx_http_json(c, 200, abx_faults_json());
+    if (strcmp(method, "POST") != 0)
+        return abx_http_405(c, "GET, POST", method, "/admin/faults");
+    cJSON *o = cJSON_ParseWithLength(body->data ? body->data : "", body->len);
+    if (o == NULL)
+        return abx_http_error(c, 400, "malformed JSON body");
+    char err[256];
+    int rc = abx_faults_update(o, err, sizeof err);
+    cJSON_Delete(o);
+    if (rc != 0)
+        return abx_http_error(c, 400, "%s", err);
+    fprintf(stderr, "abx-local: fault injection updated\n");
+    return abx_http_json(c, 200, abx_faults_json());
+}
+
+static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, const char *uri,
+                                const struct abx_buf *body)
+{
+    char path[2048];
+    size_t plen = strcspn(uri, "?");
+    if (plen >= sizeof path)
+        return abx_http_error(c, 414, "request path too long");
+    memcpy(path, uri, plen);
+    path[plen] = '\0';
+    if (path[0] != '/')
+        return abx_http_error(c, 400, "request target must be an absolute path");
+    if (strcmp(path, "/health") == 0) {
+        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+            return abx_http_405(c, "GET, HEAD", method, path);
+        return abx_http_send(c, 200, "text/plain", "Health check successful", 23);
+    }
+    bool is_admin = strcmp(path, "/admin/faults") == 0;
+    bool is_sbx = strncmp(path, "/sandboxes", 10) == 0 && (path[10] == '\0' || path[10] == '/');
+    bool is_v2 = strncmp(path, "/v2/sandboxes", 13) == 0 && (path[13] == '\0' || path[13] == '/');
+    if (!is_admin && !is_sbx && !is_v2)
+        return abx_http_error(c, 404, "route %.16s %.200s not found", method, path);
+    if (!key_ok(c))
+        return abx_http_error(c, 401,
+                              MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-KEY")
+                                  ? "invalid API key"
+                                  : "missing API key: send it in the X-API-KEY header");
+    if (is_admin)
+        return admin(c, method, body);
+    int fault = abx_faults_roll(false);
+    if (fault)
+        return abx_http_error(c, (unsigned)fault, "injected fault (status %d)", fault);
+    return abx_api_sandboxes(c, method, path, uri, body);
+}
+
+enum MHD_Result abx_api_handle(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls)
+{
+    (void)cls;
+    (void)url;
+    (void)version;
+    struct abx_req *r = *con_cls;
+    if (r == NULL || r->uri == NULL)
+        return MHD_NO;
+    if (!r->started) {
+        r->started = true;
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl != NULL) {
+            char *end;
+            unsigned long long n = strtoull(cl, &end, 10);
+            /* A moderately big body is read and dropped so that clients which
+             * send it all before reading see the 413; a huge one is refused
+             * at once (the connection closes). */
+            if (*end == '\0' && n > 64ULL * ABX_BODY_CAP)
+                return abx_http_error(c, 413, "request body over %zu bytes", ABX_BODY_CAP);
+        }
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        if (!r->too_big && abx_buf_append(&r->body, upload, *upload_size) != 0)
+            r->too_big = true;
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (r->too_big)
+        return abx_http_error(c, 413, "request body over %zu bytes", ABX_BODY_CAP);
+    return dispatch(c, method, r->uri, &r->body);
+}

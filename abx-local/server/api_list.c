@@ -1,0 +1,215 @@
+/* GET /v2/sandboxes (filters, order, pagination) and the v1 GET /sandboxes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server.h"
+
+#define MAX_FILTERS 64
+
+struct filter {
+    char key[512], val[1024];
+};
+
+/* The metadata triple encoding (e2b-protocol.md 1.3): the framework decoded
+ * the parameter once already; unescape the whole string, split on & and =,
+ * unescape each key and value. */
+static int parse_metadata(const char *raw, struct filter *f, int *nf, char *err, size_t errlen)
+{
+    size_t n = strlen(raw);
+    char *whole = malloc(n + 1);
+    int rc = -1;
+    *nf = 0;
+    if (whole == NULL || abx_unescape(raw, n, whole, n + 1) != 0) {
+        snprintf(err, errlen, "query parameter 'metadata' is badly encoded");
+        goto out;
+    }
+    char *save = NULL;
+    for (char *pair = strtok_r(whole, "&", &save); pair; pair = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(pair, '=');
+        if (eq == NULL || strchr(eq + 1, '=') != NULL) {
+            snprintf(err, errlen, "invalid metadata filter '%.64s': want key=value", pair);
+            goto out;
+        }
+        if (*nf >= MAX_FILTERS) {
+            snprintf(err, errlen, "too many metadata filters (max %d)", MAX_FILTERS);
+            goto out;
+        }
+        if (abx_unescape(pair, (size_t)(eq - pair), f[*nf].key, sizeof f[*nf].key) != 0 ||
+            abx_unescape(eq + 1, strlen(eq + 1), f[*nf].val, sizeof f[*nf].val) != 0) {
+            snprintf(err, errlen, "metadata filter '%.64s' is badly encoded", pair);
+            goto out;
+        }
+        (*nf)++;
+    }
+    rc = 0;
+out:
+    free(whole);
+    return rc;
+}
+
+static bool meta_match(const struct abx_sbx *s, const struct filter *f, int nf)
+{
+    for (int i = 0; i < nf; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->metadata, f[i].key);
+        if (!cJSON_IsString(v) || strcmp(v->valuestring, f[i].val) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Position of (started, id) in the list order; >0 means a comes later. */
+static int cmp_key(int64_t sa, const char *ia, int64_t sb, const char *ib, bool desc)
+{
+    int c = sa < sb ? -1 : sa > sb ? 1 : strcmp(ia, ib);
+    return desc ? -c : c;
+}
+
+static int cmp_sbx(const void *a, const void *b, void *arg)
+{
+    const struct abx_sbx *x = *(struct abx_sbx *const *)a, *y = *(struct abx_sbx *const *)b;
+    return cmp_key(x->started_ms, x->id, y->started_ms, y->id, *(bool *)arg);
+}
+
+static int parse_rfc3339(const char *s, int64_t *ms)
+{
+    struct tm tm = {0};
+    const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (p == NULL)
+        return -1;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+        }
+    if (strcmp(p, "Z") != 0 && strcmp(p, "+00:00") != 0)
+        return -1;
+    *ms = (int64_t)timegm(&tm) * 1000;
+    return 0;
+}
+
+enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2)
+{
+    char val[8192], err[256];
+    struct filter *flt = calloc(MAX_FILTERS, sizeof *flt);
+    int nf = 0, q;
+    bool want_run = true, want_pause = v2, desc = true;
+    long limit = 100;
+    int64_t after_ms = -1, cur_started = 0;
+    char cur_id[ABX_ID_LEN + 1] = "", tmpl[128] = "";
+    bool have_cursor = false;
+    size_t n = 0;
+    struct abx_sbx **v = NULL;
+    enum MHD_Result ret;
+    if (flt == NULL)
+        return abx_http_error(c, 500, "out of memory");
+#define BADQ(...)                                     \
+    do {                                              \
+        ret = abx_http_error(c, 400, __VA_ARGS__);    \
+        goto out;                                     \
+    } while (0)
+    if ((q = abx_query_get(uri, "metadata", val, sizeof val)) < 0)
+        BADQ("query parameter 'metadata' is badly encoded");
+    if (q > 0 && parse_metadata(val, flt, &nf, err, sizeof err) != 0)
+        BADQ("%s", err);
+    if (v2) {
+        if ((q = abx_query_get(uri, "state", val, sizeof val)) < 0)
+            BADQ("query parameter 'state' is badly encoded");
+        if (q > 0) {
+            want_run = want_pause = false;
+            char *save = NULL;
+            for (char *st = strtok_r(val, ",", &save); st; st = strtok_r(NULL, ",", &save)) {
+                if (strcmp(st, "running") == 0)
+                    want_run = true;
+                else if (strcmp(st, "paused") == 0)
+                    want_pause = true;
+                else
+                    BADQ("invalid state '%.32s' (want running or paused)", st);
+            }
+        }
+        if ((q = abx_query_get(uri, "limit", val, sizeof val)) < 0)
+            BADQ("query parameter 'limit' is badly encoded");
+        if (q > 0) {
+            char *end;
+            limit = strtol(val, &end, 10);
+            if (val[0] == '\0' || *end != '\0' || limit < 1 || limit > 100)
+                BADQ("query parameter 'limit' must be an integer from 1 to 100");
+        }
+        if ((q = abx_query_get(uri, "order", val, sizeof val)) > 0) {
+            if (strcmp(val, "asc") == 0)
+                desc = false;
+            else if (strcmp(val, "desc") != 0)
+                BADQ("query parameter 'order' must be asc or desc");
+        }
+        if ((q = abx_query_get(uri, "startedAfter", val, sizeof val)) > 0 &&
+            parse_rfc3339(val, &after_ms) != 0)
+            BADQ("query parameter 'startedAfter' must be an RFC3339 time");
+        if (abx_query_get(uri, "template", tmpl, sizeof tmpl) < 0)
+            BADQ("query parameter 'template' is badly encoded");
+        if ((q = abx_query_get(uri, "nextToken", val, sizeof val)) > 0) {
+            /* Opaque to clients: hex of "<started ms>_<id>". */
+            char dec[128];
+            size_t L = strlen(val), k = 0;
+            bool okhex = L % 2 == 0 && L / 2 < sizeof dec;
+            for (size_t i = 0; okhex && i < L; i += 2) {
+                unsigned x;
+                if (sscanf(val + i, "%2x", &x) != 1)
+                    okhex = false;
+                dec[k++] = (char)x;
+            }
+            dec[okhex ? k : 0] = '\0';
+            char *us = strchr(dec, '_'), *end = NULL;
+            if (okhex && us)
+                cur_started = strtoll(dec, &end, 10);
+            if (!okhex || us == NULL || end != us || strlen(us + 1) != ABX_ID_LEN)
+                BADQ("query parameter 'nextToken' is not a token this server issued");
+            memcpy(cur_id, us + 1, ABX_ID_LEN + 1);
+            have_cursor = true;
+        }
+    }
+    v = abx_reg_all(&n, false);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct abx_sbx *s = v[i];
+        pthread_mutex_lock(&abx_reg_lock);
+        enum abx_sbx_state st = s->state;
+        pthread_mutex_unlock(&abx_reg_lock);
+        bool keep = ((st == ABX_SBX_RUNNING && want_run) || (st == ABX_SBX_PAUSED && want_pause)) &&
+                    meta_match(s, flt, nf) && s->started_ms > after_ms &&
+                    (tmpl[0] == '\0' || strcmp(tmpl, s->template_id) == 0 ||
+                     strcmp(tmpl, s->alias) == 0);
+        if (keep)
+            v[k++] = s;
+        else
+            abx_sbx_unref(s);
+    }
+    n = k;
+    qsort_r(v, n, sizeof *v, cmp_sbx, &desc);
+    cJSON *arr = cJSON_CreateArray();
+    size_t emitted = 0;
+    const struct abx_sbx *last = NULL;
+    bool more = false;
+    for (size_t i = 0; i < n && arr; i++) {
+        if (have_cursor && cmp_key(v[i]->started_ms, v[i]->id, cur_started, cur_id, desc) <= 0)
+            continue;
+        if (v2 && emitted == (size_t)limit) {
+            more = true;
+            break;
+        }
+        cJSON_AddItemToArray(arr, abx_json_detail(v[i], true));
+        last = v[i];
+        emitted++;
+    }
+    char tok[128] = "";
+    if (more && last) {
+        char raw[64];
+        int len = snprintf(raw, sizeof raw, "%lld_%s", (long long)last->started_ms, last->id);
+        for (int i = 0; i < len && i < 60; i++)
+            snprintf(tok + 2 * i, 3, "%02x", (unsigned char)raw[i]);
+    }
+    ret = abx_http_json_hdr(c, 200, arr, tok[0] ? "X-Next-Token" : NULL, tok[0] ? tok : NULL);
+out:
+#undef BADQ
+    abx_reg_put_all(v, n);
+    free(flt);
+    return ret;
+}

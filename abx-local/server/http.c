@@ -1,0 +1,114 @@
+/* libmicrohttpd glue shared by the control and data planes. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+/* Called by MHD with the raw request target before any parsing; what we
+ * return becomes *con_cls, so every request carries its raw URI. */
+void *abx_http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)c;
+    struct abx_req *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->uri = strdup(uri ? uri : "");
+    abx_buf_init(&r->body, ABX_BODY_CAP);
+    return r;
+}
+
+void abx_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                        enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    (void)toe;
+    struct abx_req *r = *con_cls;
+    if (r == NULL)
+        return;
+    if (r->proxy)
+        abx_proxy_free(r->proxy);
+    free(r->uri);
+    abx_buf_free(&r->body);
+    free(r);
+    *con_cls = NULL;
+}
+
+enum MHD_Result abx_http_send(struct MHD_Connection *c, unsigned status, const char *ctype,
+                              const char *body, size_t len)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (resp == NULL)
+        return MHD_NO;
+    if (ctype)
+        MHD_add_response_header(resp, "Content-Type", ctype);
+    enum MHD_Result ret = MHD_queue_response(c, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+enum MHD_Result abx_http_json_hdr(struct MHD_Connection *c, unsigned status, cJSON *v,
+                                  const char *hname, const char *hval)
+{
+    char *text = v ? cJSON_PrintUnformatted(v) : NULL;
+    cJSON_Delete(v);
+    if (text == NULL)
+        return abx_http_send(c, 500, "application/json",
+                             "{\"code\":500,\"message\":\"out of memory\"}", 38);
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    if (resp == NULL) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    if (hname && hval)
+        MHD_add_response_header(resp, hname, hval);
+    enum MHD_Result ret = MHD_queue_response(c, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+enum MHD_Result abx_http_json(struct MHD_Connection *c, unsigned status, cJSON *v)
+{
+    return abx_http_json_hdr(c, status, v, NULL, NULL);
+}
+
+static cJSON *error_body(unsigned status, const char *fmt, va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    cJSON *o = cJSON_CreateObject();
+    if (o) {
+        cJSON_AddNumberToObject(o, "code", status);
+        cJSON_AddStringToObject(o, "message", msg);
+    }
+    return o;
+}
+
+enum MHD_Result abx_http_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cJSON *o = error_body(status, fmt, ap);
+    va_end(ap);
+    return abx_http_json(c, status, o);
+}
+
+enum MHD_Result abx_http_405(struct MHD_Connection *c, const char *allow, const char *method,
+                             const char *path)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "method %.16s not allowed on %.200s (allowed: %s)", method, path,
+             allow);
+    cJSON *o = cJSON_CreateObject();
+    if (o) {
+        cJSON_AddNumberToObject(o, "code", 405);
+        cJSON_AddStringToObject(o, "message", msg);
+    }
+    return abx_http_json_hdr(c, 405, o, "Allow", allow);
+}

@@ -1,0 +1,147 @@
+/* Sandbox lifecycle: kill, pause (SIGSTOP), resume (SIGCONT), TTL reaper. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "server.h"
+
+void abx_life_kill(struct abx_sbx *s)
+{
+    if (abx_reg_claim_kill(s))
+        abx_spawn_destroy(s);
+}
+
+int abx_life_pause(struct abx_sbx *s)
+{
+    pthread_mutex_lock(&abx_reg_lock);
+    int rc = 0;
+    if (s->state == ABX_SBX_DEAD)
+        rc = -1;
+    else if (s->state == ABX_SBX_PAUSED || s->busy)
+        rc = 1;
+    else
+        s->busy = true;
+    pthread_mutex_unlock(&abx_reg_lock);
+    if (rc != 0)
+        return rc;
+    abx_procs_signal(s, SIGSTOP);
+    pthread_mutex_lock(&abx_reg_lock);
+    if (s->state == ABX_SBX_RUNNING)
+        s->state = ABX_SBX_PAUSED;
+    s->busy = false;
+    pthread_mutex_unlock(&abx_reg_lock);
+    return 0;
+}
+
+int abx_life_resume(struct abx_sbx *s, int64_t end_ms)
+{
+    pthread_mutex_lock(&abx_reg_lock);
+    int rc = 0;
+    if (s->state == ABX_SBX_DEAD)
+        rc = -1;
+    else if (s->state == ABX_SBX_RUNNING || s->busy)
+        rc = 1;
+    else
+        s->busy = true;
+    pthread_mutex_unlock(&abx_reg_lock);
+    if (rc != 0)
+        return rc;
+    abx_procs_signal(s, SIGCONT);
+    pthread_mutex_lock(&abx_reg_lock);
+    if (s->state == ABX_SBX_PAUSED) {
+        s->state = ABX_SBX_RUNNING;
+        s->end_ms = end_ms;
+    }
+    s->busy = false;
+    pthread_mutex_unlock(&abx_reg_lock);
+    return 0;
+}
+
+void abx_life_kill_all(void)
+{
+    size_t n;
+    struct abx_sbx **v = abx_reg_all(&n, true);
+    for (size_t i = 0; i < n; i++)
+        abx_life_kill(v[i]);
+    abx_reg_put_all(v, n);
+}
+
+/* ---- reaper: TTL expiry and sandboxes whose bwrap exited on its own ---- */
+static pthread_t reaper_tid;
+static pthread_mutex_t rp_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rp_cv = PTHREAD_COND_INITIALIZER;
+static bool rp_stop, rp_started;
+
+static void reap_once(void)
+{
+    size_t n;
+    struct abx_sbx **v = abx_reg_all(&n, false);
+    int64_t now = abx_now_ms();
+    for (size_t i = 0; i < n; i++) {
+        struct abx_sbx *s = v[i];
+        int status;
+        if (s->bwrap_pid > 0 && waitpid(s->bwrap_pid, &status, WNOHANG) == s->bwrap_pid) {
+            s->bwrap_pid = 0;   /* reaped here; destroy must not wait for it */
+            fprintf(stderr, "abx-local: sandbox %s exited on its own\n", s->id);
+            abx_life_kill(s);
+            continue;
+        }
+        pthread_mutex_lock(&abx_reg_lock);
+        bool expired = s->state == ABX_SBX_RUNNING && !s->busy && now >= s->end_ms;
+        bool pause = s->auto_pause;
+        pthread_mutex_unlock(&abx_reg_lock);
+        if (!expired)
+            continue;
+        if (pause) {
+            abx_life_pause(s);
+        } else {
+            fprintf(stderr, "abx-local: sandbox %s reached its end time, killing\n", s->id);
+            abx_life_kill(s);
+        }
+    }
+    abx_reg_put_all(v, n);
+}
+
+static void *reaper_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&rp_lock);
+    while (!rp_stop) {
+        pthread_mutex_unlock(&rp_lock);
+        reap_once();
+        pthread_mutex_lock(&rp_lock);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (!rp_stop)
+            pthread_cond_timedwait(&rp_cv, &rp_lock, &ts);
+    }
+    pthread_mutex_unlock(&rp_lock);
+    return NULL;
+}
+
+int abx_reaper_start(void)
+{
+    if (pthread_create(&reaper_tid, NULL, reaper_main, NULL) != 0)
+        return -1;
+    rp_started = true;
+    return 0;
+}
+
+void abx_reaper_stop(void)
+{
+    if (!rp_started)
+        return;
+    pthread_mutex_lock(&rp_lock);
+    rp_stop = true;
+    pthread_cond_broadcast(&rp_cv);
+    pthread_mutex_unlock(&rp_lock);
+    pthread_join(reaper_tid, NULL);
+    rp_started = false;
+}

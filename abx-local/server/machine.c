@@ -1,0 +1,139 @@
+/* Startup: refuse to run where sandboxes cannot be real, and clean up
+ * what a previous (crashed) run left in the state dir. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "server.h"
+
+static int run_probe(char *err, size_t errlen)
+{
+    char *argv[] = {abx_cfg.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net",
+                    "--unshare-ipc", "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev",
+                    "--proc", "/proc", "--cap-drop", "ALL", "--", "/bin/true", NULL};
+    int pipefd[2];
+    if (pipe(pipefd) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], 2);
+        dup2(pipefd[1], 1);
+        close(pipefd[0]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    char out[512];
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof out - 1 && (n = read(pipefd[0], out + len, sizeof out - 1 - len)) > 0)
+        len += (size_t)n;
+    out[len] = '\0';
+    close(pipefd[0]);
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        out[strcspn(out, "\n")] = '\0';
+        snprintf(err, errlen,
+                 "namespaces refused: a test sandbox (%s --unshare-pid --unshare-net "
+                 "--unshare-ipc --unshare-uts) failed: %s",
+                 abx_cfg.bwrap, out[0] ? out : "no output");
+        return -1;
+    }
+    return 0;
+}
+
+int abx_spawn_check_machine(char *err, size_t errlen)
+{
+    if (geteuid() != 0) {
+        snprintf(err, errlen,
+                 "must run as root (uid 0): sandboxes need bwrap with namespaces, "
+                 "capability control and setns; running as uid %d",
+                 (int)geteuid());
+        return -1;
+    }
+    if (access(abx_cfg.bwrap, X_OK) != 0) {
+        snprintf(err, errlen, "bubblewrap not found: %s is not executable (install the "
+                 "'bubblewrap' package or pass --bwrap PATH)", abx_cfg.bwrap);
+        return -1;
+    }
+    if (abx_cfg.envd_path[0] == '\0' || access(abx_cfg.envd_path, X_OK) != 0) {
+        snprintf(err, errlen, "abx-envd not found%s%s (build target abx-envd, or pass --envd PATH)",
+                 abx_cfg.envd_path[0] ? ": " : "", abx_cfg.envd_path);
+        return -1;
+    }
+    struct stat st;
+    if (stat(abx_cfg.templates_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "templates dir not found: %s (pass --templates DIR)",
+                 abx_cfg.templates_dir);
+        return -1;
+    }
+    int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    if (pfd < 0) {
+        snprintf(err, errlen, "kernel too old: pidfd_open (Linux 5.3+) is needed to kill "
+                 "sandboxes reliably (%s)", strerror(errno));
+        return -1;
+    }
+    close(pfd);
+    if (access("/proc/self/ns/net", R_OK) != 0 || access("/proc/self/ns/pid", R_OK) != 0) {
+        snprintf(err, errlen, "namespaces refused: /proc/self/ns is not readable");
+        return -1;
+    }
+    return run_probe(err, errlen);
+}
+
+/* pid file: "<host pid of the sandbox's pid 1> <its start time>". The start
+ * time guards against killing an unrelated process that reused the pid. */
+static void kill_left(const char *dir)
+{
+    char p[4400], line[128];
+    snprintf(p, sizeof p, "%s/pid", dir);
+    FILE *f = fopen(p, "re");
+    if (f == NULL)
+        return;
+    char *ok = fgets(line, sizeof line, f);
+    fclose(f);
+    if (ok == NULL)
+        return;
+    char *end;
+    long pid = strtol(line, &end, 10);
+    unsigned long long start = strtoull(end, NULL, 10);
+    if (pid <= 1 || start == 0 || abx_proc_starttime((pid_t)pid) != start)
+        return;
+    kill((pid_t)pid, SIGKILL);
+    for (int i = 0; i < 200 && abx_proc_starttime((pid_t)pid) == start; i++)
+        abx_sleep_ms(10);
+    fprintf(stderr, "abx-local: killed sandbox left by a previous run (pid %ld)\n", pid);
+}
+
+void abx_spawn_recover(void)
+{
+    DIR *d = opendir(abx_cfg.sandboxes_dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char dir[4200];
+        if (abx_fmt(dir, sizeof dir, "%s/%s", abx_cfg.sandboxes_dir, e->d_name) != 0)
+            continue;
+        kill_left(dir);
+        if (abx_rm_rf(dir) != 0)
+            fprintf(stderr, "abx-local: cannot remove %s\n", dir);
+        n++;
+    }
+    closedir(d);
+    if (n > 0)
+        fprintf(stderr, "abx-local: removed %d sandbox folder(s) left by a previous run\n", n);
+}

@@ -1,0 +1,384 @@
+/* abx-local: a local E2B-compatible sandbox platform (see ../DESIGN.md).
+ *
+ *   abx-local serve [--listen ADDR] [--data-listen ADDR] [--state-dir DIR]
+ *                   [--api-key KEY] [--templates DIR] [--envd PATH]
+ *                   [--bwrap PATH] [--fault-* ...]
+ */
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server.h"
+
+#ifndef ABX_VERSION
+#define ABX_VERSION "0.0.0"
+#endif
+#ifndef ABX_TEMPLATES_DIR
+#define ABX_TEMPLATES_DIR ""
+#endif
+
+struct abx_srv_config abx_cfg;
+volatile int abx_shutting_down;
+
+static const char usage[] =
+    "usage: abx-local serve [options]\n"
+    "       abx-local --help | --version\n"
+    "\n"
+    "Runs a local E2B-compatible sandbox platform: control plane on --listen,\n"
+    "data plane (sandbox ports, envd) on --data-listen (default: port+1).\n"
+    "Prints `export` lines for the environment, then `ready`. Needs root and\n"
+    "bubblewrap; sandboxes are killed on SIGTERM/SIGINT.\n"
+    "\n"
+    "options:\n"
+    "  --listen ADDR        control plane, IPv4:PORT (default 127.0.0.1:3000;\n"
+    "                       port 0 picks free ports)\n"
+    "  --data-listen ADDR   data plane (default: control port + 1)\n"
+    "  --state-dir DIR      sandbox folders (default /var/tmp/abx-local)\n"
+    "  --api-key KEY        API key (default: random e2b_<hex>)\n"
+    "  --templates DIR      templates dir\n"
+    "  --envd PATH          abx-envd binary\n"
+    "  --bwrap PATH         bubblewrap binary (default: bwrap in PATH)\n"
+    "  --max-sandboxes N    concurrent sandboxes before create answers 429 (100)\n"
+    "  --fault-latency-ms N, --fault-create-latency-ms N, --fault-delete-delay-ms N,\n"
+    "  --fault-error-rate F, --fault-data-error-rate F, --fault-error-status N,\n"
+    "  --fault-drop-stream-after N\n"
+    "                       fault injection (also POST /admin/faults at run time)\n";
+
+static int parse_addr(const char *s, struct sockaddr_in *sa)
+{
+    char host[64];
+    const char *colon = strrchr(s, ':');
+    if (colon == NULL || (size_t)(colon - s) >= sizeof host)
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || port < 0 || port > 65535)
+        return -1;
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons((uint16_t)port);
+    return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, MHD_AccessHandlerCallback h,
+                                       unsigned timeout_s)
+{
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG,
+        ntohs(sa->sin_port), NULL, NULL, h, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
+        MHD_OPTION_URI_LOG_CALLBACK, abx_http_uri_log, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+        abx_http_completed, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
+    if (d != NULL && sa->sin_port == 0) {
+        const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+        sa->sin_port = htons(i ? i->port : 0);
+    }
+    return d;
+}
+
+static void exe_dir(char *out, size_t n)
+{
+    char p[4096];
+    ssize_t len = readlink("/proc/self/exe", p, sizeof p - 1);
+    if (len <= 0) {
+        snprintf(out, n, ".");
+        return;
+    }
+    p[len] = '\0';
+    snprintf(out, n, "%s", dirname(p));
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void defaults(void)
+{
+    char ed[4096], p[4200];
+    exe_dir(ed, sizeof ed);
+    snprintf(abx_cfg.listen, sizeof abx_cfg.listen, "127.0.0.1:3000");
+    abx_cfg.max_sandboxes = 100;
+    snprintf(abx_cfg.state_dir, sizeof abx_cfg.state_dir, "/var/tmp/abx-local");
+    snprintf(p, sizeof p, "%s/../share/abx-local/templates", ed);
+    abx_fmt(abx_cfg.templates_dir, sizeof abx_cfg.templates_dir, "%s",
+            is_dir(p) || ABX_TEMPLATES_DIR[0] == '\0' ? p : ABX_TEMPLATES_DIR);
+    snprintf(p, sizeof p, "%s/../envd/abx-envd", ed);
+    if (access(p, X_OK) != 0)
+        snprintf(p, sizeof p, "%s/abx-envd", ed);
+    abx_fmt(abx_cfg.envd_path, sizeof abx_cfg.envd_path, "%s", access(p, X_OK) == 0 ? p : "");
+    snprintf(abx_cfg.bwrap, sizeof abx_cfg.bwrap, "/usr/bin/bwrap");
+    const char *path = getenv("PATH");
+    char *copy = path ? strdup(path) : NULL, *save = NULL;
+    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(p, sizeof p, "%s/bwrap", d);
+        if (access(p, X_OK) == 0) {
+            abx_fmt(abx_cfg.bwrap, sizeof abx_cfg.bwrap, "%s", p);
+            break;
+        }
+    }
+    free(copy);
+}
+
+static int fault_flag(const char *flag, const char *val)
+{
+    static const char *const map[][2] = {
+        {"--fault-latency-ms", "latencyMs"},         {"--fault-create-latency-ms", "createLatencyMs"},
+        {"--fault-delete-delay-ms", "deleteDelayMs"}, {"--fault-error-rate", "errorRate"},
+        {"--fault-data-error-rate", "dataErrorRate"}, {"--fault-error-status", "errorStatus"},
+        {"--fault-drop-stream-after", "dropStreamAfterBytes"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        if (strcmp(flag, map[i][0]) != 0)
+            continue;
+        char *end;
+        double d = strtod(val, &end);
+        if (val[0] == '\0' || *end != '\0') {
+            fprintf(stderr, "abx-local: %s wants a number, got '%s'\n", flag, val);
+            return -1;
+        }
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, map[i][1], d);
+        char err[256];
+        int rc = abx_faults_update(o, err, sizeof err);
+        cJSON_Delete(o);
+        if (rc != 0)
+            fprintf(stderr, "abx-local: %s: %s\n", flag, err);
+        return rc;
+    }
+    return 1;
+}
+
+static int parse_args(int argc, char **argv)
+{
+    struct {
+        const char *flag;
+        char *dst;
+        size_t n;
+    } opts[] = {{"--listen", abx_cfg.listen, sizeof abx_cfg.listen},
+                {"--data-listen", abx_cfg.data_listen, sizeof abx_cfg.data_listen},
+                {"--state-dir", abx_cfg.state_dir, sizeof abx_cfg.state_dir},
+                {"--api-key", abx_cfg.api_key, sizeof abx_cfg.api_key},
+                {"--templates", abx_cfg.templates_dir, sizeof abx_cfg.templates_dir},
+                {"--envd", abx_cfg.envd_path, sizeof abx_cfg.envd_path},
+                {"--bwrap", abx_cfg.bwrap, sizeof abx_cfg.bwrap}};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc) {
+            fprintf(stderr, "abx-local: unknown option or missing value: %s\n%s", a, usage);
+            return -1;
+        }
+        size_t k;
+        for (k = 0; k < sizeof opts / sizeof opts[0]; k++)
+            if (strcmp(a, opts[k].flag) == 0)
+                break;
+        if (k < sizeof opts / sizeof opts[0]) {
+            if (strlen(argv[i + 1]) >= opts[k].n || argv[i + 1][0] == '\0') {
+                fprintf(stderr, "abx-local: %s: value empty or too long\n", a);
+                return -1;
+            }
+            snprintf(opts[k].dst, opts[k].n, "%s", argv[++i]);
+            continue;
+        }
+        if (strcmp(a, "--max-sandboxes") == 0) {
+            char *end;
+            long n = strtol(argv[i + 1], &end, 10);
+            if (argv[i + 1][0] == '\0' || *end != '\0' || n < 1 || n > 100000) {
+                fprintf(stderr, "abx-local: --max-sandboxes wants an integer from 1 to 100000\n");
+                return -1;
+            }
+            abx_cfg.max_sandboxes = n;
+            i++;
+            continue;
+        }
+        int r = fault_flag(a, argv[i + 1]);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            fprintf(stderr, "abx-local: unknown option: %s\n%s", a, usage);
+            return -1;
+        }
+        i++;
+    }
+    return 0;
+}
+
+static void *signal_main(void *arg)
+{
+    sigset_t *set = arg;
+    int sig = 0;
+    sigwait(set, &sig);
+    fprintf(stderr, "abx-local: signal %d, stopping and killing all sandboxes\n", sig);
+    abx_shutting_down = 1;
+    abx_spawner_stop();
+    /* Watchdog: a stuck connection must not keep us (and sandboxes) alive. */
+    abx_sleep_ms(30000);
+    fprintf(stderr, "abx-local: shutdown took over 30s, exiting\n");
+    abx_life_kill_all();
+    _exit(2);
+}
+
+static int lock_state_dir(void)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/lock", abx_cfg.state_dir);
+    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        fprintf(stderr, "abx-local: state dir %s is in use by another abx-local (%s)\n",
+                abx_cfg.state_dir, strerror(errno));
+        return -1;
+    }
+    return fd;   /* held until exit */
+}
+
+static int serve(void)
+{
+    char err[1024];
+    struct sockaddr_in csa, dsa;
+    if (parse_addr(abx_cfg.listen, &csa) != 0 ||
+        (abx_cfg.data_listen[0] && parse_addr(abx_cfg.data_listen, &dsa) != 0)) {
+        fprintf(stderr, "abx-local: bad listen address (want IPV4:PORT)\n");
+        return 2;
+    }
+    /* Absolute paths: bwrap binds them from its own working directory. */
+    char abs[PATH_MAX];
+    if (abx_cfg.envd_path[0] && realpath(abx_cfg.envd_path, abs) != NULL)
+        abx_fmt(abx_cfg.envd_path, sizeof abx_cfg.envd_path, "%s", abs);
+    if (realpath(abx_cfg.templates_dir, abs) != NULL)
+        abx_fmt(abx_cfg.templates_dir, sizeof abx_cfg.templates_dir, "%s", abs);
+    if (abx_spawn_check_machine(err, sizeof err) != 0) {
+        fprintf(stderr, "abx-local: cannot run sandboxes here: %s\n", err);
+        return 1;
+    }
+    if (abx_cfg.api_key[0] == '\0') {
+        char hex[41];
+        if (abx_random_hex(hex, 20) != 0)
+            return 1;
+        snprintf(abx_cfg.api_key, sizeof abx_cfg.api_key, "e2b_%s", hex);
+    }
+    const char *k = abx_cfg.api_key;
+    if (strncmp(k, "e2b_", 4) != 0 || k[4] == '\0' || strspn(k + 4, "0123456789abcdef") != strlen(k + 4))
+        fprintf(stderr, "abx-local: warning: the API key is not e2b_<lowercase hex>; newer E2B "
+                "SDKs refuse such keys unless E2B_VALIDATE_API_KEY=false\n");
+    char sd[4200], real[PATH_MAX];
+    snprintf(sd, sizeof sd, "%s/sandboxes", abx_cfg.state_dir);
+    if ((mkdir(abx_cfg.state_dir, 0700) != 0 && errno != EEXIST) ||
+        (mkdir(sd, 0700) != 0 && errno != EEXIST) ||
+        realpath(abx_cfg.state_dir, real) == NULL ||
+        abx_fmt(abx_cfg.state_dir, sizeof abx_cfg.state_dir, "%s", real) != 0 ||
+        abx_fmt(abx_cfg.sandboxes_dir, sizeof abx_cfg.sandboxes_dir, "%s/sandboxes", real) != 0) {
+        fprintf(stderr, "abx-local: cannot create state dir %s: %s\n", abx_cfg.state_dir,
+                strerror(errno));
+        return 1;
+    }
+    if (lock_state_dir() < 0)
+        return 1;
+    abx_spawn_recover();
+    if (abx_nsnet_init() != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "abx-local: cannot initialise network namespaces or libcurl\n");
+        return 1;
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);   /* inherited by every thread */
+    signal(SIGPIPE, SIG_IGN);
+    struct MHD_Daemon *cd = NULL, *dd = NULL;
+    bool pick = csa.sin_port == 0 && !abx_cfg.data_listen[0];
+    /* Port 0: try for a free pair P, P+1; when the machine's ports are
+     * crowded (TIME_WAIT), settle for any free data port. */
+    for (int attempt = 0; attempt < 21 && dd == NULL; attempt++) {
+        struct sockaddr_in c = csa;
+        cd = start_daemon(&c, abx_api_handle, 120);
+        if (cd == NULL)
+            break;
+        struct sockaddr_in d = c;
+        if (abx_cfg.data_listen[0])
+            d = dsa;
+        else
+            d.sin_port = htons(attempt == 20 ? 0 : (uint16_t)(ntohs(c.sin_port) + 1));
+        /* Idle timeout only: a request blocked in the proxy is not idle. */
+        dd = ntohs(c.sin_port) < 65535 ? start_daemon(&d, abx_proxy_handle, 600) : NULL;
+        if (dd == NULL) {
+            MHD_stop_daemon(cd);
+            cd = NULL;
+            if (!pick)
+                break;
+            continue;
+        }
+        csa = c;
+        dsa = d;
+    }
+    if (cd == NULL || dd == NULL) {
+        fprintf(stderr, "abx-local: cannot listen on %s (and the data port)\n", abx_cfg.listen);
+        return 1;
+    }
+    char host[INET_ADDRSTRLEN], dhost[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &csa.sin_addr, host, sizeof host);
+    inet_ntop(AF_INET, &dsa.sin_addr, dhost, sizeof dhost);
+    unsigned cport = ntohs(csa.sin_port), dport = ntohs(dsa.sin_port);
+    snprintf(abx_cfg.data_domain, sizeof abx_cfg.data_domain, "localhost:%u", dport);
+    if (abx_reaper_start() != 0)
+        return 1;
+    pthread_t sig_tid;
+    pthread_create(&sig_tid, NULL, signal_main, &set);
+    pthread_detach(sig_tid);
+    printf("export ABX_SANDBOX_BASE_URL=http://%s:%u\n"
+           "export ABX_SANDBOX_URL=http://%s:%u\n"
+           "export ABX_SANDBOX_DOMAIN=%s\n"
+           "export ABX_SANDBOX_API_KEY=%s\n"
+           "export E2B_API_URL=http://%s:%u\n"
+           "export E2B_SANDBOX_URL=http://%s:%u\n"
+           "export E2B_DOMAIN=%s\n"
+           "export E2B_API_KEY=%s\n"
+           "ready\n",
+           host, cport, dhost, dport, abx_cfg.data_domain, abx_cfg.api_key, host, cport, dhost,
+           dport, abx_cfg.data_domain, abx_cfg.api_key);
+    fflush(stdout);
+    fprintf(stderr, "abx-local: serving control plane on %s:%u, data plane on %s:%u "
+            "(templates %s, state %s)\n", host, cport, dhost, dport, abx_cfg.templates_dir,
+            abx_cfg.state_dir);
+    abx_spawner_run();   /* until SIGTERM/SIGINT */
+    abx_reaper_stop();
+    abx_life_kill_all();
+    MHD_stop_daemon(dd);
+    MHD_stop_daemon(cd);
+    abx_life_kill_all();
+    curl_global_cleanup();
+    fprintf(stderr, "abx-local: stopped\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    defaults();
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+        printf("abx-local %s (envd %s)\n", ABX_VERSION, abx_envd_version());
+        return 0;
+    }
+    if (argc < 2 || strcmp(argv[1], "serve") != 0) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    if (parse_args(argc, argv) != 0)
+        return 2;
+    return serve();
+}

@@ -1,0 +1,536 @@
+/* Data plane: routes a request to a port inside a sandbox and streams both
+ * ways (libmicrohttpd thread-per-connection on our side, one libcurl
+ * transfer on its own thread on the sandbox side, two bounded rings
+ * between them). Nothing buffers a whole body. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "server.h"
+
+#define RING_CAP (256 * 1024)
+#define MAX_RESP_HDRS 64
+
+struct ring {
+    char buf[RING_CAP];
+    size_t head, len;
+};
+
+struct px {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int refs;
+    struct abx_sbx *s;
+    int port, client_fd;
+    CURL *curl;
+    struct curl_slist *req_hdrs;
+    struct ring req, resp;
+    bool req_eof, aborted, up_done, headers_done, thread_started;
+    CURLcode up_rc;
+    long status;
+    long long content_length, sent, drop_after;
+    char *resp_hdrs[MAX_RESP_HDRS];
+    int n_resp_hdrs;
+    pthread_t tid;
+};
+
+static void px_unref(struct px *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int left = --p->refs;
+    pthread_mutex_unlock(&p->mu);
+    if (left > 0)
+        return;
+    if (p->curl)
+        curl_easy_cleanup(p->curl);
+    curl_slist_free_all(p->req_hdrs);
+    for (int i = 0; i < p->n_resp_hdrs; i++)
+        free(p->resp_hdrs[i]);
+    abx_sbx_unref(p->s);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}
+
+/* Client gone? A peek that reads 0 bytes means the peer closed. */
+static bool client_closed(int fd)
+{
+    if (fd < 0)
+        return false;
+    char b;
+    ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* Waits on the condition for up to 250 ms; checks the client on timeout.
+ * Called with p->mu held. */
+static void wait_a_bit(struct px *p)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 250 * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT && client_closed(p->client_fd)) {
+        p->aborted = true;
+        pthread_cond_broadcast(&p->cv);
+    }
+}
+
+static size_t ring_put(struct ring *r, const char *d, size_t n)
+{
+    size_t done = 0;
+    while (done < n && r->len < RING_CAP) {
+        size_t tail = (r->head + r->len) % RING_CAP;
+        size_t room = tail >= r->head ? RING_CAP - tail : r->head - tail;
+        if (room > RING_CAP - r->len)
+            room = RING_CAP - r->len;
+        size_t k = n - done < room ? n - done : room;
+        memcpy(r->buf + tail, d + done, k);
+        r->len += k;
+        done += k;
+    }
+    return done;
+}
+
+static size_t ring_get(struct ring *r, char *d, size_t max)
+{
+    size_t done = 0;
+    while (done < max && r->len > 0) {
+        size_t k = RING_CAP - r->head < r->len ? RING_CAP - r->head : r->len;
+        if (k > max - done)
+            k = max - done;
+        memcpy(d + done, r->buf + r->head, k);
+        r->head = (r->head + k) % RING_CAP;
+        r->len -= k;
+        done += k;
+    }
+    return done;
+}
+
+/* ---- curl side (its own thread) ---- */
+static size_t up_read(char *buf, size_t size, size_t nitems, void *ud)
+{
+    struct px *p = ud;
+    size_t max = size * nitems, n = 0;
+    pthread_mutex_lock(&p->mu);
+    while (p->req.len == 0 && !p->req_eof && !p->aborted)
+        pthread_cond_wait(&p->cv, &p->mu);
+    if (p->aborted) {
+        pthread_mutex_unlock(&p->mu);
+        return CURL_READFUNC_ABORT;
+    }
+    n = ring_get(&p->req, buf, max);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+static size_t up_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct px *p = ud;
+    size_t n = size * nmemb, done = 0;
+    pthread_mutex_lock(&p->mu);
+    p->headers_done = true;
+    while (done < n && !p->aborted) {
+        size_t k = ring_put(&p->resp, data + done, n - done);
+        done += k;
+        pthread_cond_broadcast(&p->cv);
+        if (done < n)
+            pthread_cond_wait(&p->cv, &p->mu);
+    }
+    bool ab = p->aborted;
+    pthread_mutex_unlock(&p->mu);
+    return ab ? 0 : n;
+}
+
+static bool hop_by_hop(const char *name, size_t len)
+{
+    static const char *const names[] = {"connection", "keep-alive", "proxy-connection",
+                                        "transfer-encoding", "te", "trailer", "upgrade",
+                                        "content-length", "expect", "date", "proxy-authenticate",
+                                        "proxy-authorization"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == len && strncasecmp(name, names[i], len) == 0)
+            return true;
+    return false;
+}
+
+static size_t up_header(char *line, size_t size, size_t nitems, void *ud)
+{
+    struct px *p = ud;
+    size_t n = size * nitems, len = n;
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        len--;
+    pthread_mutex_lock(&p->mu);
+    if (len >= 5 && strncmp(line, "HTTP/", 5) == 0) {
+        /* A new status line: forget any 1xx interim response. */
+        for (int i = 0; i < p->n_resp_hdrs; i++)
+            free(p->resp_hdrs[i]);
+        p->n_resp_hdrs = 0;
+        p->content_length = -1;
+        const char *sp = memchr(line, ' ', len);
+        p->status = sp ? strtol(sp + 1, NULL, 10) : 502;
+    } else if (len == 0) {
+        if (p->status >= 200) {
+            p->headers_done = true;
+            pthread_cond_broadcast(&p->cv);
+        }
+    } else {
+        const char *colon = memchr(line, ':', len);
+        if (colon != NULL) {
+            size_t nlen = (size_t)(colon - line);
+            if (nlen == 14 && strncasecmp(line, "content-length", 14) == 0)
+                p->content_length = strtoll(colon + 1, NULL, 10);
+            if (!hop_by_hop(line, nlen) && p->n_resp_hdrs < MAX_RESP_HDRS)
+                p->resp_hdrs[p->n_resp_hdrs++] = strndup(line, len);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+static int up_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+    (void)a;
+    (void)b;
+    (void)c;
+    (void)d;
+    struct px *p = ud;
+    pthread_mutex_lock(&p->mu);
+    bool ab = p->aborted;
+    pthread_mutex_unlock(&p->mu);
+    return ab ? 1 : 0;
+}
+
+static void *up_main(void *arg)
+{
+    struct px *p = arg;
+    CURLcode rc = curl_easy_perform(p->curl);
+    pthread_mutex_lock(&p->mu);
+    p->up_rc = rc;
+    p->up_done = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* ---- MHD side ---- */
+struct hdr_ctx {
+    struct px *p;
+    bool ok;
+};
+
+static enum MHD_Result copy_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    struct hdr_ctx *h = cls;
+    if (hop_by_hop(key, strlen(key)))
+        return MHD_YES;
+    char line[8300];
+    int n = value && value[0] ? snprintf(line, sizeof line, "%s: %s", key, value)
+                              : snprintf(line, sizeof line, "%s;", key);
+    if (n < 0 || (size_t)n >= sizeof line)
+        return MHD_YES;   /* an absurd header is dropped, not forwarded cut */
+    struct curl_slist *l = curl_slist_append(h->p->req_hdrs, line);
+    if (l == NULL)
+        h->ok = false;
+    else
+        h->p->req_hdrs = l;
+    return MHD_YES;
+}
+
+static int setup_curl(struct px *p, struct MHD_Connection *c, const char *method, const char *uri)
+{
+    char url[64];
+    struct hdr_ctx h = {p, true};
+    p->curl = curl_easy_init();
+    if (p->curl == NULL)
+        return -1;
+    CURL *k = p->curl;
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/", p->port);
+    abx_nsnet_setup(k, p->s->netns_fd);
+    curl_easy_setopt(k, CURLOPT_URL, url);
+    curl_easy_setopt(k, CURLOPT_REQUEST_TARGET, uri);   /* verbatim path+query */
+    curl_easy_setopt(k, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(k, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+    curl_easy_setopt(k, CURLOPT_BUFFERSIZE, 65536L);
+    curl_easy_setopt(k, CURLOPT_UPLOAD_BUFFERSIZE, 65536L);
+    curl_easy_setopt(k, CURLOPT_HEADERFUNCTION, up_header);
+    curl_easy_setopt(k, CURLOPT_HEADERDATA, p);
+    curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, up_write);
+    curl_easy_setopt(k, CURLOPT_WRITEDATA, p);
+    curl_easy_setopt(k, CURLOPT_XFERINFOFUNCTION, up_progress);
+    curl_easy_setopt(k, CURLOPT_XFERINFODATA, p);
+    curl_easy_setopt(k, CURLOPT_NOPROGRESS, 0L);
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    bool body_method = strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+                       strcmp(method, "PATCH") == 0;
+    /* Always name the method: CURLOPT_UPLOAD alone would turn it into PUT. */
+    if (strcmp(method, "HEAD") == 0)
+        curl_easy_setopt(k, CURLOPT_NOBODY, 1L);
+    else
+        curl_easy_setopt(k, CURLOPT_CUSTOMREQUEST, method);
+    if (cl != NULL || te != NULL || body_method) {
+        long long len = te != NULL ? -1 : cl != NULL ? strtoll(cl, NULL, 10) : 0;
+        curl_easy_setopt(k, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(k, CURLOPT_INFILESIZE_LARGE, (curl_off_t)len);
+        curl_easy_setopt(k, CURLOPT_READFUNCTION, up_read);
+        curl_easy_setopt(k, CURLOPT_READDATA, p);
+    } else {
+        p->req_eof = true;
+    }
+    MHD_get_connection_values(c, MHD_HEADER_KIND, copy_header, &h);
+    struct curl_slist *l = curl_slist_append(p->req_hdrs, "Expect:");
+    if (l)
+        p->req_hdrs = l;
+    if (!h.ok || l == NULL)
+        return -1;
+    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept") == NULL &&
+        (l = curl_slist_append(p->req_hdrs, "Accept:")) != NULL)
+        p->req_hdrs = l;   /* don't let curl add one the client did not send */
+    curl_easy_setopt(k, CURLOPT_HTTPHEADER, p->req_hdrs);
+    return 0;
+}
+
+static enum MHD_Result proxy_502(struct MHD_Connection *c, const char *id, const char *msg,
+                                 int port)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o) {
+        cJSON_AddStringToObject(o, "sandboxId", id);
+        cJSON_AddStringToObject(o, "message", msg);
+        if (port > 0)
+            cJSON_AddNumberToObject(o, "port", port);
+        cJSON_AddNumberToObject(o, "code", 502);
+    }
+    return abx_http_json(c, 502, o);
+}
+
+/* Routing: E2b-Sandbox-Id/-Port headers, else Host "<port>-<id>.<domain>". */
+static int route(struct MHD_Connection *c, char *id, size_t idlen, int *port)
+{
+    const char *hid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "E2b-Sandbox-Id");
+    const char *hport = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "E2b-Sandbox-Port");
+    char portbuf[16];
+    if (hid && hport) {
+        snprintf(id, idlen, "%s", hid);
+        snprintf(portbuf, sizeof portbuf, "%s", hport);
+    } else {
+        const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+        if (host == NULL)
+            return -1;
+        size_t label = strcspn(host, ".:");
+        const char *dash = memchr(host, '-', label);
+        if (dash == NULL || dash == host || (size_t)(dash - host) >= sizeof portbuf)
+            return -1;
+        memcpy(portbuf, host, (size_t)(dash - host));
+        portbuf[dash - host] = '\0';
+        size_t n = label - (size_t)(dash - host) - 1;
+        if (n == 0 || n >= idlen)
+            return -1;
+        memcpy(id, dash + 1, n);
+        id[n] = '\0';
+    }
+    char *end;
+    long v = strtol(portbuf, &end, 10);
+    if (portbuf[0] == '\0' || *end != '\0' || v < 1 || v > 65535)
+        return -1;
+    *port = (int)v;
+    return 0;
+}
+
+static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct px *p = cls;
+    ssize_t ret;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        if (p->drop_after > 0 && p->sent >= p->drop_after) {
+            ret = MHD_CONTENT_READER_END_WITH_ERROR;   /* injected fault */
+            p->aborted = true;
+            break;
+        }
+        if (p->resp.len > 0) {
+            if (p->drop_after > 0 && (long long)max > p->drop_after - p->sent)
+                max = (size_t)(p->drop_after - p->sent);
+            ret = (ssize_t)ring_get(&p->resp, buf, max);
+            p->sent += ret;
+            break;
+        }
+        if (p->up_done) {
+            ret = p->up_rc == CURLE_OK ? MHD_CONTENT_READER_END_OF_STREAM
+                                       : MHD_CONTENT_READER_END_WITH_ERROR;
+            break;
+        }
+        if (p->aborted) {
+            ret = MHD_CONTENT_READER_END_WITH_ERROR;
+            break;
+        }
+        wait_a_bit(p);
+    }
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return ret;
+}
+
+static void reader_free(void *cls)
+{
+    px_unref(cls);
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, struct px *p, const char *method)
+{
+    pthread_mutex_lock(&p->mu);
+    p->req_eof = true;
+    pthread_cond_broadcast(&p->cv);
+    while (!p->headers_done && !p->up_done && !p->aborted)
+        wait_a_bit(p);
+    bool ok = p->headers_done;
+    CURLcode rc = p->up_rc;
+    pthread_mutex_unlock(&p->mu);
+    if (!ok) {
+        char msg[128];
+        if (rc == CURLE_COULDNT_CONNECT) {
+            snprintf(msg, sizeof msg, "The sandbox is running but port %d is not open", p->port);
+            return proxy_502(c, p->s->id, msg, p->port);
+        }
+        snprintf(msg, sizeof msg, "The sandbox did not answer on port %d (%s)", p->port,
+                 curl_easy_strerror(rc));
+        return proxy_502(c, p->s->id, msg, p->port);
+    }
+    struct MHD_Response *r;
+    bool empty = strcmp(method, "HEAD") == 0 || p->status == 204 || p->status == 304 ||
+                 p->content_length == 0;
+    if (empty) {
+        r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+    } else {
+        pthread_mutex_lock(&p->mu);
+        p->refs++;
+        pthread_mutex_unlock(&p->mu);
+        r = MHD_create_response_from_callback(
+            p->content_length >= 0 ? (uint64_t)p->content_length : MHD_SIZE_UNKNOWN, 65536,
+            reader, p, reader_free);
+        if (r == NULL)
+            px_unref(p);
+    }
+    if (r == NULL)
+        return MHD_NO;
+    for (int i = 0; i < p->n_resp_hdrs; i++) {
+        char *line = p->resp_hdrs[i], *colon = strchr(line, ':');
+        *colon = '\0';
+        const char *v = colon + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        MHD_add_response_header(r, line, v);
+        *colon = ':';
+    }
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)p->status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result start(struct MHD_Connection *c, struct abx_req *r, const char *method)
+{
+    char id[128];
+    int port;
+    if (r->uri[0] != '/')
+        return abx_http_error(c, 400, "request target must be an absolute path");
+    if (route(c, id, sizeof id, &port) != 0)
+        return abx_http_error(c, 400,
+                              "cannot route: send E2b-Sandbox-Id and E2b-Sandbox-Port headers "
+                              "or use Host <port>-<sandboxID>.%s",
+                              abx_cfg.data_domain);
+    int fault = abx_faults_roll(true);
+    if (fault)
+        return abx_http_error(c, (unsigned)fault, "injected fault (status %d)", fault);
+    struct abx_sbx *s = abx_reg_get(id);
+    if (s == NULL)
+        return proxy_502(c, id, "The sandbox was not found", 0);
+    pthread_mutex_lock(&abx_reg_lock);
+    bool paused = s->state != ABX_SBX_RUNNING;
+    pthread_mutex_unlock(&abx_reg_lock);
+    if (paused) {
+        abx_sbx_unref(s);
+        return proxy_502(c, id, "The sandbox is paused", 0);
+    }
+    struct px *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        abx_sbx_unref(s);
+        return MHD_NO;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->refs = 1;
+    p->s = s;
+    p->port = port;
+    p->content_length = -1;
+    struct abx_faults f;
+    abx_faults_get(&f);
+    p->drop_after = f.drop_stream_after_bytes;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    p->client_fd = ci ? ci->connect_fd : -1;
+    r->proxy = p;
+    if (setup_curl(p, c, method, r->uri) != 0)
+        return abx_http_error(c, 500, "out of memory setting up the proxy");
+    if (pthread_create(&p->tid, NULL, up_main, p) != 0)
+        return abx_http_error(c, 500, "cannot start the proxy thread");
+    p->thread_started = true;
+    return MHD_YES;
+}
+
+void abx_proxy_free(void *proxy)
+{
+    struct px *p = proxy;
+    pthread_mutex_lock(&p->mu);
+    p->aborted = true;   /* no-op if the transfer is over; else stops it */
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (p->thread_started)
+        pthread_join(p->tid, NULL);
+    px_unref(p);
+}
+
+enum MHD_Result abx_proxy_handle(void *cls, struct MHD_Connection *c, const char *url,
+                                 const char *method, const char *version, const char *upload,
+                                 size_t *upload_size, void **con_cls)
+{
+    (void)cls;
+    (void)url;
+    (void)version;
+    struct abx_req *r = *con_cls;
+    if (r == NULL || r->uri == NULL)
+        return MHD_NO;
+    if (!r->started) {
+        r->started = true;
+        return start(c, r, method);
+    }
+    struct px *p = r->proxy;
+    if (p == NULL || !p->thread_started)
+        return MHD_NO;
+    if (*upload_size > 0) {
+        pthread_mutex_lock(&p->mu);
+        size_t done = 0, n = *upload_size;
+        while (done < n && !p->aborted && !p->up_done) {
+            done += ring_put(&p->req, upload + done, n - done);
+            pthread_cond_broadcast(&p->cv);
+            if (done < n)
+                wait_a_bit(p);
+        }
+        pthread_mutex_unlock(&p->mu);
+        *upload_size = 0;   /* upstream gone early: the rest is discarded */
+        return MHD_YES;
+    }
+    return respond(c, p, method);
+}

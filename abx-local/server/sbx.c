@@ -1,0 +1,142 @@
+/* The sandbox registry: a small locked list of reference-counted records. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server.h"
+
+pthread_mutex_t abx_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct abx_sbx *reg_head;
+
+struct abx_sbx *abx_sbx_new(void)
+{
+    struct abx_sbx *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->metadata = cJSON_CreateObject();
+    if (s->metadata == NULL) {
+        free(s);
+        return NULL;
+    }
+    s->pidfd = -1;
+    s->netns_fd = -1;
+    s->refs = 1;
+    s->state = ABX_SBX_STARTING;
+    return s;
+}
+
+void abx_sbx_ref(struct abx_sbx *s)
+{
+    s->refs++;
+}
+
+void abx_sbx_unref(struct abx_sbx *s)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&abx_reg_lock);
+    int left = --s->refs;
+    pthread_mutex_unlock(&abx_reg_lock);
+    if (left > 0)
+        return;
+    if (s->pidfd >= 0)
+        close(s->pidfd);
+    if (s->netns_fd >= 0)
+        close(s->netns_fd);
+    cJSON_Delete(s->metadata);
+    explicit_bzero(s->access_token, sizeof s->access_token);
+    free(s);
+}
+
+/* The registry holds its own reference while a sandbox is listed. */
+void abx_reg_add(struct abx_sbx *s)
+{
+    pthread_mutex_lock(&abx_reg_lock);
+    s->refs++;
+    s->next = reg_head;
+    reg_head = s;
+    pthread_mutex_unlock(&abx_reg_lock);
+}
+
+struct abx_sbx *abx_reg_get(const char *id)
+{
+    char key[ABX_ID_LEN + 1];
+    size_t n = strcspn(id, "-");   /* legacy "<id>-<clientID>" */
+    if (n != ABX_ID_LEN)
+        return NULL;
+    memcpy(key, id, n);
+    key[n] = '\0';
+    struct abx_sbx *found = NULL;
+    pthread_mutex_lock(&abx_reg_lock);
+    for (struct abx_sbx *s = reg_head; s; s = s->next) {
+        if (strcmp(s->id, key) == 0 &&
+            (s->state == ABX_SBX_RUNNING || s->state == ABX_SBX_PAUSED)) {
+            s->refs++;
+            found = s;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&abx_reg_lock);
+    return found;
+}
+
+struct abx_sbx **abx_reg_all(size_t *n, bool include_hidden)
+{
+    pthread_mutex_lock(&abx_reg_lock);
+    size_t cnt = 0;
+    for (struct abx_sbx *s = reg_head; s; s = s->next)
+        cnt++;
+    struct abx_sbx **v = calloc(cnt + 1, sizeof *v);
+    size_t k = 0;
+    if (v != NULL) {
+        for (struct abx_sbx *s = reg_head; s; s = s->next) {
+            if (!include_hidden && s->state != ABX_SBX_RUNNING &&
+                s->state != ABX_SBX_PAUSED)
+                continue;
+            s->refs++;
+            v[k++] = s;
+        }
+    }
+    pthread_mutex_unlock(&abx_reg_lock);
+    *n = k;
+    return v;
+}
+
+void abx_reg_put_all(struct abx_sbx **v, size_t n)
+{
+    if (v == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        abx_sbx_unref(v[i]);
+    free(v);
+}
+
+size_t abx_reg_count(void)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&abx_reg_lock);
+    for (struct abx_sbx *s = reg_head; s; s = s->next)
+        n++;
+    pthread_mutex_unlock(&abx_reg_lock);
+    return n;
+}
+
+bool abx_reg_claim_kill(struct abx_sbx *s)
+{
+    bool won = false;
+    pthread_mutex_lock(&abx_reg_lock);
+    if (s->state != ABX_SBX_DEAD) {
+        s->state = ABX_SBX_DEAD;
+        won = true;
+        for (struct abx_sbx **pp = &reg_head; *pp; pp = &(*pp)->next) {
+            if (*pp == s) {
+                *pp = s->next;
+                s->next = NULL;
+                s->refs--;   /* the registry's reference; caller holds one */
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&abx_reg_lock);
+    return won;
+}

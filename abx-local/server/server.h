@@ -1,0 +1,197 @@
+/* abx-local server: shared types and the internal API between its files.
+ * See ../DESIGN.md for the contracts (listeners, state dir, bwrap). */
+#ifndef ABX_SERVER_H
+#define ABX_SERVER_H
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+
+#define ABX_ID_LEN 20
+#define ABX_CLIENT_ID "6532622b"
+#define ABX_ENVD_PORT 49983
+#define ABX_MAX_TIMEOUT_S 86400
+#define ABX_BODY_CAP ((size_t)1024 * 1024)
+
+/* ---- configuration (main.c) ---- */
+struct abx_srv_config {
+    char listen[128], data_listen[128];
+    char state_dir[4096], templates_dir[4096], envd_path[4096], bwrap[4096];
+    char sandboxes_dir[4096];
+    char api_key[160];
+    char data_domain[160];
+    long max_sandboxes;
+};
+extern struct abx_srv_config abx_cfg;
+extern volatile int abx_shutting_down;
+
+/* ---- faults (faults.c) ---- */
+struct abx_faults {
+    long latency_ms, create_latency_ms, delete_delay_ms;
+    double error_rate, data_error_rate;
+    int error_status;
+    long long drop_stream_after_bytes; /* 0 = off */
+};
+void abx_faults_get(struct abx_faults *out);
+/* Applies the members present in obj; 0, or -1 with err naming the field. */
+int abx_faults_update(const cJSON *obj, char *err, size_t errlen);
+cJSON *abx_faults_json(void);
+/* Sleeps latency_ms; returns the status to fail with (0 = none). */
+int abx_faults_roll(bool data_plane);
+void abx_sleep_ms(long ms);
+
+/* ---- templates (tmpl.c) ---- */
+struct abx_tmpl {
+    char id[128], alias[128], dir[4096];
+    cJSON *env_vars;   /* object or NULL, owned */
+    cJSON *start;      /* object or NULL, owned */
+    int ready_port;    /* 0 = none */
+    char ready_path[512];
+    long ready_timeout_ms;
+    int cpu_count, memory_mb, disk_mb;
+};
+/* 0 found, 1 not found, -1 broken template (err filled). */
+int abx_tmpl_find(const char *name, struct abx_tmpl *out, char *err, size_t errlen);
+void abx_tmpl_free(struct abx_tmpl *t);
+
+/* ---- sandboxes (sbx.c) ---- */
+enum abx_sbx_state { ABX_SBX_STARTING, ABX_SBX_RUNNING, ABX_SBX_PAUSED, ABX_SBX_DEAD };
+
+struct abx_sbx {
+    char id[ABX_ID_LEN + 1];
+    char template_id[128], alias[128];
+    char access_token[65];   /* "" when not secure */
+    cJSON *metadata;         /* object, owned, never NULL */
+    int cpu_count, memory_mb, disk_mb;
+    bool allow_internet, auto_pause;
+    int64_t started_ms, end_ms;
+    enum abx_sbx_state state;
+    bool busy;               /* a pause/resume is in progress: 409 */
+    pid_t bwrap_pid, init_pid;
+    int pidfd, netns_fd;
+    ino_t pidns_ino;
+    char dir[4200];
+    int refs;
+    struct abx_sbx *next;
+};
+
+extern pthread_mutex_t abx_reg_lock;
+struct abx_sbx *abx_sbx_new(void);
+void abx_sbx_ref(struct abx_sbx *s);   /* caller holds abx_reg_lock */
+void abx_sbx_unref(struct abx_sbx *s);
+void abx_reg_add(struct abx_sbx *s);
+/* A referenced sandbox that the API may see (not STARTING/DEAD), or NULL.
+ * Accepts the legacy "<id>-<clientID>" form. */
+struct abx_sbx *abx_reg_get(const char *id);
+/* References to every visible sandbox; *n set. Free with abx_reg_put_all. */
+struct abx_sbx **abx_reg_all(size_t *n, bool include_hidden);
+void abx_reg_put_all(struct abx_sbx **v, size_t n);
+/* Marks DEAD and unlinks; true if this caller won the right to kill. */
+bool abx_reg_claim_kill(struct abx_sbx *s);
+size_t abx_reg_count(void);   /* every registered sandbox, starting ones too */
+int64_t abx_now_ms(void);
+
+/* ---- spawner (spawn.c, procs.c, sbxdir.c) ---- */
+int abx_sbxdir_prepare(const struct abx_sbx *s, const struct abx_tmpl *t,
+                       const cJSON *env_vars, char *err, size_t errlen);
+/* Start time (clock ticks since boot) of pid, 0 if it does not exist. */
+unsigned long long abx_proc_starttime(pid_t pid);
+int abx_spawn_check_machine(char *err, size_t errlen);
+/* Prepares the folder and starts bwrap; s is registered as STARTING. */
+int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars,
+              char *err, size_t errlen);
+/* Waits for envd /health then the template ready check. */
+int abx_spawn_wait_ready(struct abx_sbx *s, const struct abx_tmpl *t,
+                         char *err, size_t errlen);
+/* Kills the PID namespace, reaps bwrap, removes the folder. Call after
+ * abx_reg_claim_kill succeeded. */
+void abx_spawn_destroy(struct abx_sbx *s);
+/* Last line of the sandbox's envd.log (bwrap/envd errors), "" if none. */
+void abx_spawn_log_tail(const struct abx_sbx *s, char *out, size_t n);
+/* SIGSTOP / SIGCONT every process of the sandbox. */
+void abx_procs_signal(const struct abx_sbx *s, int sig);
+/* Number of processes in the sandbox's PID namespace. */
+int abx_procs_count(const struct abx_sbx *s);
+/* Memory (RSS bytes) and CPU seconds of the sandbox's processes. */
+void abx_procs_usage(const struct abx_sbx *s, long long *rss, double *cpu_s);
+/* Kills what a previous run left in the state dir. */
+void abx_spawn_recover(void);
+/* The spawner loop (main thread, so --die-with-parent is tied to it). */
+void abx_spawner_run(void);
+void abx_spawner_stop(void);
+/* Runs argv (fork+exec) from the spawner thread; returns pid or -1. */
+pid_t abx_spawner_exec(char *const argv[], int info_fd, int log_fd);
+
+/* ---- lifecycle helpers (life.c) ---- */
+void abx_life_kill(struct abx_sbx *s);   /* claim + destroy; s stays referenced */
+int abx_life_pause(struct abx_sbx *s);   /* 0, 1 already paused, -1 gone */
+int abx_life_resume(struct abx_sbx *s, int64_t end_ms); /* 0, 1 running, -1 */
+void abx_life_kill_all(void);
+int abx_reaper_start(void);
+void abx_reaper_stop(void);
+
+/* ---- netns sockets (nsnet.c) ---- */
+int abx_nsnet_init(void);
+/* Sets up a curl handle so its sockets open inside s's network namespace. */
+void abx_nsnet_setup(void *curl, int netns_fd);
+/* GET http://127.0.0.1:port/path inside the sandbox; HTTP status or -1. */
+int abx_nsnet_probe(int netns_fd, int port, const char *path, long timeout_ms);
+
+/* ---- HTTP front ends (api*.c, proxy.c, http.c) ---- */
+struct abx_req {
+    char *uri;                 /* raw request target, owned */
+    struct abx_buf body;
+    bool too_big, started;
+    void *proxy;               /* data plane state */
+};
+void *abx_http_uri_log(void *cls, const char *uri, struct MHD_Connection *c);
+void abx_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                        enum MHD_RequestTerminationCode toe);
+enum MHD_Result abx_http_send(struct MHD_Connection *c, unsigned status,
+                              const char *ctype, const char *body, size_t len);
+enum MHD_Result abx_http_json(struct MHD_Connection *c, unsigned status, cJSON *v);
+enum MHD_Result abx_http_json_hdr(struct MHD_Connection *c, unsigned status, cJSON *v,
+                                  const char *hname, const char *hval);
+enum MHD_Result abx_http_405(struct MHD_Connection *c, const char *allow, const char *method,
+                             const char *path);
+enum MHD_Result abx_http_error(struct MHD_Connection *c, unsigned status,
+                               const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Query parameter from a raw target, Go QueryUnescape'd. 1 found, 0 absent,
+ * -1 bad escape. */
+int abx_query_get(const char *uri, const char *name, char *out, size_t outlen);
+int abx_unescape(const char *in, size_t n, char *out, size_t outlen);
+
+enum MHD_Result abx_api_handle(void *cls, struct MHD_Connection *c,
+                               const char *url, const char *method,
+                               const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls);
+enum MHD_Result abx_api_sandboxes(struct MHD_Connection *c, const char *method,
+                                  const char *path, const char *uri,
+                                  const struct abx_buf *body);
+cJSON *abx_json_sandbox(const struct abx_sbx *s);          /* Sandbox */
+cJSON *abx_json_detail(const struct abx_sbx *s, bool listed); /* (Listed)SandboxDetail */
+cJSON *abx_json_metric(const struct abx_sbx *s);
+void abx_rfc3339(int64_t ms, char *out, size_t n);
+const char *abx_envd_version(void);
+
+enum MHD_Result abx_proxy_handle(void *cls, struct MHD_Connection *c,
+                                 const char *url, const char *method,
+                                 const char *version, const char *upload,
+                                 size_t *upload_size, void **con_cls);
+void abx_proxy_free(void *proxy);
+
+/* ---- misc (util.c) ---- */
+int abx_random_hex(char *out, size_t nbytes);   /* out gets 2*nbytes+1 */
+void abx_random_id(char out[ABX_ID_LEN + 1]);
+int abx_rm_rf(const char *path);
+/* snprintf that reports truncation: 0, or -1 if dst was too small. */
+int abx_fmt(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int abx_write_small(const char *path, const char *data, mode_t mode);
+
+#endif

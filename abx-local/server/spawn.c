@@ -1,0 +1,401 @@
+/* The spawner: one bubblewrap sandbox per abx sandbox (see DESIGN.md).
+ *
+ * fork() happens on the main thread only: bwrap's --die-with-parent uses
+ * PR_SET_PDEATHSIG, which fires when the *thread* that forked exits, and
+ * request threads come and go. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "server.h"
+
+/* ---- the spawner queue, served by the main thread ---- */
+struct job {
+    char *const *argv;
+    int info_fd, log_fd;
+    pid_t pid;
+    bool done;
+    struct job *next;
+};
+static pthread_mutex_t sp_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sp_cv = PTHREAD_COND_INITIALIZER;
+static struct job *sp_head;
+static bool sp_stop;
+
+static pid_t do_fork(char *const argv[], int info_fd, int log_fd)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    /* Child: only async-signal-safe calls until exec. */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul < 0 || dup2(nul, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+        _exit(126);
+    if (info_fd == 3) {
+        if (fcntl(3, F_SETFD, 0) < 0)
+            _exit(126);
+    } else if (dup2(info_fd, 3) < 0) {
+        _exit(126);
+    }
+    close_range(4, ~0U, 0);
+    execv(argv[0], argv);
+    _exit(127);
+}
+
+pid_t abx_spawner_exec(char *const argv[], int info_fd, int log_fd)
+{
+    struct job j = {argv, info_fd, log_fd, -1, false, NULL};
+    pthread_mutex_lock(&sp_lock);
+    if (sp_stop) {
+        pthread_mutex_unlock(&sp_lock);
+        return -1;
+    }
+    struct job **pp = &sp_head;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = &j;
+    pthread_cond_broadcast(&sp_cv);
+    while (!j.done)
+        pthread_cond_wait(&sp_cv, &sp_lock);
+    pthread_mutex_unlock(&sp_lock);
+    return j.pid;
+}
+
+void abx_spawner_run(void)
+{
+    pthread_mutex_lock(&sp_lock);
+    for (;;) {
+        while (sp_head == NULL && !sp_stop)
+            pthread_cond_wait(&sp_cv, &sp_lock);
+        if (sp_head == NULL)
+            break;
+        struct job *j = sp_head;
+        sp_head = j->next;
+        if (sp_stop) {
+            j->pid = -1;
+        } else {
+            pthread_mutex_unlock(&sp_lock);
+            j->pid = do_fork(j->argv, j->info_fd, j->log_fd);
+            pthread_mutex_lock(&sp_lock);
+        }
+        j->done = true;
+        pthread_cond_broadcast(&sp_cv);
+    }
+    pthread_mutex_unlock(&sp_lock);
+}
+
+void abx_spawner_stop(void)
+{
+    pthread_mutex_lock(&sp_lock);
+    sp_stop = true;
+    pthread_cond_broadcast(&sp_cv);
+    pthread_mutex_unlock(&sp_lock);
+}
+
+/* ---- starting one sandbox ---- */
+#define ARGV_MAX 96
+
+struct argv_b {
+    char *v[ARGV_MAX];
+    int n;
+};
+
+static void add(struct argv_b *a, const char *s)
+{
+    if (a->n < ARGV_MAX - 1)
+        a->v[a->n++] = strdup(s);
+    a->v[a->n] = NULL;
+}
+
+static void free_argv(struct argv_b *a)
+{
+    for (int i = 0; i < a->n; i++)
+        free(a->v[i]);
+    a->n = 0;
+}
+
+static int argv_ok(const struct argv_b *a)
+{
+    if (a->n >= ARGV_MAX - 1)
+        return 0;
+    for (int i = 0; i < a->n; i++)
+        if (a->v[i] == NULL)
+            return 0;
+    return 1;
+}
+
+static void build_argv(struct argv_b *a, const struct abx_sbx *s, const struct abx_tmpl *t)
+{
+    char p[4400];
+    static const char *caps[] = {"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN",
+                                 "CAP_DAC_OVERRIDE", "CAP_FOWNER"};
+    add(a, abx_cfg.bwrap);
+    add(a, "--die-with-parent");
+    add(a, "--unshare-pid");
+    add(a, "--unshare-net");
+    add(a, "--unshare-ipc");
+    add(a, "--unshare-uts");
+    add(a, "--unshare-cgroup-try");
+    add(a, "--hostname");
+    add(a, s->id);
+    add(a, "--ro-bind");
+    add(a, "/");
+    add(a, "/");
+    add(a, "--dev");
+    add(a, "/dev");
+    add(a, "--proc");
+    add(a, "/proc");
+    /* Hide the host's state dir (other sandboxes), /home, /run, /opt and
+     * /var/tmp (the default state dir's parent; scratch of other tools). */
+    add(a, "--tmpfs");
+    add(a, abx_cfg.state_dir);
+    add(a, "--tmpfs");
+    add(a, "/home");
+    add(a, "--tmpfs");
+    add(a, "/run");
+    add(a, "--tmpfs");
+    add(a, "/opt");
+    add(a, "--perms");
+    add(a, "1777");
+    add(a, "--tmpfs");
+    add(a, "/var/tmp");
+    static const char *binds[][2] = {{"home", "/home/user"}, {"root", "/root"}, {"tmp", "/tmp"}};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", s->dir, binds[i][0]);
+        add(a, "--bind");
+        add(a, p);
+        add(a, binds[i][1]);
+    }
+    static const char *robinds[][2] = {
+        {"etc/passwd", "/etc/passwd"}, {"etc/group", "/etc/group"}, {"run", "/run/abx"}};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", s->dir, robinds[i][0]);
+        add(a, "--ro-bind");
+        add(a, p);
+        add(a, robinds[i][1]);
+    }
+    /* bwrap creates missing dirs 0700; user 1000 must reach the app. */
+    add(a, "--perms");
+    add(a, "0755");
+    add(a, "--dir");
+    add(a, "/opt/abx");
+    add(a, "--perms");
+    add(a, "0755");
+    add(a, "--dir");
+    add(a, "/opt/abx/bin");
+    add(a, "--ro-bind");
+    add(a, abx_cfg.envd_path);
+    add(a, "/opt/abx/bin/abx-envd");
+    snprintf(p, sizeof p, "%s/app", t->dir);
+    struct stat st;
+    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+        add(a, "--ro-bind");
+        add(a, p);
+        add(a, "/opt/abx/app");
+    }
+    add(a, "--remount-ro");
+    add(a, "/opt");
+    add(a, "--cap-drop");
+    add(a, "ALL");
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        add(a, "--cap-add");
+        add(a, caps[i]);
+    }
+    add(a, "--chdir");
+    add(a, "/");
+    add(a, "--info-fd");
+    add(a, "3");
+    add(a, "--");
+    add(a, "/opt/abx/bin/abx-envd");
+    add(a, "--config");
+    add(a, "/run/abx/config.json");
+}
+
+/* bwrap writes {"child-pid": N} on the info fd once the namespace exists. */
+static pid_t read_child_pid(int fd, long timeout_ms)
+{
+    char buf[512];
+    size_t len = 0;
+    int64_t deadline = abx_now_ms() + timeout_ms;
+    while (len < sizeof buf - 1) {
+        int64_t left = deadline - abx_now_ms();
+        if (left <= 0)
+            return -1;
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, (int)left);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (strchr(buf, '}'))
+            break;
+    }
+    buf[len] = '\0';
+    cJSON *o = cJSON_Parse(buf);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "child-pid");
+    pid_t pid = cJSON_IsNumber(v) && v->valuedouble > 1 ? (pid_t)v->valuedouble : -1;
+    cJSON_Delete(o);
+    return pid;
+}
+
+static int write_pidfile(const struct abx_sbx *s)
+{
+    char p[4400], line[128];
+    snprintf(p, sizeof p, "%s/pid", s->dir);
+    snprintf(line, sizeof line, "%d %llu\n", (int)s->init_pid,
+             abx_proc_starttime(s->init_pid));
+    return abx_write_small(p, line, 0600);
+}
+
+int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars,
+              char *err, size_t errlen)
+{
+    struct argv_b a = {.n = 0};
+    int info[2] = {-1, -1}, log_fd = -1, rc = -1;
+    snprintf(s->dir, sizeof s->dir, "%s/%s", abx_cfg.sandboxes_dir, s->id);
+    abx_reg_add(s);   /* STARTING: invisible to the API, killed on shutdown */
+    if (abx_sbxdir_prepare(s, t, env_vars, err, errlen) != 0)
+        goto out;
+    build_argv(&a, s, t);
+    if (!argv_ok(&a)) {
+        snprintf(err, errlen, "out of memory building the bwrap command");
+        goto out;
+    }
+    char p[4400];
+    snprintf(p, sizeof p, "%s/envd.log", s->dir);
+    log_fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (log_fd < 0 || pipe2(info, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "cannot create the sandbox log or pipe: %s", strerror(errno));
+        goto out;
+    }
+    s->bwrap_pid = abx_spawner_exec(a.v, info[1], log_fd);
+    close(info[1]);
+    info[1] = -1;
+    if (s->bwrap_pid < 0) {
+        snprintf(err, errlen, "cannot start bwrap: %s",
+                 abx_shutting_down ? "server is shutting down" : strerror(errno));
+        goto out;
+    }
+    s->init_pid = read_child_pid(info[0], 10000);
+    if (s->init_pid < 0) {
+        char tail[256];
+        abx_spawn_log_tail(s, tail, sizeof tail);
+        snprintf(err, errlen, "bwrap did not start the sandbox: %s", tail[0] ? tail : "no output");
+        goto out;
+    }
+    s->pidfd = (int)syscall(SYS_pidfd_open, s->init_pid, 0);
+    snprintf(p, sizeof p, "/proc/%d/ns/net", (int)s->init_pid);
+    s->netns_fd = open(p, O_RDONLY | O_CLOEXEC);
+    snprintf(p, sizeof p, "/proc/%d/ns/pid", (int)s->init_pid);
+    struct stat st;
+    if (s->pidfd < 0 || s->netns_fd < 0 || stat(p, &st) != 0) {
+        char tail[256];
+        abx_spawn_log_tail(s, tail, sizeof tail);
+        snprintf(err, errlen, "sandbox exited at start: %s", tail[0] ? tail : "no output");
+        goto out;
+    }
+    s->pidns_ino = st.st_ino;
+    if (write_pidfile(s) != 0) {
+        snprintf(err, errlen, "cannot write the pid file: %s", strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (info[0] >= 0)
+        close(info[0]);
+    if (info[1] >= 0)
+        close(info[1]);
+    if (log_fd >= 0)
+        close(log_fd);
+    free_argv(&a);
+    return rc;
+}
+
+int abx_spawn_wait_ready(struct abx_sbx *s, const struct abx_tmpl *t, char *err, size_t errlen)
+{
+    int64_t deadline = abx_now_ms() + 15000;
+    int st = -1;
+    while (abx_now_ms() < deadline && !abx_shutting_down) {
+        st = abx_nsnet_probe(s->netns_fd, ABX_ENVD_PORT, "/health", 1000);
+        if (st >= 200 && st < 300)
+            break;
+        if (abx_procs_count(s) == 0)
+            break;
+        abx_sleep_ms(10);
+    }
+    if (st < 200 || st >= 300) {
+        snprintf(err, errlen, "envd did not become healthy in the sandbox (last status %d)", st);
+        return -1;
+    }
+    if (t->ready_port == 0)
+        return 0;
+    deadline = abx_now_ms() + (t->ready_timeout_ms > 0 ? t->ready_timeout_ms : 20000);
+    while (abx_now_ms() < deadline && !abx_shutting_down) {
+        st = abx_nsnet_probe(s->netns_fd, t->ready_port, t->ready_path, 2000);
+        if (st >= 200 && st < 300)
+            return 0;
+        abx_sleep_ms(25);
+    }
+    snprintf(err, errlen, "template '%s' ready check GET %s on port %d failed (last status %d)",
+             t->id, t->ready_path, t->ready_port, st);
+    return -1;
+}
+
+void abx_spawn_log_tail(const struct abx_sbx *s, char *out, size_t n)
+{
+    char p[4400], buf[512];
+    out[0] = '\0';
+    snprintf(p, sizeof p, "%s/envd.log", s->dir);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    off_t size = lseek(fd, 0, SEEK_END);
+    off_t from = size > (off_t)sizeof buf - 1 ? size - (off_t)sizeof buf + 1 : 0;
+    ssize_t r = pread(fd, buf, sizeof buf - 1, from);
+    close(fd);
+    if (r <= 0)
+        return;
+    buf[r] = '\0';
+    while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == '\r'))
+        buf[--r] = '\0';
+    const char *line = strrchr(buf, '\n');
+    snprintf(out, n, "%s", line ? line + 1 : buf);
+}
+
+void abx_spawn_destroy(struct abx_sbx *s)
+{
+    /* SIGKILL to the namespace's pid 1 kills every process in it; a stopped
+     * (paused) sandbox dies too. */
+    if (s->pidfd >= 0)
+        syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+    if (s->bwrap_pid > 0) {
+        int status;
+        while (waitpid(s->bwrap_pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    for (int i = 0; i < 400 && abx_procs_count(s) > 0; i++) {
+        abx_procs_signal(s, SIGKILL);
+        abx_sleep_ms(5);
+    }
+    if (s->dir[0] && abx_rm_rf(s->dir) != 0)
+        fprintf(stderr, "abx-local: sandbox %s: folder not fully removed\n", s->id);
+}

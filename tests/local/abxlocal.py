@@ -1,0 +1,201 @@
+"""Helpers for the abx-local tests: start/stop a server, call its API,
+run commands in a sandbox through envd's Connect API (python3 stdlib only).
+
+Binaries come from the environment (set by tests/local/CMakeLists.txt):
+ABX_LOCAL_BIN (abx-local), ABX_ENVD_BIN (abx-envd)."""
+import base64
+import http.client
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+LOCAL_BIN = os.environ.get("ABX_LOCAL_BIN", "abx-local")
+ENVD_BIN = os.environ.get("ABX_ENVD_BIN", "")
+
+FAILURES = []
+
+
+def check(cond, what):
+    """Records a failed expectation (the test goes on to report them all)."""
+    if cond:
+        print("ok   " + what)
+    else:
+        print("FAIL " + what)
+        FAILURES.append(what)
+    return cond
+
+
+def done():
+    if FAILURES:
+        print("%d check(s) failed:" % len(FAILURES))
+        for f in FAILURES:
+            print("  - " + f)
+        sys.exit(1)
+    print("all checks passed")
+    sys.exit(0)
+
+
+class Server:
+    """One `abx-local serve --listen 127.0.0.1:0` with its own state dir."""
+
+    def __init__(self, extra=None, state_dir=None, api_key=None):
+        self.state_dir = state_dir or tempfile.mkdtemp(prefix="abx-local-test-")
+        self.own_dir = state_dir is None
+        args = [LOCAL_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir", self.state_dir]
+        if ENVD_BIN:
+            args += ["--envd", ENVD_BIN]
+        if api_key:
+            args += ["--api-key", api_key]
+        args += extra or []
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.env = {}
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            line = line.strip()
+            if line == "ready":
+                break
+            if line.startswith("export "):
+                k, v = line[7:].split("=", 1)
+                self.env[k] = v
+        if "E2B_API_URL" not in self.env:
+            raise RuntimeError("abx-local did not start: " + self.stderr())
+        self.api = urllib.parse.urlparse(self.env["E2B_API_URL"]).netloc
+        self.data = urllib.parse.urlparse(self.env["E2B_SANDBOX_URL"]).netloc
+        self.key = self.env["E2B_API_KEY"]
+
+    def stderr(self):
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def cleanup(self):
+        self.stop()
+        log = self.stderr()
+        if "Sanitizer" in log or "runtime error:" in log:
+            print(log[-4000:])
+            check(False, "server log has sanitizer reports")
+        if self.own_dir:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    # ---- control plane ----
+    def request(self, method, path, body=None, headers=None, key=True, raw=None):
+        c = http.client.HTTPConnection(self.api, timeout=60)
+        h = {"Content-Type": "application/json"}
+        if key:
+            h["X-API-KEY"] = self.key if key is True else key
+        h.update(headers or {})
+        data = raw if raw is not None else (json.dumps(body) if body is not None else None)
+        c.request(method, path, data, h)
+        r = c.getresponse()
+        text = r.read()
+        c.close()
+        try:
+            js = json.loads(text) if text else None
+        except ValueError:
+            js = None
+        return r.status, js, dict((k.lower(), v) for k, v in r.getheaders()), text
+
+    def create(self, template="base", **kw):
+        body = {"templateID": template}
+        body.update(kw)
+        st, js, _, text = self.request("POST", "/sandboxes", body)
+        if st != 201:
+            raise RuntimeError("create failed: %d %s\n%s" % (st, text, self.stderr()))
+        return js
+
+    def kill(self, sid):
+        return self.request("DELETE", "/sandboxes/" + sid)[0]
+
+    # ---- data plane ----
+    def data_request(self, sid, port, method, path, body=None, headers=None, timeout=60):
+        c = http.client.HTTPConnection(self.data, timeout=timeout)
+        h = {"E2b-Sandbox-Id": sid, "E2b-Sandbox-Port": str(port)}
+        h.update(headers or {})
+        c.request(method, path, body, h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, data, dict((k.lower(), v) for k, v in r.getheaders())
+
+    def run(self, sid, cmd, user="user", token=None, timeout=60):
+        """Runs `bash -c cmd` via Process/Start; returns (exit code, stdout, stderr)."""
+        msg = json.dumps({"process": {"cmd": "/bin/bash", "args": ["-c", cmd]}}).encode()
+        env = struct.pack(">BI", 0, len(msg)) + msg
+        h = {"Content-Type": "application/connect+json", "Connect-Protocol-Version": "1",
+             "Authorization": "Basic " + base64.b64encode((user + ":").encode()).decode()}
+        if token:
+            h["X-Access-Token"] = token
+        c = http.client.HTTPConnection(self.data, timeout=timeout)
+        h.update({"E2b-Sandbox-Id": sid, "E2b-Sandbox-Port": "49983"})
+        c.request("POST", "/process.Process/Start", env, h)
+        r = c.getresponse()
+        if r.status != 200:
+            body = r.read()
+            c.close()
+            raise RuntimeError("Process/Start: HTTP %d %r" % (r.status, body[:300]))
+        out, err, code = b"", b"", None
+        while True:
+            hdr = r.read(5)
+            if len(hdr) < 5:
+                break
+            flags, n = struct.unpack(">BI", hdr)
+            m = json.loads(r.read(n) or b"{}")
+            if flags & 2:
+                if m.get("error"):
+                    raise RuntimeError("Process/Start error: %r" % m["error"])
+                break
+            ev = m.get("event", {})
+            d = ev.get("data", {})
+            if "stdout" in d:
+                out += base64.b64decode(d["stdout"])
+            if "stderr" in d:
+                err += base64.b64decode(d["stderr"])
+            if "end" in ev:
+                code = ev["end"].get("exitCode", 0)
+        c.close()
+        return code, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def sandbox_processes(state_dir):
+    """Host pids whose command line mentions this state dir or abx-envd
+    started from it (bwrap command lines carry the state dir)."""
+    pids = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % p, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if state_dir.encode() in cmd and b"bwrap" in cmd:
+            pids.append(int(p))
+    return pids
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False

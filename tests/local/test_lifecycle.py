@@ -1,0 +1,170 @@
+"""abx-local: serve's life: --help/--version, refusal where sandboxes cannot
+be real, state dir lock, SIGTERM kills every sandbox, restart after a crash
+(SIGKILL) cleans up what the previous run left."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from abxlocal import LOCAL_BIN, ENVD_BIN, Server, check, done  # noqa: E402
+
+
+def run_cli(args, timeout=30, pre=None):
+    p = subprocess.run((pre or []) + [LOCAL_BIN] + args, capture_output=True, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def pids_of(state_dir):
+    out = []
+    d = os.path.join(state_dir, "sandboxes")
+    for sid in os.listdir(d) if os.path.isdir(d) else []:
+        try:
+            with open(os.path.join(d, sid, "pid")) as f:
+                out.append(int(f.read().split()[0]))
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def gone(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def main():
+    rc, out, _ = run_cli(["--help"])
+    check(rc == 0 and "serve" in out and "--listen" in out, "--help")
+    rc, out, _ = run_cli(["--version"])
+    check(rc == 0 and out.startswith("abx-local "), "--version")
+    rc, _, err = run_cli(["bogus"])
+    check(rc != 0 and "usage" in err, "unknown command -> usage, non-zero")
+    rc, _, err = run_cli(["serve", "--no-such-flag", "1"])
+    check(rc != 0 and "--no-such-flag" in err, "unknown flag named")
+
+    tmp = tempfile.mkdtemp(prefix="abx-local-life-")
+    try:
+        refusals(tmp)
+        max_sandboxes()
+        lock_and_sigterm(tmp)
+        crash_restart(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    done()
+
+
+def refusals(tmp):
+    base = ["serve", "--listen", "127.0.0.1:0", "--state-dir", tmp + "/r"]
+    if ENVD_BIN:
+        base += ["--envd", ENVD_BIN]
+    rc, out, err = run_cli(base + ["--bwrap", "/nonexistent/bwrap"])
+    check(rc == 1 and "bubblewrap" in err and "/nonexistent/bwrap" in err and "ready" not in out,
+          "missing bwrap: refuses, names it")
+    rc, out, err = run_cli(base + ["--envd", "/nonexistent/abx-envd"])
+    check(rc == 1 and "abx-envd" in err and "ready" not in out, "missing envd: refuses, names it")
+    rc, out, err = run_cli(base + ["--templates", "/nonexistent/templates"])
+    check(rc == 1 and "templates" in err, "missing templates dir: refuses")
+    fake = os.path.join(tmp, "fake-bwrap")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\n"
+                "exit 1\n")
+    os.chmod(fake, 0o755)
+    rc, out, err = run_cli(base + ["--bwrap", fake])
+    check(rc == 1 and "namespaces refused" in err and "Operation not permitted" in err,
+          "namespaces refused: refuses with bwrap's reason")
+    setpriv = shutil.which("setpriv")
+    if setpriv:
+        rc, out, err = run_cli(base, pre=[setpriv, "--reuid=65534", "--regid=65534",
+                                          "--clear-groups", "--"])
+        check(rc == 1 and "root" in err and "ready" not in out, "non-root: refuses, says root")
+    else:
+        print("skip non-root refusal: setpriv not installed")
+
+
+def max_sandboxes():
+    s = Server(extra=["--max-sandboxes", "2"])
+    try:
+        a = s.create("base", timeout=60)["sandboxID"]
+        s.create("base", timeout=60)
+        st, js, _, _ = s.request("POST", "/sandboxes", {"templateID": "base"})
+        check(st == 429 and js.get("code") == 429, "--max-sandboxes 2: the third create -> 429")
+        s.kill(a)
+        st, _, _, _ = s.request("POST", "/sandboxes", {"templateID": "base"})
+        check(st == 201, "after a kill, create works again")
+    finally:
+        s.cleanup()
+    rc, _, err = run_cli(["serve", "--max-sandboxes", "0"])
+    check(rc == 2 and "--max-sandboxes" in err, "--max-sandboxes 0 refused")
+
+
+def lock_and_sigterm(tmp):
+    sd = os.path.join(tmp, "t")
+    s = Server(state_dir=sd)
+    try:
+        rc, out, err = run_cli(["serve", "--listen", "127.0.0.1:0", "--state-dir", sd] +
+                               (["--envd", ENVD_BIN] if ENVD_BIN else []))
+        check(rc == 1 and "in use" in err, "a second server on the same state dir is refused")
+        ids = [s.create("base", timeout=300)["sandboxID"] for _ in range(3)]
+        s.request("POST", "/sandboxes/%s/pause" % ids[0])
+        s.run(ids[1], "nohup sleep 777 >/dev/null 2>&1 &")
+        pids = pids_of(sd)
+        check(len(pids) == 3 and all(not gone(p) for p in pids), "3 sandboxes running")
+        rc = s.stop(signal.SIGTERM)
+        check(rc == 0, "SIGTERM: exit 0")
+        check(all(gone(p) for p in pids), "SIGTERM: every sandbox process is gone (paused too)")
+        check(os.listdir(os.path.join(sd, "sandboxes")) == [], "SIGTERM: no sandbox folder left")
+        check(os.popen("pgrep -f '^sleep 777$'").read().strip() == "", "no sandbox child left")
+    finally:
+        s.stop(signal.SIGKILL)
+
+
+def crash_restart(tmp):
+    sd = os.path.join(tmp, "c")
+    s = Server(state_dir=sd)
+    ids = [s.create("base", timeout=300)["sandboxID"] for _ in range(2)]
+    pids = pids_of(sd)
+    check(len(pids) == 2, "2 sandboxes before the crash")
+    s.stop(signal.SIGKILL)
+    check(s.proc.returncode == -signal.SIGKILL, "serve killed with SIGKILL")
+    # Fake a leftover whose pid is alive but not ours: it must NOT be killed.
+    decoy = subprocess.Popen(["sleep", "60"])
+    os.makedirs(os.path.join(sd, "sandboxes", "decoy0000000000000000"))
+    with open(os.path.join(sd, "sandboxes", "decoy0000000000000000", "pid"), "w") as f:
+        f.write("%d 1\n" % decoy.pid)
+    # A leftover whose pid and start time match: it must be killed.
+    orphan = subprocess.Popen(["sleep", "60"])
+    with open("/proc/%d/stat" % orphan.pid) as f:
+        start = f.read().rsplit(")", 1)[1].split()[19]
+    os.makedirs(os.path.join(sd, "sandboxes", "orphan000000000000000"))
+    with open(os.path.join(sd, "sandboxes", "orphan000000000000000", "pid"), "w") as f:
+        f.write("%d %s\n" % (orphan.pid, start))
+    s2 = Server(state_dir=sd)
+    try:
+        time.sleep(0.2)
+        check(orphan.poll() is not None, "restart: a leftover sandbox process (pid file) is killed")
+        check(all(gone(p) for p in pids), "restart: old sandbox processes are gone")
+        check(os.listdir(os.path.join(sd, "sandboxes")) == [], "restart: old folders removed")
+        check(decoy.poll() is None, "restart: a reused pid (start time differs) is not killed")
+        st, lst, _, _ = s2.request("GET", "/v2/sandboxes")
+        check(st == 200 and lst == [], "restart: no sandbox listed")
+        check(s2.request("GET", "/sandboxes/" + ids[0])[0] == 404, "restart: old id -> 404")
+        n = s2.create("base", timeout=60)
+        check(len(n["sandboxID"]) == 20, "restart: new sandboxes work")
+    finally:
+        s2.stop()
+        decoy.kill()
+        decoy.wait()
+        if orphan.poll() is None:
+            orphan.kill()
+        orphan.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""abx-local: template handling with a private templates dir: home/ copied
+into /home/user, app/ bound at /opt/abx/app, env vars (template, then the
+create request), aliases, the start command, and a failing ready check."""
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from abxlocal import Server, check, done  # noqa: E402
+
+
+def write(path, text, mode=0o644):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+def main():
+    tdir = tempfile.mkdtemp(prefix="abx-local-tmpl-")
+    try:
+        write(tdir + "/base/template.json", json.dumps({"templateID": "base"}))
+        write(tdir + "/full/template.json", json.dumps({
+            "templateID": "full-v1", "aliases": ["full", "full-alias"],
+            "envVars": {"T_ONLY": "t", "BOTH": "from-template"},
+            "start": {"cmd": "echo started > /home/user/started.txt; exec sleep 1000",
+                      "user": "user", "cwd": "/home/user"},
+            "cpuCount": 3, "memoryMB": 768, "diskSizeMB": 2048}))
+        write(tdir + "/full/home/.config/app.conf", "conf\n")
+        write(tdir + "/full/home/run.sh", "#!/bin/sh\necho run\n", 0o755)
+        os.symlink("run.sh", tdir + "/full/home/link")
+        write(tdir + "/full/app/hello.py", "print('hello from app')\n")
+        write(tdir + "/never/template.json", json.dumps({
+            "templateID": "never", "ready": {"port": 9, "path": "/", "timeoutMs": 300}}))
+        write(tdir + "/broken/template.json", "{not json")
+        s = Server(extra=["--templates", tdir])
+        try:
+            run(s)
+        finally:
+            s.cleanup()
+    finally:
+        shutil.rmtree(tdir, ignore_errors=True)
+    done()
+
+
+def run(s):
+    sb = s.create("full", timeout=60, envVars={"BOTH": "from-request", "R_ONLY": "r"})
+    sid = sb["sandboxID"]
+    check(sb["templateID"] == "full-v1" and sb.get("alias") == "full", "alias resolves to the id")
+    _, d, _, _ = s.request("GET", "/sandboxes/" + sid)
+    check((d["cpuCount"], d["memoryMB"], d["diskSizeMB"]) == (3, 768, 2048), "sizes from template")
+    code, out, _ = s.run(sid, "cat ~/.config/app.conf; ./run.sh; readlink link; "
+                              "stat -c '%U %a' run.sh .config")
+    check(out.split() == ["conf", "run", "run.sh", "user", "755", "user", "755"],
+          "home/ copied with modes, owner user, symlinks: %r" % out)
+    code, out, _ = s.run(sid, "python3 /opt/abx/app/hello.py; touch /opt/abx/app/x 2>/dev/null || echo ro")
+    check(out.split() == ["hello", "from", "app", "ro"], "app/ at /opt/abx/app, read-only: %r" % out)
+    code, out, _ = s.run(sid, "echo $T_ONLY $BOTH $R_ONLY")
+    check(out.split() == ["t", "from-request", "r"], "env: template vars, request overrides: %r" % out)
+    code, out, _ = s.run(sid, "sleep 0.5; cat ~/started.txt; pgrep -x sleep >/dev/null && echo running")
+    check(out.split() == ["started", "running"], "start command ran at boot: %r" % out)
+
+    dirs_before = set(os.listdir(os.path.join(s.state_dir, "sandboxes")))
+    st, js, _, _ = s.request("POST", "/sandboxes", {"templateID": "never"})
+    check(st == 500 and "ready" in js.get("message", ""), "failing ready check -> 500 naming it")
+    check(set(os.listdir(os.path.join(s.state_dir, "sandboxes"))) == dirs_before,
+          "failed create leaves no folder")
+    st, lst, _, _ = s.request("GET", "/v2/sandboxes")
+    check([x["sandboxID"] for x in lst] == [sid], "failed create is not listed")
+    st, js, _, _ = s.request("POST", "/sandboxes", {"templateID": "broken"})
+    check(st == 500 and js.get("code") == 500, "broken template.json -> 500")
+    st, js, _, _ = s.request("POST", "/sandboxes", {"templateID": "full-alias"})
+    check(st == 201, "second alias works")
+    if st == 201:
+        s.kill(js["sandboxID"])
+
+
+if __name__ == "__main__":
+    main()
