@@ -1,0 +1,37 @@
+/* The list of binding modules: what every Lua state gets preloaded, and
+ * the process-wide registrations (C fixtures, markers) made once at
+ * start-up. A new binding adds its luaopen_* and its fixtures here. */
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "lua_e2e.h"
+
+extern const char abx_e2e_host_key;
+
+void abx_bindings_init(int selftest)
+{
+    /* The sandbox bindings register base_sandbox & co. here with
+     * abx_fixture_c_register(). */
+    if (selftest)
+        abx_fixture_c_register_selftest();
+}
+
+void abx_bindings_open(lua_State *L, const struct abx_e2e_host *h)
+{
+    static const luaL_Reg modules[] = {
+        {"e2e", luaopen_e2e},
+        /* {"e2e.sandbox", luaopen_e2e_sandbox}, ... (later issues) */
+        {NULL, NULL},
+    };
+    const luaL_Reg *m;
+
+    lua_pushlightuserdata(L, (void *)h);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &abx_e2e_host_key);
+    luaL_openlibs(L);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    for (m = modules; m->name; m++) {
+        lua_pushcfunction(L, m->func);
+        lua_setfield(L, -2, m->name);
+    }
+    lua_pop(L, 1);
+}

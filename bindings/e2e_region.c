@@ -1,0 +1,258 @@
+/* Deadlines and interrupts for Lua code (after Redis' luaMaskCountHook and
+ * lua.c's laction/lstop).
+ *
+ * Every state gets a permanent count hook at creation, so coroutines
+ * created later inherit it. core.region() arms a process-wide deadline
+ * around one call. When the deadline passes (or an interrupt arrives in an
+ * interruptible region) the hook raises a typed error and switches the
+ * thread to a line+count(1) hook: from then on every hook call raises
+ * again, so a test's own pcall cannot swallow the timeout. The state is
+ * restored in C as soon as the region's pcall returns, before any Lua code
+ * of the caller runs. Signal handlers only set a flag. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lua_e2e.h"
+
+#define HOOK_COUNT 1000
+
+enum { FIRED_NONE, FIRED_TIMEOUT, FIRED_INTERRUPT };
+
+struct region {
+    int armed;          /* a deadline is set */
+    double deadline;    /* abx_clock() value */
+    double budget;
+    int interruptible;  /* a pending interrupt raises here */
+    int fired;
+};
+
+static struct region g_region;
+static volatile sig_atomic_t g_interrupt;
+
+double abx_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void abx_region_interrupt(void) { g_interrupt = 1; }
+int abx_region_interrupted(void) { return g_interrupt != 0; }
+void abx_region_reset_interrupt(void) { g_interrupt = 0; }
+
+static void push_error(lua_State *L, const char *kind, const char *msg)
+{
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, kind);
+    lua_setfield(L, -2, "kind");
+    lua_pushstring(L, msg);
+    lua_setfield(L, -2, "message");
+    if (luaL_getmetatable(L, ABX_ERROR_MT) == LUA_TTABLE)
+        lua_setmetatable(L, -2);
+    else
+        lua_pop(L, 1);
+}
+
+static void hook(lua_State *L, lua_Debug *ar)
+{
+    char msg[160];
+    int fired = g_region.fired;
+
+    (void)ar;
+    if (fired == FIRED_NONE) {
+        if (g_region.interruptible && g_interrupt)
+            fired = FIRED_INTERRUPT;
+        else if (g_region.armed && abx_clock() >= g_region.deadline)
+            fired = FIRED_TIMEOUT;
+        else
+            return;
+        g_region.fired = fired;
+    }
+    /* Keep raising at every line and instruction until the region ends. */
+    lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+    if (fired == FIRED_INTERRUPT) {
+        push_error(L, "interrupt", "Interrupted: run stopped by a signal");
+    } else {
+        snprintf(msg, sizeof msg, "%s %g s",
+                 g_region.interruptible ? "Timeout: test exceeded"
+                                        : "Timeout: teardown step exceeded",
+                 g_region.budget);
+        push_error(L, "timeout", msg);
+    }
+    lua_error(L);
+}
+
+void abx_region_install(lua_State *L)
+{
+    lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_COUNT);
+}
+
+/* Message handler: keeps typed errors (adding a traceback), wraps anything
+ * else as {kind="error"}. Runs in C so that a fired hook cannot interfere. */
+static int msgh(lua_State *L)
+{
+    const char *msg;
+
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        lua_pushliteral(L, "kind");
+        if (lua_rawget(L, 1) == LUA_TSTRING) {
+            lua_pop(L, 1);
+            lua_pushliteral(L, "traceback");
+            if (lua_rawget(L, 1) == LUA_TNIL) {
+                lua_pop(L, 1);
+                lua_pushliteral(L, "traceback");
+                lua_pushliteral(L, "message");
+                lua_rawget(L, 1);
+                luaL_traceback(L, L, lua_tostring(L, -1), 1);
+                lua_remove(L, -2);
+                lua_rawset(L, 1);
+            } else {
+                lua_pop(L, 1);
+            }
+            lua_settop(L, 1);
+            return 1;
+        }
+        lua_pop(L, 1);
+    }
+    if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)
+        msg = lua_tostring(L, 1);
+    else if (luaL_callmeta(L, 1, "__tostring") &&
+             lua_type(L, -1) == LUA_TSTRING)
+        msg = lua_tostring(L, -1);
+    else
+        msg = lua_pushfstring(L, "(error object is a %s value)",
+                              luaL_typename(L, 1));
+    push_error(L, "error", msg);
+    luaL_traceback(L, L, msg, 1);
+    lua_setfield(L, -2, "traceback");
+    return 1;
+}
+
+/* Ensures the error value at the top is a typed table (memory errors and
+ * errors in the handler bypass msgh). */
+static void normalise_error(lua_State *L, int status)
+{
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_pushliteral(L, "kind");
+        if (lua_rawget(L, -2) == LUA_TSTRING) {
+            lua_pop(L, 1);
+            return;
+        }
+        lua_pop(L, 1);
+    }
+    {
+        const char *m = lua_tostring(L, -1);
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s",
+                 m ? m : (status == LUA_ERRMEM ? "not enough memory"
+                                               : "error in error handling"));
+        lua_pop(L, 1);
+        push_error(L, "error", buf);
+    }
+}
+
+/* Runs the function at stack index fidx with the args above it. */
+static int region_pcall(lua_State *L, int fidx, double budget, int intr)
+{
+    struct region saved = g_region;
+    int nargs = lua_gettop(L) - fidx, status;
+
+    /* No budget of its own: the enclosing deadline (if any) still holds. */
+    if (budget > 0 && isfinite(budget)) {
+        double dl = abx_clock() + budget;
+        g_region.armed = 1;
+        g_region.budget = budget;
+        g_region.deadline = dl;
+    }
+    g_region.interruptible = intr;
+    g_region.fired = FIRED_NONE;
+    lua_pushcfunction(L, msgh);
+    lua_insert(L, fidx);
+    status = lua_pcall(L, nargs, LUA_MULTRET, fidx);
+    lua_remove(L, fidx);
+    g_region = saved;
+    abx_region_install(L);  /* back to the cheap hook on this thread */
+    if (status != LUA_OK)
+        normalise_error(L, status);
+    return status;
+}
+
+int abx_region_call(lua_State *L, int nargs, double budget,
+                    int interruptible)
+{
+    return region_pcall(L, lua_gettop(L) - nargs, budget, interruptible);
+}
+
+int abx_region_l(lua_State *L)
+{
+    double budget = luaL_optnumber(L, 1, 0);
+    int intr = lua_toboolean(L, 2), status;
+
+    luaL_checktype(L, 3, LUA_TFUNCTION);
+    status = region_pcall(L, 3, budget, intr);
+    /* stack: budget intr results... | budget intr err */
+    lua_pushboolean(L, status == LUA_OK);
+    lua_insert(L, 3);
+    return lua_gettop(L) - 2;
+}
+
+int abx_region_sleep_l(lua_State *L)
+{
+    double s = luaL_checknumber(L, 1), end;
+
+    if (!(s > 0))
+        return 0;
+    end = abx_clock() + s;
+    if (g_region.armed && g_region.deadline < end)
+        end = g_region.deadline;
+    for (;;) {
+        double left = end - abx_clock();
+        struct timespec ts;
+
+        if (left <= 0 || (g_region.interruptible && g_interrupt))
+            break;
+        if (left > 0.05)
+            left = 0.05;
+        ts.tv_sec = 0;
+        ts.tv_nsec = (long)(left * 1e9);
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+            if (g_interrupt)
+                break;
+        }
+    }
+    hook(L, NULL);  /* raises now if the deadline passed or a stop came */
+    return 0;
+}
+
+const char *abx_error_kind(lua_State *L, int idx)
+{
+    const char *s = NULL;
+
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        lua_getfield(L, idx, "kind");
+        s = lua_tostring(L, -1);
+        lua_pop(L, 1);  /* the string stays anchored in the table */
+    }
+    return s ? s : "error";
+}
+
+const char *abx_error_message(lua_State *L, int idx)
+{
+    const char *s = NULL;
+
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        lua_getfield(L, idx, "message");
+        s = lua_tostring(L, -1);
+        lua_pop(L, 1);
+    } else {
+        s = lua_tostring(L, idx);
+    }
+    return s ? s : "(no message)";
+}

@@ -1,0 +1,172 @@
+/* The core `e2e` module: C mechanism (table `core`) handed to the embedded
+ * Lua chunks expect.lua (errors, assertions) and prelude.lua (the DSL and
+ * the runner), which build the module on top of it. */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "lua_e2e.h"
+#include "out.h"
+
+extern const unsigned char abx_expect_lua[], abx_prelude_lua[];
+extern const size_t abx_expect_lua_len, abx_prelude_lua_len;
+
+/* Registry key of the host description (set by abx_bindings_open). */
+const char abx_e2e_host_key = 'h';
+
+static const struct abx_e2e_host *host_of(lua_State *L)
+{
+    const struct abx_e2e_host *h;
+
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &abx_e2e_host_key);
+    h = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (!h)
+        luaL_error(L, "e2e: no host registered for this Lua state");
+    return h;
+}
+
+static int core_clock(lua_State *L)
+{
+    lua_pushnumber(L, abx_clock());
+    return 1;
+}
+
+static int core_emit(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    const struct abx_e2e_host *h = host_of(L);
+
+    if (h->emit)
+        h->emit(h->ud, s, len);
+    return 0;
+}
+
+static int core_set_error_mt(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushvalue(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, ABX_ERROR_MT);
+    return 0;
+}
+
+static int core_session_fixture(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    const struct abx_e2e_host *h = host_of(L);
+
+    if (!h->session_fixture)
+        return luaL_error(L, "session fixture '%s' is not available here",
+                          name);
+    lua_settop(L, 1);
+    h->session_fixture(h->ud, L, name);
+    return 1;
+}
+
+void abx_e2e_add_secret(lua_State *L, const char *s, size_t len)
+{
+    const struct abx_e2e_host *h = host_of(L);
+
+    if (abx_mask_add(abx_out_masker(), s, len) == 0 && h->secret)
+        h->secret(h->ud, s, len);
+}
+
+/* e2e.secret(value): masks value everywhere from now on; returns it. */
+static int core_secret(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+
+    if (len < ABX_MASK_MIN_LEN)
+        return luaL_argerror(L, 1, "secret too short to be masked safely");
+    if (len > ABX_MASK_MAX_LEN)
+        return luaL_argerror(L, 1, "secret too long");
+    abx_e2e_add_secret(L, s, len);
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* Self-test only: a real crash, so the worker-crash path is tested. */
+static int core_crash(lua_State *L)
+{
+    (void)L;
+    abx_out_flush();
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+    return 0;
+}
+
+static void set_config(lua_State *L, const struct abx_e2e_host *h)
+{
+    lua_createtable(L, 0, 6);
+    lua_pushnumber(L, h->timeout);
+    lua_setfield(L, -2, "timeout");
+    lua_pushnumber(L, h->teardown_budget);
+    lua_setfield(L, -2, "teardown_budget");
+    lua_pushboolean(L, h->capture);
+    lua_setfield(L, -2, "capture");
+    lua_pushboolean(L, h->has_credentials);
+    lua_setfield(L, -2, "has_credentials");
+    lua_pushstring(L, h->missing_credentials ? h->missing_credentials : "");
+    lua_setfield(L, -2, "missing_credentials");
+    lua_pushstring(L, h->run_id ? h->run_id : "");
+    lua_setfield(L, -2, "run_id");
+    if (h->worker >= 0)
+        lua_pushfstring(L, "gw%d", h->worker);
+    else
+        lua_pushliteral(L, "master");
+    lua_setfield(L, -2, "worker_id");
+    lua_setfield(L, -2, "config");
+}
+
+int luaopen_e2e(lua_State *L)
+{
+    static const luaL_Reg core[] = {
+        {"clock", core_clock},
+        {"emit", core_emit},
+        {"set_error_mt", core_set_error_mt},
+        {"region", abx_region_l},
+        {"sleep", abx_region_sleep_l},
+        {"session_fixture", core_session_fixture},
+        {"cfixture_info", abx_fixture_c_info_l},
+        {"cfixture_setup", abx_fixture_c_setup_l},
+        {"cfixture_teardown", abx_fixture_c_teardown_l},
+        {"secret", core_secret},
+        {"crash", NULL},
+        {NULL, NULL},
+    };
+    const struct abx_e2e_host *h = host_of(L);
+
+    luaL_newlib(L, core);  /* stack: core */
+    set_config(L, h);
+    lua_pushboolean(L, h->is_session);
+    lua_setfield(L, -2, "is_session");
+    lua_pushboolean(L, h->selftest);
+    lua_setfield(L, -2, "selftest");
+    if (h->selftest) {
+        lua_pushcfunction(L, core_crash);
+        lua_setfield(L, -2, "crash");
+    }
+    if (luaL_loadbuffer(L, (const char *)abx_expect_lua, abx_expect_lua_len,
+                        "=[e2e.expect]") != LUA_OK)
+        return lua_error(L);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 2);  /* stack: core M internal */
+    if (luaL_loadbuffer(L, (const char *)abx_prelude_lua, abx_prelude_lua_len,
+                        "=[e2e]") != LUA_OK)
+        return lua_error(L);
+    lua_insert(L, -4);  /* stack: prelude core M internal */
+    lua_call(L, 3, 1);  /* stack: M */
+    lua_getfield(L, -1, "secret");
+    if (lua_isnil(L, -1)) {
+        lua_pushcfunction(L, core_secret);
+        lua_setfield(L, -3, "secret");
+    }
+    lua_pop(L, 1);
+    return 1;
+}

@@ -1,0 +1,122 @@
+/* The core `e2e` Lua module and the seams the host and later bindings use.
+ *
+ * - The host describes itself with struct abx_e2e_host (config, output
+ *   sink, session-fixture provider) and calls abx_bindings_open() on every
+ *   new lua_State; `require "e2e"` then yields the DSL (prelude.lua).
+ * - Deadlines and interrupts: abx_region_* (e2e_region.c). Every state gets
+ *   a permanent count hook; core.region() arms a deadline around a call.
+ * - C fixtures: abx_fixture_c_register() (e2e_cfixture.c). A later binding
+ *   (the sandbox module) registers base_sandbox etc. here; tests request
+ *   them by parameter name exactly like Lua fixtures. */
+#ifndef ABX_LUA_E2E_H
+#define ABX_LUA_E2E_H
+
+#include <stddef.h>
+
+#include <lua.h>
+
+/* ---- host description ------------------------------------------------ */
+struct abx_e2e_host {
+    void *ud;
+    /* Output that is not captured (-s, exec mode, stray writes). */
+    void (*emit)(void *ud, const char *s, size_t len);
+    /* Pushes the value of session fixture `name` onto L (copied from the
+     * worker's session state) or raises. NULL: session fixtures run in L. */
+    void (*session_fixture)(void *ud, lua_State *L, const char *name);
+    /* A secret learned at run time (e2e.secret); already in the masker. */
+    void (*secret)(void *ud, const char *s, size_t len);
+    double timeout;          /* default per-test budget, s (0 = none) */
+    double teardown_budget;  /* per finalizer, s */
+    int capture;             /* capture print/io.write per test */
+    int has_credentials;
+    const char *missing_credentials;  /* e.g. "ABX_SANDBOX_API_KEY" */
+    int is_session;          /* this state is a worker's session state */
+    const char *run_id;      /* e2e.run_id: tags everything of this run */
+    int worker;              /* e2e.worker_id = "gw<N>"; -1 outside workers */
+    int selftest;            /* ABX_E2E_SELFTEST=1: test-only hooks */
+};
+
+/* Process-wide registrations of every binding (C fixtures); call once at
+ * start-up, before any state is opened or any worker forked. */
+void abx_bindings_init(int selftest);
+
+/* Opens the standard libraries and preloads every binding module
+ * (`e2e` today; the sandbox modules later). h must outlive L. Raises on
+ * failure: call it inside lua_pcall. */
+void abx_bindings_open(lua_State *L, const struct abx_e2e_host *h);
+
+/* luaopen_e2e: returns the DSL module table (needs the host registered by
+ * abx_bindings_open). */
+int luaopen_e2e(lua_State *L);
+
+/* Registers a secret with the process masker and tells the host. */
+void abx_e2e_add_secret(lua_State *L, const char *s, size_t len);
+
+/* ---- deadlines and interrupts (e2e_region.c) -------------------------- */
+#define ABX_ERROR_MT "e2e.Error"  /* registry name of the error metatable */
+
+double abx_clock(void);              /* monotonic seconds */
+void abx_region_install(lua_State *L);  /* permanent count hook */
+void abx_region_interrupt(void);     /* async-signal-safe: request stop */
+int abx_region_interrupted(void);
+void abx_region_reset_interrupt(void);
+/* Lua: core.region(budget_or_nil, interruptible, fn, ...) ->
+ *   true, ... | false, errtable{kind, message, traceback} */
+int abx_region_l(lua_State *L);
+/* Lua: core.sleep(seconds); returns early on an interrupt or deadline. */
+int abx_region_sleep_l(lua_State *L);
+/* C helper: protected call of the function below its nargs arguments at
+ * the top of L, inside a region (budget <= 0: keep the enclosing deadline).
+ * Results (LUA_MULTRET) replace them; on error an error table is left and
+ * the status returned. */
+int abx_region_call(lua_State *L, int nargs, double budget,
+                    int interruptible);
+/* Error-table helpers for C: the kind and message of the value at idx
+ * (never NULL; valid while the value stays on the stack). */
+const char *abx_error_kind(lua_State *L, int idx);
+const char *abx_error_message(lua_State *L, int idx);
+
+/* ---- C fixtures (e2e_cfixture.c) -------------------------------------- */
+enum abx_scope { ABX_SCOPE_TEST = 1, ABX_SCOPE_FILE = 2, ABX_SCOPE_SESSION = 3 };
+
+struct abx_fixture_c {
+    const char *name;     /* parameter name tests use */
+    enum abx_scope scope;
+    int needs_platform;   /* skipped without credentials */
+    void *ud;
+    /* Creates the resource. 0 and *inst, or -1 with a message in err.
+     * Runs inside the requesting test's deadline region. */
+    int (*setup)(void *ud, void **inst, char *err, size_t errlen);
+    /* Pushes exactly one Lua value for inst onto L; may raise (the
+     * instance is then torn down). Called once per requesting state (a
+     * session instance is shared by every file state of the worker). */
+    void (*push)(lua_State *L, void *inst);
+    /* Releases the resource. 0, or -1 with err (reported as an ERROR at
+     * teardown). Called exactly once per successful setup. */
+    int (*teardown)(void *ud, void *inst, char *err, size_t errlen);
+};
+
+/* def is copied (its strings must be static). 0, or -1 if the table is
+ * full or the name is taken. */
+int abx_fixture_c_register(const struct abx_fixture_c *def);
+/* Tears down session instances (reverse setup order); appends each error
+ * message to errs (one per line). Returns the number of errors. */
+struct abx_buf;
+int abx_fixture_c_finish_session(struct abx_buf *errs);
+/* Tears down test/file instances a closed state left behind. */
+int abx_fixture_c_release_leftovers(struct abx_buf *errs);
+/* Lua entry points used by the prelude. */
+int abx_fixture_c_info_l(lua_State *L);
+int abx_fixture_c_setup_l(lua_State *L);
+int abx_fixture_c_teardown_l(lua_State *L);
+/* Test-only fixture `c_session_probe` (ABX_E2E_SELFTEST=1). */
+void abx_fixture_c_register_selftest(void);
+
+/* ---- copying plain values between states (e2e_copy.c) ----------------- */
+/* Pushes onto `to` a deep copy of from[idx] (nil, boolean, number,
+ * string, tables of those). 0, or -1 with err naming the offending type;
+ * nothing pushed on failure. */
+int abx_lua_copy(lua_State *from, int idx, lua_State *to, char *err,
+                 size_t errlen);
+
+#endif

@@ -1,0 +1,483 @@
+-- The e2e test DSL: registration (test, describe, fixture), the runner that
+-- executes one collected test with its fixtures (assertions: expect.lua).
+-- Mechanism (deadlines, interrupts, output, C fixtures, session state) is in
+-- C and reaches us as the table `core`; this file is policy and sugar.
+--
+--   local e2e = require "e2e"
+--   local test, expect = e2e.test, e2e.expect
+--   test(name, [opts], fn)   opts: marks = {...}, skip = "why", timeout = S,
+--                            known_issue = "KI-0NN: why" (strict xfail),
+--                            platform = true (skipped without credentials)
+--   e2e.describe(name, fn)   groups: node id file::group::name
+--   e2e.fixture(name, [{scope = "test"|"file"|"session",
+--               needs_platform = true}], fn)
+--   e2e.defer(fn)  e2e.skip(why)  e2e.fail(msg)  e2e.sleep(s)  e2e.secret(v)
+--   e2e.eventually(fn, {timeout = 10, interval = 0.5})
+--   e2e.register_marker(name, description)   e2e.run_id   e2e.worker_id
+--
+-- Fixture protocol: a fixture function receives its own dependencies by
+-- parameter name and returns `value[, teardown_fn]`. `e2e.defer(fn)` adds a
+-- finalizer to the scope being set up (or to the running test) as soon as a
+-- resource exists, so it is released even if the fixture fails later.
+-- Finalizers run LIFO, each in its own protected call with its own budget.
+-- Wider scopes are set up first. Fixtures shared by a suite live in
+-- conftest.lua next to the test files (loaded into every file's state).
+-- Session fixtures belong there: each worker runs them once in its own
+-- session state and copies their (plain data) value into each file state;
+-- fixtures implemented in C (core.cfixture_*) are found by name as well.
+local core, M, I = ...
+
+local type, pairs, ipairs, tostring, select = type, pairs, ipairs, tostring, select
+local error, pcall, setmetatable = error, pcall, setmetatable
+local sfmt, sfind, ssub = string.format, string.find, string.sub
+local tinsert, tremove, tconcat, tsort = table.insert, table.remove, table.concat, table.sort
+local getinfo, getlocal = debug.getinfo, debug.getlocal
+local mkerr, user_where, repr, qstr, sorted_keys = I.mkerr, I.user_where, I.repr, I.qstr, I.sorted_keys
+
+-- Identity of the run and of this worker (as pytest-xdist's worker_id):
+-- resources created by tests carry them so that parallel runs never touch
+-- each other's.
+M.run_id = core.config.run_id
+M.worker_id = core.config.worker_id
+
+---------------------------------------------------------------------------
+-- Markers
+---------------------------------------------------------------------------
+local markers = {
+  e2e = "every test of the suite (added automatically)",
+  e2e_slow = "slow tests (minutes)",
+  known_issue = "strict expected failure pinned to a KI-0NN product defect",
+}
+
+function M.register_marker(name, description)
+  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
+    error("register_marker: invalid marker name " .. repr(name), 2)
+  end
+  markers[name] = description or ""
+end
+
+function M.markers()
+  local out = {}
+  for _, k in ipairs(sorted_keys(markers)) do out[#out + 1] = { name = k, description = markers[k] } end
+  return out
+end
+
+---------------------------------------------------------------------------
+-- Registration: tests, groups, fixtures
+---------------------------------------------------------------------------
+local tests, by_id = {}, {}
+local groups = {}
+local fixtures = {}
+local file_id = "?"      -- node-id prefix of the file being collected
+local usage_errors = {}
+local running = false
+local loading_conftest = false
+
+local function params_of(fn)
+  local names, i = {}, 1
+  while true do
+    local name = getlocal(fn, i)
+    if not name then break end
+    names[#names + 1] = name
+    i = i + 1
+  end
+  return names
+end
+
+local function caller_line(level)
+  local info = getinfo(level + 1, "Sl")
+  return info and info.currentline or 0
+end
+
+function M.test(name, opts, fn)
+  if running then error("test() cannot be called while tests are running", 2) end
+  if fn == nil and type(opts) == "function" then opts, fn = {}, opts end
+  if type(name) ~= "string" or name == "" then error("test: name must be a non-empty string", 2) end
+  if type(opts) ~= "table" then error("test: opts must be a table", 2) end
+  if type(fn) ~= "function" then error("test: missing test function for " .. qstr(name), 2) end
+  local parts = {}
+  for _, g in ipairs(groups) do parts[#parts + 1] = g end
+  parts[#parts + 1] = name
+  local nodeid = file_id .. "::" .. tconcat(parts, "::")
+  if by_id[nodeid] then error("test: duplicate test name " .. qstr(nodeid), 2) end
+  local t = { name = name, groups = { table.unpack(groups) }, fn = fn, params = params_of(fn),
+    nodeid = nodeid, line = caller_line(2), marks = { "e2e" }, markset = { e2e = true } }
+  for k in pairs(opts) do
+    if k ~= "marks" and k ~= "skip" and k ~= "timeout" and k ~= "known_issue" and k ~= "platform" then
+      error("test: unknown option " .. qstr(tostring(k)) .. " for " .. qstr(name), 2)
+    end
+  end
+  local function mark(m)
+    if type(m) ~= "string" then error("test: marks must be strings", 3) end
+    if not markers[m] then
+      usage_errors[#usage_errors + 1] = sfmt("%s: unknown marker '%s' (registered: %s)",
+        nodeid, m, tconcat(sorted_keys(markers), ", "))
+    end
+    if not t.markset[m] then t.markset[m] = true; t.marks[#t.marks + 1] = m end
+  end
+  if opts.marks ~= nil then
+    if type(opts.marks) ~= "table" then error("test: marks must be a list of strings", 2) end
+    for _, m in ipairs(opts.marks) do mark(m) end
+  end
+  if opts.skip ~= nil then
+    if type(opts.skip) ~= "string" then error("test: skip must be a reason string", 2) end
+    t.skip = opts.skip
+  end
+  if opts.timeout ~= nil then
+    if type(opts.timeout) ~= "number" or opts.timeout <= 0 then error("test: timeout must be a positive number", 2) end
+    t.timeout = opts.timeout
+  end
+  if opts.known_issue ~= nil then
+    if type(opts.known_issue) ~= "string" or not opts.known_issue:match("^KI%-0%d%d") then
+      error("test: known_issue must be a reason starting with a KI-0NN id, got " .. repr(opts.known_issue), 2)
+    end
+    t.known_issue = opts.known_issue
+    mark("known_issue")
+  end
+  if t.markset.known_issue and not t.known_issue then
+    error("test: the known_issue marker needs opts.known_issue = \"KI-0NN: reason\"", 2)
+  end
+  t.platform = opts.platform == true
+  tests[#tests + 1] = t
+  by_id[nodeid] = t
+end
+
+function M.describe(name, fn)
+  if type(name) ~= "string" or name == "" then error("describe: name must be a non-empty string", 2) end
+  if type(fn) ~= "function" then error("describe: missing function for " .. qstr(name), 2) end
+  groups[#groups + 1] = name
+  local ok, err = pcall(fn)
+  groups[#groups] = nil
+  if not ok then error(err, 0) end
+end
+
+local SCOPES = { test = 1, file = 2, session = 3 }
+
+function M.fixture(name, opts, fn)
+  if fn == nil and type(opts) == "function" then opts, fn = {}, opts end
+  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
+    error("fixture: name must be an identifier, got " .. repr(name), 2)
+  end
+  if type(opts) ~= "table" or type(fn) ~= "function" then error("fixture: usage is fixture(name, [opts], fn)", 2) end
+  local scope = opts.scope or "test"
+  if not SCOPES[scope] then error("fixture: scope must be test, file or session, got " .. repr(scope), 2) end
+  if scope == "session" and not loading_conftest and not core.is_session then
+    error("fixture " .. qstr(name) .. ": session fixtures belong in conftest.lua (one session per worker)", 2)
+  end
+  fixtures[name] = { name = name, scope = scope, fn = fn, params = params_of(fn),
+    needs_platform = opts.needs_platform == true, where = user_where(2) }
+end
+
+---------------------------------------------------------------------------
+-- Fixture resolution and finalizer stacks
+---------------------------------------------------------------------------
+local stacks = { test = {}, file = {}, session = {} }
+local values = { file = {}, session = {} }   -- cached wider-scope values
+local current_stack = nil                    -- where e2e.defer adds
+
+function M.defer(fn)
+  if type(fn) ~= "function" then error("defer: expected a function", 2) end
+  if not current_stack then error("defer: only valid inside a test or fixture", 2) end
+  tinsert(current_stack, { fn = fn, what = user_where(2) or "?" })
+end
+
+local function fixture_def(name)
+  local def = fixtures[name]
+  if def then return def end
+  local info = core.cfixture_info(name)
+  if info then
+    return { name = name, scope = info.scope, needs_platform = info.needs_platform, c = true, params = {} }
+  end
+  return nil
+end
+
+local resolve
+
+local function setup_fixture(def, chain)
+  local stack = stacks[def.scope]
+  local saved = current_stack
+  current_stack = stack
+  local args = {}
+  for i, p in ipairs(def.params) do args[i] = resolve(p, chain, def) end
+  local value
+  if def.c then
+    local handle
+    value, handle = core.cfixture_setup(def.name)
+    if handle then tinsert(stack, { fn = function() core.cfixture_teardown(handle) end, what = "fixture " .. def.name }) end
+  else
+    local v, td = def.fn(table.unpack(args, 1, #def.params))
+    if td ~= nil then
+      if type(td) ~= "function" then
+        error(sfmt("fixture '%s' returned a non-function teardown (%s)", def.name, type(td)), 0)
+      end
+      tinsert(stack, { fn = td, what = "fixture " .. def.name })
+    end
+    value = v
+  end
+  current_stack = saved
+  return value
+end
+
+resolve = function(name, chain, requester)
+  local def = fixture_def(name)
+  if not def then
+    local known = sorted_keys(fixtures)
+    error(mkerr("error", sfmt("fixture '%s' not found%s (available: %s)", name,
+      requester and (" (requested by fixture '" .. requester.name .. "')") or "",
+      #known > 0 and tconcat(known, ", ") or "none")), 0)
+  end
+  if requester and SCOPES[def.scope] < SCOPES[requester.scope] then
+    error(mkerr("error", sfmt("scope mismatch: %s fixture '%s' requests %s fixture '%s'",
+      requester.scope, requester.name, def.scope, name)), 0)
+  end
+  if chain[name] then error(mkerr("error", "fixture dependency cycle through '" .. name .. "'"), 0) end
+  if def.scope ~= "test" then
+    local cache = values[def.scope]
+    if cache[name] ~= nil then return cache[name].v end
+  end
+  chain[name] = true
+  local v
+  if def.scope == "session" and not core.is_session and not def.c then
+    v = core.session_fixture(name)
+  else
+    v = setup_fixture(def, chain)
+  end
+  chain[name] = nil
+  if def.scope ~= "test" then values[def.scope][name] = { v = v } end
+  return v
+end
+
+-- Does the test (through its fixture closure) need the platform?
+local function needs_platform(t)
+  if t.platform then return true end
+  local seen = {}
+  local function walk(name)
+    if seen[name] then return false end
+    seen[name] = true
+    local def = fixture_def(name)
+    if not def then return false end
+    if def.needs_platform then return true end
+    for _, p in ipairs(def.params or {}) do if walk(p) then return true end end
+    return false
+  end
+  for _, p in ipairs(t.params) do if walk(p) then return true end end
+  return false
+end
+
+local function run_stack(stack, budget, errors)
+  while #stack > 0 do
+    local fin = tremove(stack)
+    local saved = current_stack
+    current_stack = stack   -- a finalizer may defer more work
+    local ok, err = core.region(budget, false, fin.fn)
+    current_stack = saved
+    if not ok then errors[#errors + 1] = { message = err.message, traceback = err.traceback, kind = err.kind } end
+  end
+end
+
+local function teardown_budget(t)
+  local tmo = (t and t.timeout) or core.config.timeout
+  if tmo and tmo > 0 and tmo < core.config.teardown_budget then return tmo end
+  return core.config.teardown_budget
+end
+
+---------------------------------------------------------------------------
+-- Output capture
+---------------------------------------------------------------------------
+local captured, captured_len = {}, 0
+local CAPTURE_MAX = 1024 * 1024
+local function out(s)
+  if not core.config.capture then core.emit(s); return end
+  if captured_len >= CAPTURE_MAX then return end
+  if captured_len + #s > CAPTURE_MAX then
+    s = ssub(s, 1, CAPTURE_MAX - captured_len) .. "\n[captured output truncated at 1 MiB]\n"
+  end
+  captured[#captured + 1] = s
+  captured_len = captured_len + #s
+end
+local function take_captured()
+  local s = tconcat(captured)
+  captured, captured_len = {}, 0
+  return s
+end
+
+local function to_text(...)
+  local n, parts = select("#", ...), {}
+  for i = 1, n do parts[i] = tostring((select(i, ...))) end
+  return parts
+end
+
+local stream = {}
+stream.__index = stream
+function stream:write(...)
+  for _, s in ipairs(to_text(...)) do out(s) end
+  return self
+end
+function stream:flush() return self end
+function stream:setvbuf() return true end
+function stream:close() return nil, "cannot close standard file" end
+function stream:lines() error("cannot read from a captured output stream", 2) end
+function stream:read() return nil, "captured output stream is write-only" end
+stream.__name = "e2e.CapturedStream"
+stream.__tostring = function() return "file (captured)" end
+
+function M._install_capture(G)
+  G.print = function(...) out(tconcat(to_text(...), "\t") .. "\n") end
+  local so, se = setmetatable({}, stream), setmetatable({}, stream)
+  G.io.stdout, G.io.stderr = so, se
+  G.io.write = function(...) return so:write(...) end
+end
+
+---------------------------------------------------------------------------
+-- The runner side (called by the host)
+---------------------------------------------------------------------------
+function M._begin_file(id) file_id = id end
+function M._conftest(on) loading_conftest = on end
+
+function M._collected()
+  local list = {}
+  for i, t in ipairs(tests) do
+    list[i] = { nodeid = t.nodeid, name = t.name, groups = t.groups, marks = t.marks, line = t.line,
+      skip = t.skip, known_issue = t.known_issue, timeout = t.timeout, platform = needs_platform(t) }
+  end
+  return list
+end
+
+function M._usage_errors() return usage_errors end
+
+-- Tracebacks without the runner's own frames.
+local function clean_tb(tb)
+  if type(tb) ~= "string" then return nil end
+  local out = {}
+  for line in (tb .. "\n"):gmatch("(.-)\n") do
+    if not (sfind(line, "[e2e", 1, true) or sfind(line, "in field 'region'", 1, true)
+        or sfind(line, "[C]: in function 'error'", 1, true)) then
+      out[#out + 1] = line
+    end
+  end
+  if out[#out] == "stack traceback:" then out[#out] = nil end
+  return tconcat(out, "\n")
+end
+
+local function errtext(e)
+  return e.message, clean_tb(e.traceback) or e.message
+end
+
+-- Runs tests[i]; returns the main result and, when finalizers failed, a
+-- separate teardown record (pytest's "ERROR at teardown of").
+function M._run(i)
+  local t = tests[i]
+  if not t then error("no collected test #" .. tostring(i)) end
+  running = true
+  local r = { nodeid = t.nodeid, setup = 0, call = 0, teardown = 0 }
+  if t.skip then
+    r.outcome, r.message, r.reason, r.when = "skipped", t.skip, t.skip, "setup"
+    r.output = take_captured()
+    return r
+  end
+  if not core.config.has_credentials and needs_platform(t) then
+    r.outcome, r.when = "skipped", "setup"
+    r.message = "E2E skipped: missing credentials [" .. core.config.missing_credentials .. "]"
+    r.reason = r.message
+    r.output = take_captured()
+    return r
+  end
+  local phase, t0 = "setup", core.clock()
+  local tphase = t0
+  local stack = stacks.test
+  local function body()
+    current_stack = stack
+    -- Wider scopes first (pytest), then parameter order.
+    local order = {}
+    for k, p in ipairs(t.params) do
+      local def = fixture_def(p)
+      order[k] = { k = k, p = p, s = def and SCOPES[def.scope] or 0 }
+    end
+    tsort(order, function(x, y) if x.s ~= y.s then return x.s > y.s end return x.k < y.k end)
+    local args = {}
+    for _, o in ipairs(order) do args[o.k] = resolve(o.p, {}, nil) end
+    local now = core.clock()
+    r.setup, phase, tphase = now - t0, "call", now
+    t.fn(table.unpack(args, 1, #t.params))
+  end
+  local ok, err = core.region(t.timeout or core.config.timeout, true, body)
+  current_stack = nil
+  local t1 = core.clock()
+  if phase == "setup" then r.setup = t1 - t0 else r.call = t1 - tphase end
+  r.when = phase
+  if ok then
+    if t.known_issue then
+      r.outcome, r.message = "failed", "[XPASS(strict)] " .. t.known_issue
+      r.xpass_strict, r.reason = true, t.known_issue
+    else
+      r.outcome = "passed"
+    end
+  else
+    r.message, r.longrepr = errtext(err)
+    if err.kind == "interrupt" then
+      r.outcome = "interrupted"
+    elseif err.kind == "skip" then
+      r.outcome, r.reason, r.skip_loc = "skipped", err.message, err.where
+      r.longrepr = nil
+    elseif phase == "call" and t.known_issue then
+      r.outcome, r.reason = "xfailed", t.known_issue
+    elseif phase == "setup" then
+      r.outcome = "error"
+    elseif err.kind == "failed" or err.kind == "timeout" then
+      r.outcome = "failed"
+    else
+      r.outcome = "error"
+    end
+  end
+  -- Test-scope finalizers always run, each with its own budget.
+  local terrs, t2 = {}, core.clock()
+  run_stack(stack, teardown_budget(t), terrs)
+  r.teardown = core.clock() - t2
+  running = false
+  r.output = take_captured()
+  if #terrs > 0 then
+    local msgs, tbs = {}, {}
+    for _, e in ipairs(terrs) do
+      msgs[#msgs + 1] = e.message
+      tbs[#tbs + 1] = clean_tb(e.traceback) or e.message
+    end
+    r.teardown_message, r.teardown_longrepr = tconcat(msgs, "\n"), tconcat(tbs, "\n")
+  end
+  return r
+end
+
+-- Tears down a wider scope; returns a list of error messages.
+local function finish_scope(scope)
+  local errs = {}
+  run_stack(stacks[scope], core.config.teardown_budget, errs)
+  values[scope] = {}
+  local msgs = {}
+  for _, e in ipairs(errs) do msgs[#msgs + 1] = e.message end
+  return msgs, take_captured()
+end
+function M._finish_file() return finish_scope("file") end
+function M._finish_session() return finish_scope("session") end
+
+-- Session state side: resolve (once) and return a session fixture's value.
+function M._session_get(name)
+  local def = fixtures[name]
+  if not def or def.scope ~= "session" then error(mkerr("error", "no session fixture '" .. name .. "'"), 0) end
+  local v = resolve(name, {}, nil)
+  return v
+end
+
+-- Quick look-ups used by the host.
+function M._has_tests() return #tests > 0 end
+
+-- Undeclared global reads are errors in test files (they are typos).
+function M._strict_globals(G)
+  setmetatable(G, {
+    __index = function(_, k)
+      error(sfmt("undefined global '%s'", tostring(k)), 2)
+    end,
+  })
+end
+
+if core.selftest then M._crash_for_tests = core.crash end
+
+return M

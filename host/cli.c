@@ -1,0 +1,319 @@
+/* Command line: pytest's option names and shapes where they exist. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "out.h"
+
+static const char HELP[] =
+    "usage: abx-e2e [run] [options] [PATH|NODEID ...]\n"
+    "       abx-e2e exec SCRIPT.lua [ARGS ...]\n"
+    "       abx-e2e --help | --version\n"
+    "\n"
+    "Runs the Lua end-to-end suite: test_*.lua under tests-lua/ (or the\n"
+    "PATHs given; a NODEID is PATH::[group::]name). Each test file gets a\n"
+    "fresh Lua state; PATH/conftest.lua, if present, is loaded first.\n"
+    "\n"
+    "selection:\n"
+    "  -k EXPR              keyword expression (pytest grammar: and/or/not,\n"
+    "                       parentheses); case-insensitive substring match\n"
+    "                       on file, group and test names and markers\n"
+    "  -m EXPR              marker expression; names match exactly\n"
+    "  --lf, --last-failed  rerun only the tests that failed last time\n"
+    "                       (all tests if none failed)\n"
+    "  --ff, --failed-first run last failures first, then the rest\n"
+    "  --shard K/N          run only shard K of N (deterministic split)\n"
+    "  --collect-only, --co, --list\n"
+    "                       list the selected node ids, run nothing\n"
+    "\n"
+    "execution:\n"
+    "  -x, --exitfirst      stop after the first failure or error\n"
+    "  --maxfail N          stop after N failures or errors\n"
+    "  --timeout S          per-test timeout in seconds (default 300; 0 =\n"
+    "                       none); teardown gets its own budget (min(S,60))\n"
+    "  -n N|auto            run files in N worker processes (auto = CPUs)\n"
+    "  -s                   do not capture print/io.write output\n"
+    "\n"
+    "reporting:\n"
+    "  -v, --verbose        more output (-vv: full messages, all durations)\n"
+    "  -q, --quiet          less output\n"
+    "  -r CHARS             short summary: f failed, E error, s skipped,\n"
+    "                       x xfailed, X xpassed, p passed, a all but\n"
+    "                       passes, A all, N none (default fE)\n"
+    "  --durations N        show the N slowest phases (0 = all)\n"
+    "  --junitxml FILE      write a JUnit XML report (pytest's shape)\n"
+    "  --json FILE          write a JSON report (one record per test)\n"
+    "  --evidence TOPIC     write .agents/evidence/verify/DATE-TOPIC.md\n"
+    "  --color yes|no|auto  colours (auto: terminal and no NO_COLOR)\n"
+    "  --version            print the version and exit\n"
+    "  -h, --help           print this help and exit\n"
+    "\n"
+    "configuration: ABX_SANDBOX_API_KEY (or E2B_API_KEY),\n"
+    "ABX_SANDBOX_BASE_URL, ABX_SANDBOX_DOMAIN, ABX_SANDBOX_URL, E2E_RUN_ID,\n"
+    "from the environment, then tests-lua/.env, .env, client-sdk/.env.\n"
+    "Without credentials, tests that need the platform are skipped.\n"
+    "\n"
+    "exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error,\n"
+    "4 usage error, 5 no tests collected.\n";
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage(const char *fmt, ...)
+{
+    va_list ap;
+
+    abx_out_puts(ABX_OUT_STDERR, "usage: abx-e2e [run] [options] "
+                                 "[PATH|NODEID ...]\nabx-e2e: error: ");
+    va_start(ap, fmt);
+    abx_out_vprintf(ABX_OUT_STDERR, fmt, ap);
+    va_end(ap);
+    abx_out_puts(ABX_OUT_STDERR, "\n");
+    return -1;
+}
+
+/* Appends the letters of add to out (no duplicates). */
+static void add_chars(char *out, size_t cap, const char *add)
+{
+    size_t n = strlen(out);
+
+    for (; *add; add++) {
+        if (!strchr(out, *add) && n + 1 < cap) {
+            out[n++] = *add;
+            out[n] = '\0';
+        }
+    }
+}
+
+/* Expands -r letters as pytest does (a, A, N; F/S aliases). */
+static int set_report_chars(struct abx_opts *o, const char *s)
+{
+    char out[sizeof o->report_chars] = "";
+
+    for (; *s; s++) {
+        char one[2] = {*s == 'F' ? 'f' : *s == 'S' ? 's' : *s, '\0'};
+
+        if (one[0] == 'a')
+            add_chars(out, sizeof out, "sxXEf");
+        else if (one[0] == 'A')
+            add_chars(out, sizeof out, "PpsxXEf");
+        else if (one[0] == 'N')
+            out[0] = '\0';
+        else if (strchr("fEsxXpPw", one[0]))
+            add_chars(out, sizeof out, one);
+        else
+            return usage("-r: unknown summary character '%c'", *s);
+    }
+    memcpy(o->report_chars, out, sizeof out);
+    return 0;
+}
+
+/* Option value: "--opt=V", "--opt V", "-kV", "-k V". */
+static const char *value(int argc, char **argv, int *i, const char *name)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+
+    if (strncmp(a, name, n) == 0 && a[n] == '=')
+        return a + n + 1;
+    if (name[1] != '-' && a[2] != '\0')
+        return a + 2;
+    if (*i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+static int is_opt(const char *a, const char *name)
+{
+    size_t n = strlen(name);
+
+    if (strncmp(a, name, n) != 0)
+        return 0;
+    if (a[n] == '\0' || a[n] == '=')
+        return 1;
+    return name[1] != '-' && name[2] == '\0';  /* -kEXPR */
+}
+
+static int parse_shard(struct abx_opts *o, const char *v)
+{
+    const char *slash = strchr(v, '/');
+    char k[32];
+    size_t kl = slash ? (size_t)(slash - v) : 0;
+
+    if (!slash || kl == 0 || kl >= sizeof k)
+        return usage("--shard expects K/N, got '%s'", v ? v : "");
+    memcpy(k, v, kl);
+    k[kl] = '\0';
+    if (abx_parse_long(slash + 1, 1, 100000, &o->shard_n) != 0 ||
+        abx_parse_long(k, 1, o->shard_n, &o->shard_k) != 0)
+        return usage("--shard expects K/N with 1 <= K <= N, got '%s'", v ? v : "");
+    return 0;
+}
+
+static int parse_workers(struct abx_opts *o, const char *v)
+{
+    long n;
+
+    if (strcmp(v, "auto") == 0 || strcmp(v, "logical") == 0) {
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+        o->workers = n > 0 ? (int)n : 1;
+        return 0;
+    }
+    if (abx_parse_long(v, 0, 256, &n) != 0)
+        return usage("-n expects a number (0-256) or 'auto', got '%s'", v ? v : "");
+    o->workers = n == 0 ? 1 : (int)n;
+    return 0;
+}
+
+static int join_argv(struct abx_opts *o, int argc, char **argv)
+{
+    struct abx_buf b;
+    int i;
+
+    abx_buf_init(&b, 64 * 1024);
+    for (i = 0; i < argc; i++)
+        abx_buf_appendf(&b, "%s%s", i ? " " : "", argv[i]);
+    o->argv_line = abx_buf_steal(&b, NULL);
+    return o->argv_line ? 0 : -1;
+}
+
+int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
+{
+    int i = 1, npos = 0;
+    const char *v;
+    const char *color = getenv("NO_COLOR");
+
+    memset(o, 0, sizeof *o);
+    o->durations = -1;
+    o->timeout = ABX_DEFAULT_TIMEOUT;
+    o->color = abx_stdout_isatty() && !(color && *color);
+    memcpy(o->report_chars, "fE", 3);
+    o->paths = abx_xcalloc((size_t)argc + 1, sizeof *o->paths);
+    join_argv(o, argc, argv);
+
+    if (i < argc && strcmp(argv[i], "run") == 0)
+        i++;
+    else if (i < argc && strcmp(argv[i], "exec") == 0) {
+        if (i + 1 >= argc)
+            return usage("exec needs a SCRIPT.lua%s", "");
+        o->exec = 1;
+        o->script = argv[i + 1];
+        o->script_args = argv + i + 2;
+        o->nscript_args = argc - i - 2;
+        o->timeout = 0;
+        return 0;
+    }
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            abx_out_puts(ABX_OUT_STDOUT, HELP);
+            return 1;
+        } else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+            abx_out_printf(ABX_OUT_STDOUT, "abx-e2e %s (%s)\n",
+                           ABX_E2E_VERSION, LUA_RELEASE);
+            return 1;
+        } else if (is_opt(a, "-k") || is_opt(a, "-m")) {
+            int mark = a[1] == 'm';
+            if (!(v = value(argc, argv, &i, mark ? "-m" : "-k")))
+                return usage("%s expects an expression", a);
+            *(mark ? &o->markexpr : &o->keyword) = v;
+        } else if (strcmp(a, "-x") == 0 || strcmp(a, "--exitfirst") == 0) {
+            o->maxfail = 1;
+        } else if (is_opt(a, "--maxfail")) {
+            if (!(v = value(argc, argv, &i, "--maxfail")) ||
+                abx_parse_long(v, 0, 1000000, &o->maxfail) != 0)
+                return usage("--maxfail expects a number, got '%s'", v ? v : "");
+        } else if (strcmp(a, "--lf") == 0 ||
+                   strcmp(a, "--last-failed") == 0) {
+            o->lf = 1;
+        } else if (strcmp(a, "--ff") == 0 ||
+                   strcmp(a, "--failed-first") == 0) {
+            o->ff = 1;
+        } else if (strcmp(a, "--collect-only") == 0 ||
+                   strcmp(a, "--co") == 0 || strcmp(a, "--list") == 0) {
+            o->collect_only = 1;
+        } else if (is_opt(a, "--shard")) {
+            if (!(v = value(argc, argv, &i, "--shard")) ||
+                parse_shard(o, v) != 0)
+                return v ? -1 : usage("--shard expects K/N%s", "");
+        } else if (is_opt(a, "--durations")) {
+            if (!(v = value(argc, argv, &i, "--durations")) ||
+                abx_parse_long(v, 0, 1000000, &o->durations) != 0)
+                return usage("--durations expects a number, got '%s'", v ? v : "");
+        } else if (is_opt(a, "--timeout")) {
+            if (!(v = value(argc, argv, &i, "--timeout")) ||
+                abx_parse_double(v, 0, 86400 * 7, &o->timeout) != 0)
+                return usage("--timeout expects seconds, got '%s'", v ? v : "");
+        } else if (is_opt(a, "-n") || is_opt(a, "--numprocesses")) {
+            if (!(v = value(argc, argv, &i, a[1] == '-' ? "--numprocesses"
+                                                        : "-n")))
+                return usage("-n expects N or auto%s", "");
+            if (parse_workers(o, v) != 0)
+                return -1;
+        } else if (a[0] == '-' && a[1] == 'v' &&
+                   strspn(a + 1, "v") == strlen(a + 1)) {
+            o->verbose += (int)strlen(a + 1);
+        } else if (strcmp(a, "--verbose") == 0) {
+            o->verbose++;
+        } else if (a[0] == '-' && a[1] == 'q' &&
+                   strspn(a + 1, "q") == strlen(a + 1)) {
+            o->quiet += (int)strlen(a + 1);
+        } else if (strcmp(a, "--quiet") == 0) {
+            o->quiet++;
+        } else if (strcmp(a, "-s") == 0 ||
+                   strcmp(a, "--capture=no") == 0) {
+            o->no_capture = 1;
+        } else if (is_opt(a, "-r")) {
+            if (!(v = value(argc, argv, &i, "-r")))
+                return usage("-r expects characters%s", "");
+            if (set_report_chars(o, v) != 0)
+                return -1;
+        } else if (is_opt(a, "--junitxml") || is_opt(a, "--junit-xml")) {
+            if (!(v = value(argc, argv, &i, a[7] == '-' ? "--junit-xml"
+                                                        : "--junitxml")) ||
+                !*v)
+                return usage("--junitxml expects a FILE%s", "");
+            o->junitxml = v;
+        } else if (is_opt(a, "--json")) {
+            if (!(v = value(argc, argv, &i, "--json")) || !*v)
+                return usage("--json expects a FILE%s", "");
+            o->json = v;
+        } else if (is_opt(a, "--evidence")) {
+            if (!(v = value(argc, argv, &i, "--evidence")) || !*v)
+                return usage("--evidence expects a TOPIC%s", "");
+            o->evidence = v;
+        } else if (is_opt(a, "--color")) {
+            if (!(v = value(argc, argv, &i, "--color")))
+                return usage("--color expects yes, no or auto%s", "");
+            if (strcmp(v, "yes") == 0)
+                o->color = 1;
+            else if (strcmp(v, "no") == 0)
+                o->color = 0;
+            else if (strcmp(v, "auto") != 0)
+                return usage("--color expects yes, no or auto, got '%s'", v ? v : "");
+        } else if (strcmp(a, "--") == 0) {
+            for (i++; i < argc; i++)
+                o->paths[npos++] = argv[i];
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage("unrecognized option '%s' (see --help)", a);
+        } else {
+            o->paths[npos++] = a;
+        }
+    }
+    o->npaths = (size_t)npos;
+    if (color && *color)
+        o->color = 0;  /* NO_COLOR wins over everything */
+    if (o->lf && o->ff)
+        o->ff = 0;  /* pytest: --lf wins */
+    return 0;
+}
+
+void abx_cli_free(struct abx_opts *o)
+{
+    free(o->paths);
+    free(o->argv_line);
+    o->paths = NULL;
+    o->argv_line = NULL;
+}

@@ -1,0 +1,354 @@
+/* Discovery (in the parent) and collection (in collector children, see
+ * collector.c): each file is loaded once in a fresh state to learn its
+ * tests (node ids, markers, timeouts); workers load it again to run it. A
+ * file that fails to load, or crashes its collector, is one collection
+ * ERROR; the other files still run. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "host.h"
+#include "out.h"
+
+static struct abx_file *file_for(struct abx_collection *c, const char *path)
+{
+    size_t i;
+
+    for (i = 0; i < c->n; i++)
+        if (strcmp(c->files[i].path, path) == 0)
+            return &c->files[i];
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        struct abx_file *f = realloc(c->files, cap * sizeof *f);
+        if (!f)
+            return NULL;
+        c->files = f;
+        c->cap = cap;
+    }
+    memset(&c->files[c->n], 0, sizeof c->files[0]);
+    c->files[c->n].path = abx_xstrdup(path);
+    abx_strlist_init(&c->files[c->n].only);
+    return &c->files[c->n++];
+}
+
+static int is_test_name(const char *name)
+{
+    size_t n = strlen(name);
+
+    return strncmp(name, "test_", 5) == 0 && n > 9 &&
+           strcmp(name + n - 4, ".lua") == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds test_*.lua under dir, recursively, in sorted order. */
+static int walk(struct abx_collection *c, const char *dir, int depth)
+{
+    DIR *d;
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0, cap = 0, i;
+    int rc = 0;
+
+    if (depth > 16 || !(d = opendir(dir)))
+        return depth > 16 ? 0 : -1;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            char **nn = realloc(names, (cap = cap ? cap * 2 : 32) *
+                                           sizeof *names);
+            if (!nn) {
+                rc = -1;
+                break;
+            }
+            names = nn;
+        }
+        names[n++] = abx_xstrdup(de->d_name);
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
+    for (i = 0; i < n; i++) {
+        char path[4096];
+        struct stat st;
+
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (rc == 0 && stat(path, &st) == 0) {
+            if (S_ISDIR(st.st_mode))
+                rc = walk(c, path, depth + 1);
+            else if (S_ISREG(st.st_mode) && is_test_name(names[i]))
+                file_for(c, path)->whole = 1;
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+/* "./a/b/" -> "a/b" */
+static void normalise(const char *in, char *out, size_t len)
+{
+    size_t n;
+
+    while (in[0] == '.' && in[1] == '/')
+        in += 2;
+    snprintf(out, len, "%s", in);
+    n = strlen(out);
+    while (n > 1 && out[n - 1] == '/')
+        out[--n] = '\0';
+}
+
+static int discover(const struct abx_opts *o, struct abx_collection *c,
+                    char *err, size_t errlen)
+{
+    size_t i;
+
+    if (o->npaths == 0) {
+        struct stat st;
+        if (stat("tests-lua", &st) != 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "no tests-lua/ directory here; give "
+                     "PATHs to run");
+            return -1;
+        }
+        return walk(c, "tests-lua", 0) == 0 ? 0 : -1;
+    }
+    for (i = 0; i < o->npaths; i++) {
+        char path[4096], *sep;
+        struct stat st;
+        struct abx_file *f;
+
+        normalise(o->paths[i], path, sizeof path);
+        sep = strstr(path, "::");
+        if (sep)
+            *sep = '\0';
+        if (stat(path, &st) != 0) {
+            snprintf(err, errlen, "file or directory not found: %s",
+                     o->paths[i]);
+            return -1;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            if (sep) {
+                snprintf(err, errlen, "not a test file: %s", o->paths[i]);
+                return -1;
+            }
+            if (walk(c, path, 0) != 0) {
+                snprintf(err, errlen, "cannot read directory %s", path);
+                return -1;
+            }
+            continue;
+        }
+        if (!(f = file_for(c, path)))
+            return -1;
+        if (sep) {
+            *sep = ':';
+            abx_strlist_push(&f->only, path);
+        } else {
+            f->whole = 1;
+        }
+    }
+    return 0;
+}
+
+static void set_collect_error(struct abx_file *f, const char *msg)
+{
+    struct abx_result *r = abx_result_new();
+
+    if (!r)
+        return;
+    abx_result_set(&r->nodeid, f->path);
+    abx_result_set(&r->file, f->path);
+    abx_result_set(&r->name, f->path);
+    abx_result_set(&r->classname, f->path);
+    r->outcome = ABX_OUTCOME_ERROR;
+    r->when = ABX_PHASE_COLLECT;
+    abx_result_set(&r->message, msg);
+    abx_result_set(&r->longrepr, msg);
+    abx_result_free(f->collect_error);
+    f->collect_error = r;
+}
+
+static void read_strlist(const cJSON *a, struct abx_strlist *out)
+{
+    const cJSON *v;
+
+    cJSON_ArrayForEach(v, a) if (cJSON_IsString(v))
+        abx_strlist_push(out, v->valuestring);
+}
+
+/* Applies one collector line; returns the file index it covered, -1 for
+ * an interrupt, -2 for a malformed line. */
+static long apply_line(struct abx_collection *c, const char *line)
+{
+    cJSON *j = cJSON_Parse(line);
+    const cJSON *fi = cJSON_GetObjectItemCaseSensitive(j, "file");
+    const cJSON *items, *it, *v;
+    struct abx_file *f;
+    long idx = -2;
+
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "interrupted"))) {
+        idx = -1;
+        goto out;
+    }
+    if (!cJSON_IsNumber(fi) || fi->valuedouble < 0 ||
+        (size_t)fi->valuedouble >= c->n)
+        goto out;
+    idx = (long)fi->valuedouble;
+    f = &c->files[idx];
+    v = cJSON_GetObjectItemCaseSensitive(j, "error");
+    if (cJSON_IsString(v))
+        set_collect_error(f, v->valuestring);
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "usage"))
+        if (cJSON_IsString(v))
+            abx_buf_appendf(&c->usage, "%s\n", v->valuestring);
+    items = cJSON_GetObjectItemCaseSensitive(j, "items");
+    f->items = abx_xcalloc((size_t)cJSON_GetArraySize(items), sizeof *f->items);
+    cJSON_ArrayForEach(it, items) {
+        struct abx_item *item = &f->items[f->n++];
+        const cJSON *nid = cJSON_GetObjectItemCaseSensitive(it, "nodeid");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+
+        item->nodeid = abx_xstrdup(cJSON_IsString(nid) ? nid->valuestring : "?");
+        item->name = abx_xstrdup(cJSON_IsString(name) ? name->valuestring : "?");
+        item->line = (int)cJSON_GetNumberValue(
+            cJSON_GetObjectItemCaseSensitive(it, "line"));
+        item->timeout = cJSON_GetNumberValue(
+            cJSON_GetObjectItemCaseSensitive(it, "timeout"));
+        if (item->timeout != item->timeout)  /* NaN: absent */
+            item->timeout = 0;
+        abx_strlist_init(&item->groups);
+        abx_strlist_init(&item->marks);
+        read_strlist(cJSON_GetObjectItemCaseSensitive(it, "groups"),
+                     &item->groups);
+        read_strlist(cJSON_GetObjectItemCaseSensitive(it, "marks"),
+                     &item->marks);
+        item->selected = 1;
+    }
+out:
+    cJSON_Delete(j);
+    return idx;
+}
+
+/* Runs one collector child from file `start`; returns the index of the
+ * next file to collect (c->n when done), or -1 if interrupted. */
+static long run_collector(struct abx_collection *c, size_t start)
+{
+    int fds[2], status = 0, pid_list[1];
+    struct abx_buf buf;
+    long next = (long)start, r;
+    pid_t pid;
+    char chunk[65536], *nl;
+
+    if (pipe(fds) != 0)
+        return -2;
+    abx_out_flush();
+    pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -2;
+    }
+    if (pid == 0) {
+        abx_out_after_fork_child();
+        abx_relay_child();
+        close(fds[0]);
+        fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+        abx_collector_main(fds[1], c, start);
+    }
+    close(fds[1]);
+    pid_list[0] = pid;
+    abx_signals_set_children(pid_list, 1);
+    abx_buf_init(&buf, ABX_BUF_DEFAULT_MAX);
+    for (;;) {
+        ssize_t n = read(fds[0], chunk, sizeof chunk);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0 || abx_buf_append(&buf, chunk, (size_t)n) != 0)
+            break;
+        while (buf.data && (nl = memchr(buf.data, '\n', buf.len))) {
+            *nl = '\0';
+            r = apply_line(c, buf.data);
+            abx_buf_consume(&buf, (size_t)(nl - buf.data) + 1);
+            if (r == -1)
+                next = -1;
+            else if (r >= 0 && next >= 0)
+                next = r + 1;
+        }
+    }
+    close(fds[0]);
+    abx_buf_free(&buf);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    abx_signals_set_children(NULL, 0);
+    if (next >= 0 && (size_t)next < c->n &&
+        (WIFSIGNALED(status) || WEXITSTATUS(status) != 0)) {
+        char msg[4400];
+        if (WIFSIGNALED(status))
+            snprintf(msg, sizeof msg, "collector crashed: signal %d (%s) "
+                     "while loading %s", WTERMSIG(status),
+                     strsignal(WTERMSIG(status)), c->files[next].path);
+        else
+            snprintf(msg, sizeof msg, "collector exited with status %d "
+                     "while loading %s", WEXITSTATUS(status),
+                     c->files[next].path);
+        set_collect_error(&c->files[next], msg);
+        next++;
+    }
+    if (abx_signal_count())
+        next = -1;
+    return next;
+}
+
+int abx_collect(const struct abx_opts *o, struct abx_collection *c,
+                char *err, size_t errlen)
+{
+    long next = 0;
+
+    memset(c, 0, sizeof *c);
+    abx_buf_init(&c->usage, 1024 * 1024);
+    if (discover(o, c, err, errlen) != 0)
+        return -1;
+    while (next >= 0 && (size_t)next < c->n) {
+        next = run_collector(c, (size_t)next);
+        if (next == -2) {
+            snprintf(err, errlen, "cannot start the collector: %s",
+                     strerror(errno));
+            return -3;
+        }
+    }
+    return next < 0 ? -2 : 0;
+}
+
+void abx_collection_free(struct abx_collection *c)
+{
+    size_t i, k;
+
+    for (i = 0; i < c->n; i++) {
+        struct abx_file *f = &c->files[i];
+        for (k = 0; k < f->n; k++) {
+            free(f->items[k].nodeid);
+            free(f->items[k].name);
+            abx_strlist_free(&f->items[k].groups);
+            abx_strlist_free(&f->items[k].marks);
+        }
+        free(f->items);
+        free(f->path);
+        abx_strlist_free(&f->only);
+        abx_result_free(f->collect_error);
+    }
+    free(c->files);
+    abx_buf_free(&c->usage);
+    memset(c, 0, sizeof *c);
+}

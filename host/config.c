@@ -1,0 +1,72 @@
+/* Configuration: environment, then tests-lua/.env, .env, client-sdk/.env
+ * (DESIGN.md). Credentials go into the masker before anything is printed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dotenv.h"
+#include "host.h"
+#include "out.h"
+
+static void make_run_id(char *out, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    unsigned r = (unsigned)getpid() ^ (unsigned)now;
+    FILE *f = fopen("/dev/urandom", "rb");
+
+    if (f) {
+        if (fread(&r, sizeof r, 1, f) != 1)
+            r ^= (unsigned)clock();
+        fclose(f);
+    }
+    gmtime_r(&now, &tm);
+    snprintf(out, len, "e2e-%04d%02d%02d%02d%02d%02d-%04x", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             r & 0xffffu);
+}
+
+int abx_env_load(struct abx_env *e, char *err, size_t errlen)
+{
+    static const char *const files[] = {"tests-lua/.env", ".env",
+                                        "client-sdk/.env"};
+    static const char *const keys[] = {"ABX_SANDBOX_API_KEY", "E2B_API_KEY",
+                                       NULL};
+    static const char *const urls[] = {"ABX_SANDBOX_BASE_URL",
+                                       "E2B_API_URL", "ABX_SANDBOX_DOMAIN",
+                                       "E2B_DOMAIN", NULL};
+    struct abx_config *cfg = NULL;
+    const char *key, *url, *rid, *secret_names[] = {
+        "ABX_SANDBOX_API_KEY", "E2B_API_KEY", "E2B_ACCESS_TOKEN", NULL};
+    size_t i;
+    int rc = -1;
+
+    memset(e, 0, sizeof *e);
+    if (abx_config_load(&cfg, files, sizeof files / sizeof *files, err,
+                        errlen) != 0)
+        goto out;
+    /* Every credential value is masked, including the fallback's. */
+    for (i = 0; secret_names[i]; i++) {
+        const char *s = abx_config_get(cfg, secret_names[i], NULL);
+        if (s && *s)
+            abx_mask_add_str(abx_out_masker(), s);
+    }
+    key = abx_config_get_any(cfg, keys, NULL, NULL);
+    e->has_credentials = key && *key;
+    snprintf(e->missing, sizeof e->missing, "%s",
+             e->has_credentials ? "" : "ABX_SANDBOX_API_KEY");
+    url = abx_config_get_any(cfg, urls, NULL, NULL);
+    snprintf(e->endpoint, sizeof e->endpoint, "%s",
+             url && *url ? url : "(default)");
+    rid = abx_config_get(cfg, "E2E_RUN_ID", NULL);
+    if (rid && *rid)
+        snprintf(e->run_id, sizeof e->run_id, "%s", rid);
+    else
+        make_run_id(e->run_id, sizeof e->run_id);
+    rc = 0;
+out:
+    abx_config_free(cfg);
+    return rc;
+}

@@ -1,0 +1,118 @@
+/* --evidence TOPIC: a Markdown record of the run under
+ * .agents/evidence/verify/<date>-<topic>.md (date, run id, endpoint,
+ * selection, results table, durations, failures). Masked like all output. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include "host.h"
+#include "out.h"
+
+static void md_cell(struct abx_buf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '|')
+            abx_buf_appends(b, "\\|");
+        else if (*s == '\n')
+            abx_buf_appends(b, " ");
+        else
+            abx_buf_appendc(b, *s);
+    }
+}
+
+int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
+                       const struct abx_run *run, const struct abx_summary *s)
+{
+    char topic[128], date[32], stamp[64], path[512], line[512], err[512];
+    time_t now = (time_t)run->started_wall;
+    struct tm tm;
+    struct utsname un;
+    struct abx_buf b;
+    size_t i, k;
+    int rc;
+
+    for (i = 0, k = 0; o->evidence[i] && k + 1 < sizeof topic; i++) {
+        char c = o->evidence[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+        topic[k++] = ok ? c : '-';
+    }
+    topic[k] = '\0';
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(path, sizeof path, ".agents/evidence/verify/%s-%s.md", date,
+             topic);
+    if (uname(&un) != 0)
+        snprintf(un.sysname, sizeof un.sysname, "unknown");
+
+    abx_buf_init(&b, ABX_BUF_DEFAULT_MAX);
+    abx_summary_line(s, line, sizeof line);
+    abx_buf_appendf(&b, "# Verification: %s\n\n", o->evidence);
+    abx_buf_appendf(&b, "- date: %s\n- run id: `%s`\n", stamp, e->run_id);
+    abx_buf_appendf(&b, "- platform endpoint: %s\n", e->endpoint);
+    abx_buf_appendf(&b, "- credentials: %s\n",
+                    e->has_credentials ? "present (masked)" : "missing");
+    abx_buf_appendf(&b, "- host: %s %s %s\n", un.sysname, un.release,
+                    un.machine);
+    abx_buf_appendf(&b, "- command: `%s`\n", o->argv_line ? o->argv_line : "");
+    abx_buf_appendf(&b, "- selection: -k `%s`, -m `%s`, %s%s\n",
+                    o->keyword ? o->keyword : "", o->markexpr ? o->markexpr : "",
+                    o->npaths ? "paths given" : "tests-lua/",
+                    o->lf ? ", --lf" : "");
+    abx_buf_appendf(&b, "- result: **%s** (exit %d)\n\n", line, s->exit_code);
+    abx_buf_appends(&b, "## Results\n\n| test | outcome | duration |\n"
+                        "|---|---|---|\n");
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        abx_buf_appends(&b, "| `");
+        md_cell(&b, r->nodeid);
+        abx_buf_appendf(&b, "` | %s%s | %.2fs |\n",
+                        abx_outcome_name(r->outcome),
+                        r->teardown_message ? " + error at teardown" : "",
+                        abx_result_duration(r));
+    }
+    abx_buf_appends(&b, "\n## Durations (slowest 10)\n\n");
+    {
+        const struct abx_result *top[10] = {0};
+        for (i = 0; i < run->n; i++) {
+            const struct abx_result *r = run->results[i];
+            for (k = 0; k < 10; k++) {
+                if (!top[k] ||
+                    abx_result_duration(r) > abx_result_duration(top[k])) {
+                    memmove(&top[k + 1], &top[k], (9 - k) * sizeof *top);
+                    top[k] = r;
+                    break;
+                }
+            }
+        }
+        for (k = 0; k < 10 && top[k]; k++)
+            abx_buf_appendf(&b, "- %.2fs `%s`\n", abx_result_duration(top[k]),
+                            top[k]->nodeid);
+    }
+    abx_buf_appends(&b, "\n## Failures\n\n");
+    for (i = 0, k = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        if (!abx_result_is_failure(r) && !r->teardown_message)
+            continue;
+        k++;
+        abx_buf_appendf(&b, "### %s (%s)\n\n```\n%s\n", r->nodeid,
+                        abx_outcome_name(r->outcome),
+                        r->longrepr ? r->longrepr
+                                    : (r->message ? r->message : ""));
+        if (r->teardown_message)
+            abx_buf_appendf(&b, "teardown: %s\n", r->teardown_message);
+        abx_buf_appends(&b, "```\n\n");
+    }
+    if (k == 0)
+        abx_buf_appends(&b, "None.\n");
+    rc = abx_out_write_file_atomic(path, b.data, b.len, err, sizeof err);
+    if (rc != 0)
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: cannot write evidence: %s\n",
+                       err);
+    else if (!o->quiet)
+        abx_out_printf(ABX_OUT_STDOUT, "evidence: %s\n", path);
+    abx_buf_free(&b);
+    return rc;
+}

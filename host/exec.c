@@ -1,0 +1,83 @@
+/* abx-e2e exec SCRIPT.lua [ARGS]: a plain Lua script with the same
+ * bindings, masking and cleanup as the tests (quick experiments). Output
+ * is not captured; os.exit(n) ends the script cleanly with status n. */
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "host.h"
+#include "out.h"
+
+static const char EXIT_GUARD[] =
+    "local Err = debug.getregistry()['e2e.Error']\n"
+    "os.exit = function(code)\n"
+    "  if code == nil or code == true then code = 0\n"
+    "  elseif code == false then code = 1 end\n"
+    "  error(setmetatable({kind = 'exit', code = math.tointeger(code) or 1,\n"
+    "    message = 'os.exit(' .. tostring(code) .. ')'}, Err), 0)\n"
+    "end\n"
+    "setmetatable(_G, nil)\n";
+
+int abx_exec_main(const struct abx_opts *o)
+{
+    char dir[4096], err[4096];
+    lua_State *L;
+    int i, status, code = 0;
+    struct abx_buf errs;
+
+    abx_dirname(o->script, dir, sizeof dir);
+    L = abx_lstate_open(dir, 0, err, sizeof err);
+    if (!L) {
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: %s\n", err);
+        return ABX_EXIT_INTERNAL_ERROR;
+    }
+    if (luaL_dostring(L, EXIT_GUARD) != LUA_OK) {
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: %s\n",
+                       lua_tostring(L, -1));
+        lua_close(L);
+        return ABX_EXIT_INTERNAL_ERROR;
+    }
+    /* arg table as lua.c builds it: arg[0] = script, arg[1..] = ARGS. */
+    lua_createtable(L, o->nscript_args, 1);
+    lua_pushstring(L, o->script);
+    lua_rawseti(L, -2, 0);
+    for (i = 0; i < o->nscript_args; i++) {
+        lua_pushstring(L, o->script_args[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setglobal(L, "arg");
+    if (luaL_loadfile(L, o->script) != LUA_OK) {
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: %s\n",
+                       lua_tostring(L, -1));
+        lua_close(L);
+        return ABX_EXIT_USAGE_ERROR;
+    }
+    for (i = 0; i < o->nscript_args; i++)
+        lua_pushstring(L, o->script_args[i]);
+    status = abx_region_call(L, o->nscript_args, o->timeout, 1);
+    if (status != LUA_OK) {
+        const char *kind = abx_error_kind(L, -1);
+        if (strcmp(kind, "exit") == 0) {
+            lua_getfield(L, -1, "code");
+            code = (int)lua_tointeger(L, -1);
+            lua_pop(L, 1);
+        } else if (strcmp(kind, "interrupt") == 0) {
+            abx_out_puts(ABX_OUT_STDERR, "abx-e2e exec: interrupted\n");
+            code = ABX_EXIT_INTERRUPTED;
+        } else {
+            const char *tb;
+            lua_getfield(L, -1, "traceback");
+            tb = lua_tostring(L, -1);
+            abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: %s\n",
+                           tb ? tb : abx_error_message(L, -2));
+            lua_pop(L, 1);
+            code = 1;
+        }
+    }
+    lua_close(L);
+    abx_buf_init(&errs, 64 * 1024);
+    abx_fixture_c_finish_session(&errs);
+    abx_buf_free(&errs);
+    return code;
+}

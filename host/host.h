@@ -1,0 +1,185 @@
+/* Shared types of the abx-e2e host: options, collected items, and the
+ * entry points of each host file (one concern per file). */
+#ifndef ABX_HOST_H
+#define ABX_HOST_H
+
+#include <stddef.h>
+
+#include <lua.h>
+
+#include "buf.h"
+#include "lua_e2e.h"
+#include "result.h"
+
+#define ABX_E2E_VERSION "0.1.0"
+#define ABX_DEFAULT_TIMEOUT 300.0
+#define ABX_TEARDOWN_BUDGET 60.0
+#define ABX_LASTFAILED_PATH ".abx-e2e/lastfailed.json"
+
+/* ---- options (cli.c) -------------------------------------------------- */
+struct abx_opts {
+    const char *keyword;       /* -k */
+    const char *markexpr;      /* -m */
+    long maxfail;              /* -x = 1; 0 = unlimited */
+    int lf, ff;
+    int collect_only;
+    long shard_k, shard_n;     /* 0/0 = no sharding */
+    long durations;            /* -1 = off, 0 = all */
+    double timeout;            /* per test, s; 0 = none */
+    int workers;               /* -n; 0 = not given (one worker) */
+    int verbose;               /* -v count */
+    int quiet;                 /* -q count */
+    int no_capture;            /* -s */
+    char report_chars[32];     /* -r, expanded */
+    const char *junitxml, *json, *evidence;
+    int color;                 /* 1 on, 0 off */
+    const char **paths;        /* positional PATH|NODEID */
+    size_t npaths;
+    /* exec SCRIPT [ARGS] */
+    int exec;
+    const char *script;
+    char **script_args;
+    int nscript_args;
+    char *argv_line;           /* the command line, for evidence */
+};
+
+/* 0 ok (run), 1 printed --help/--version (exit 0), -1 usage error
+ * (message printed, exit 4). Owns nothing of argv. */
+int abx_cli_parse(int argc, char **argv, struct abx_opts *o);
+void abx_cli_free(struct abx_opts *o);
+
+/* ---- configuration (config.c) ----------------------------------------- */
+struct abx_env {
+    int has_credentials;
+    char missing[128];     /* "ABX_SANDBOX_API_KEY" */
+    char endpoint[512];    /* base URL for evidence ("(default)") */
+    char run_id[96];
+};
+/* Loads env + .env layers, registers the API key with the masker.
+ * 0, or -1 with err (a malformed .env: usage error). */
+int abx_env_load(struct abx_env *e, char *err, size_t errlen);
+
+/* ---- Lua states (lstate.c) -------------------------------------------- */
+extern struct abx_e2e_host abx_host;   /* this process's host description */
+void abx_host_init(const struct abx_opts *o, const struct abx_env *e);
+
+/* New state with the bindings, `e2e` loaded, output captured (unless -s),
+ * strict globals, package.path rooted at dir and dir/conftest.lua loaded.
+ * NULL with err on failure (err mentions the file). */
+lua_State *abx_lstate_open(const char *dir, int is_session, char *err,
+                           size_t errlen);
+/* Pushes the e2e module table of L. */
+void abx_lstate_module(lua_State *L);
+/* Loads and runs a test file in L (collection). 0, or -1 with err. */
+int abx_lstate_load_test(lua_State *L, const char *path, char *err,
+                         size_t errlen);
+/* Directory part of path ("." if none) into out. */
+void abx_dirname(const char *path, char *out, size_t outlen);
+
+/* ---- collection and selection (collect.c, select.c) ------------------- */
+struct abx_item {
+    char *nodeid, *name;
+    struct abx_strlist groups, marks;
+    int line;
+    double timeout;
+    int selected;
+};
+
+struct abx_file {
+    char *path;                 /* as given / discovered, relative */
+    struct abx_item *items;
+    size_t n;
+    struct abx_result *collect_error;  /* ERROR at collection, or NULL */
+    size_t nselected;
+    int whole;                  /* the file itself was named */
+    struct abx_strlist only;    /* node ids named (when !whole) */
+};
+
+struct abx_collection {
+    struct abx_file *files;
+    size_t n, cap;
+    struct abx_buf usage;       /* unknown markers etc. (exit 4) */
+    unsigned deselected;
+};
+
+/* Discovers files from o->paths (or tests-lua/), loads each in a fresh
+ * state (in a collector child) and records its tests. 0, -1 usage error
+ * (err), -2 interrupted, -3 internal error (err). */
+int abx_collect(const struct abx_opts *o, struct abx_collection *c,
+                char *err, size_t errlen);
+void abx_collection_free(struct abx_collection *c);
+/* The collector child's loop (collector.c); never returns. */
+void abx_collector_main(int fd, const struct abx_collection *c, size_t start)
+    __attribute__((noreturn));
+/* Applies node ids, -k, -m, --lf/--ff, --shard. 0 or -1 (usage, err). */
+int abx_select(const struct abx_opts *o, struct abx_collection *c,
+               char *err, size_t errlen);
+
+/* ---- last-failed cache (lastfailed.c) --------------------------------- */
+struct abx_strlist;
+int abx_lastfailed_load(struct abx_strlist *ids);  /* 0; empty if none */
+void abx_lastfailed_update(struct abx_result *const *res, size_t n,
+                           const struct abx_collection *c);
+
+/* ---- workers and scheduling (worker.c, sched.c) ----------------------- */
+struct abx_run {
+    struct abx_result **results;
+    size_t n, cap;
+    int interrupted;
+    char interrupted_at[512];  /* node id of the test a signal stopped */
+    int internal_error;
+    int stopped_maxfail;
+    double started;     /* abx_clock() */
+    double started_wall;  /* epoch seconds */
+};
+int abx_run_add(struct abx_run *run, struct abx_result *r);  /* takes r */
+void abx_run_free(struct abx_run *run);
+
+/* The worker loop: reads jobs from in_fd, sends JSON lines to out_fd,
+ * never returns. */
+void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
+    __attribute__((noreturn));
+/* Runs the selected tests on workers; fills run. */
+void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
+                  struct abx_run *run);
+
+/* ---- signals (signals.c) ---------------------------------------------- */
+void abx_signals_parent(void);
+void abx_signals_worker(void);
+int abx_signal_count(void);           /* signals received so far */
+int abx_stop_requested(void);         /* worker: parent asked to stop */
+void abx_signals_set_children(const int *pids, size_t n);
+
+/* ---- terminal output and reports (term.c, reports.c, evidence.c) ------ */
+void abx_term_header(const struct abx_opts *o, const struct abx_collection *c,
+                     const struct abx_env *e);
+void abx_term_result(const struct abx_opts *o, const struct abx_result *r,
+                     size_t done, size_t total);
+void abx_term_output(const char *s, size_t len);  /* -s passthrough */
+void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
+                     const struct abx_summary *sum);
+void abx_term_collect_only(const struct abx_opts *o,
+                           const struct abx_collection *c);
+int abx_reports_write(const struct abx_opts *o, const struct abx_env *e,
+                      const struct abx_run *run, const struct abx_summary *s);
+int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
+                       const struct abx_run *run,
+                       const struct abx_summary *s);
+
+/* ---- exec (exec.c) ---------------------------------------------------- */
+int abx_exec_main(const struct abx_opts *o);
+
+/* ---- stray output relay (relay.c) ------------------------------------ */
+int abx_relay_start(void);   /* 0, or -1 (output stays direct) */
+void abx_relay_stop(void);   /* drains, bounded */
+void abx_relay_child(void);  /* after fork, in the child */
+int abx_stdout_isatty(void); /* of the real stdout */
+
+/* Small helpers (util.c). */
+char *abx_xstrdup(const char *s);  /* aborts the run on out of memory */
+void *abx_xcalloc(size_t n, size_t size);
+int abx_parse_long(const char *s, long min, long max, long *out);
+int abx_parse_double(const char *s, double min, double max, double *out);
+int abx_color_enabled(void);
+
+#endif

@@ -1,0 +1,196 @@
+/* Creating Lua states for test files, session states and exec scripts.
+ * The whole set-up runs inside lua_pcall (lua.c's pmain shape), so a
+ * failure anywhere is an error message, never a panic. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "host.h"
+#include "out.h"
+
+#define MODULE_KEY "abx.e2e"
+
+struct abx_e2e_host abx_host;
+
+static void emit_stdout(void *ud, const char *s, size_t len)
+{
+    (void)ud;
+    abx_out_write(ABX_OUT_STDOUT, s, len);
+}
+
+void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
+{
+    const char *st = getenv("ABX_E2E_SELFTEST");
+    static char missing[128], run_id[96];
+
+    memset(&abx_host, 0, sizeof abx_host);
+    abx_host.emit = emit_stdout;
+    abx_host.timeout = o->timeout;
+    abx_host.teardown_budget = ABX_TEARDOWN_BUDGET;
+    if (o->timeout > 0 && o->timeout < ABX_TEARDOWN_BUDGET)
+        abx_host.teardown_budget = o->timeout;
+    abx_host.capture = !o->no_capture && !o->exec;
+    abx_host.has_credentials = e->has_credentials;
+    snprintf(missing, sizeof missing, "%s", e->missing);
+    abx_host.missing_credentials = missing;
+    snprintf(run_id, sizeof run_id, "%s", e->run_id);
+    abx_host.run_id = run_id;
+    abx_host.worker = -1;
+    abx_host.selftest = st && strcmp(st, "1") == 0;
+    abx_bindings_init(abx_host.selftest);
+}
+
+void abx_dirname(const char *path, char *out, size_t outlen)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (!slash)
+        snprintf(out, outlen, ".");
+    else if (slash == path)
+        snprintf(out, outlen, "/");
+    else
+        snprintf(out, outlen, "%.*s", (int)(slash - path), path);
+}
+
+void abx_lstate_module(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, MODULE_KEY);
+}
+
+/* Calls M[name](args...) (args on top), protected; on failure the error
+ * message is left on the stack and the status returned. */
+static int call_module(lua_State *L, const char *name, int nargs)
+{
+    abx_lstate_module(L);
+    lua_getfield(L, -1, name);
+    lua_remove(L, -2);
+    lua_insert(L, -1 - nargs);
+    return lua_pcall(L, nargs, 0, 0);
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* pmain: bindings, module, package.path, capture, os.exit guard. */
+static int pmain(lua_State *L)
+{
+    const char *dir = lua_touserdata(L, 1);
+
+    abx_bindings_open(L, &abx_host);
+    luaL_requiref(L, "e2e", luaopen_e2e, 0);
+    lua_setfield(L, LUA_REGISTRYINDEX, MODULE_KEY);
+    lua_getglobal(L, "package");
+    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", dir, dir);
+    lua_getfield(L, -2, "path");
+    lua_concat(L, 2);
+    lua_setfield(L, -2, "path");
+    lua_pop(L, 1);
+    /* print/io.write always go through the host: captured per test, or
+     * passed to abx_out (masked) with -s and in exec mode. */
+    lua_pushglobaltable(L);
+    if (call_module(L, "_install_capture", 1) != LUA_OK)
+        return lua_error(L);
+    /* os.exit would skip every teardown: make it an error instead (exec
+     * mode replaces it with a clean exit). */
+    if (luaL_dostring(L, "os.exit = function() error('os.exit is not "
+                         "allowed in tests (use e2e.fail or e2e.skip)', 2) "
+                         "end") != LUA_OK)
+        return lua_error(L);
+    lua_pushglobaltable(L);
+    if (call_module(L, "_strict_globals", 1) != LUA_OK)
+        return lua_error(L);
+    return 0;
+}
+
+static int load_conftest(lua_State *L, const char *path, char *err,
+                         size_t errlen)
+{
+    int rc = -1;
+
+    lua_pushboolean(L, 1);
+    if (call_module(L, "_conftest", 1) != LUA_OK) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+        lua_settop(L, 0);
+        return -1;
+    }
+    if (luaL_loadfile(L, path) != LUA_OK) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        goto out;
+    }
+    if (abx_region_call(L, 0, abx_host.timeout, 1) != LUA_OK) {
+        snprintf(err, errlen, "%s", abx_error_message(L, -1));
+        lua_pop(L, 1);
+        goto out;
+    }
+    lua_settop(L, 0);
+    rc = 0;
+out:
+    lua_pushboolean(L, 0);
+    if (call_module(L, "_conftest", 1) != LUA_OK)
+        rc = -1;
+    lua_settop(L, 0);
+    return rc;
+}
+
+lua_State *abx_lstate_open(const char *dir, int is_session, char *err,
+                           size_t errlen)
+{
+    lua_State *L = luaL_newstate();
+    char conf[4096];
+
+    if (!L) {
+        snprintf(err, errlen, "cannot create a Lua state: out of memory");
+        return NULL;
+    }
+    abx_host.is_session = is_session;
+    abx_region_install(L);
+    lua_pushcfunction(L, pmain);
+    lua_pushlightuserdata(L, (void *)dir);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        snprintf(err, errlen, "cannot set up the Lua state: %s",
+                 lua_tostring(L, -1));
+        lua_close(L);
+        return NULL;
+    }
+    snprintf(conf, sizeof conf, "%s/conftest.lua", dir);
+    if (file_exists(conf) && load_conftest(L, conf, err, errlen) != 0) {
+        lua_close(L);
+        return NULL;
+    }
+    return L;
+}
+
+int abx_lstate_load_test(lua_State *L, const char *path, char *err,
+                         size_t errlen)
+{
+    int rc;
+
+    lua_pushstring(L, path);
+    if (call_module(L, "_begin_file", 1) != LUA_OK) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+        lua_settop(L, 0);
+        return -1;
+    }
+    if (luaL_loadfile(L, path) != LUA_OK) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return -1;
+    }
+    if (abx_region_call(L, 0, abx_host.timeout, 1) != LUA_OK) {
+        rc = strcmp(abx_error_kind(L, -1), "interrupt") == 0 ? -2 : -1;
+        snprintf(err, errlen, "%s", abx_error_message(L, -1));
+        lua_settop(L, 0);
+        return rc;
+    }
+    lua_settop(L, 0);
+    return 0;
+}

@@ -1,0 +1,135 @@
+/* abx-e2e: entry point. Parses the command line, loads configuration
+ * (credentials go into the masker first), collects, selects, runs on
+ * workers, reports, and maps the outcome to pytest's exit codes. One exit
+ * path: every report is written, also after an interrupt. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "host.h"
+#include "out.h"
+
+static double wall_now(void)
+{
+    struct timeval tv;
+
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static int usage_error(const char *msg)
+{
+    abx_out_printf(ABX_OUT_STDERR, "ERROR: %s\n", msg);
+    return ABX_EXIT_USAGE_ERROR;
+}
+
+static int run(struct abx_opts *o, const struct abx_env *env)
+{
+    struct abx_collection c;
+    struct abx_run r;
+    struct abx_summary sum;
+    char err[4096];
+    size_t i;
+    int rc, code;
+
+    memset(&r, 0, sizeof r);
+    r.started = abx_clock();
+    r.started_wall = wall_now();
+    rc = abx_collect(o, &c, err, sizeof err);
+    if (rc == -1) {
+        code = usage_error(err);
+        goto out_collection;
+    }
+    if (rc == -3) {
+        abx_out_printf(ABX_OUT_STDERR, "INTERNAL ERROR: %s\n", err);
+        code = ABX_EXIT_INTERNAL_ERROR;
+        goto out_collection;
+    }
+    if (rc == -2) {
+        abx_out_puts(ABX_OUT_STDOUT, "!!! Interrupted during collection "
+                                     "!!!\n");
+        code = ABX_EXIT_INTERRUPTED;
+        goto out_collection;
+    }
+    if (c.usage.len > 0) {
+        abx_out_printf(ABX_OUT_STDERR, "ERROR: unknown markers (register "
+                       "them with e2e.register_marker):\n%s",
+                       abx_buf_cstr(&c.usage));
+        code = ABX_EXIT_USAGE_ERROR;
+        goto out_collection;
+    }
+    if (abx_select(o, &c, err, sizeof err) != 0) {
+        code = usage_error(err);
+        goto out_collection;
+    }
+    if (o->collect_only) {
+        size_t n = 0, errors = 0;
+        abx_term_collect_only(o, &c);
+        for (i = 0; i < c.n; i++) {
+            n += c.files[i].nselected;
+            errors += c.files[i].collect_error != NULL;
+        }
+        code = errors ? ABX_EXIT_TESTS_FAILED
+               : n    ? ABX_EXIT_OK
+                      : ABX_EXIT_NO_TESTS_COLLECTED;
+        goto out_collection;
+    }
+    abx_term_header(o, &c, env);
+    abx_schedule(o, &c, &r);
+
+    abx_summary_init(&sum);
+    for (i = 0; i < r.n; i++)
+        abx_summary_add(&sum, r.results[i]);
+    sum.deselected = c.deselected;
+    sum.duration = abx_clock() - r.started;
+    code = r.internal_error ? ABX_EXIT_INTERNAL_ERROR
+                            : abx_summary_exit_code(&sum, r.interrupted);
+    sum.exit_code = code;
+    abx_term_finish(o, &r, &sum);
+    if (abx_reports_write(o, env, &r, &sum) != 0 && code == ABX_EXIT_OK)
+        code = ABX_EXIT_INTERNAL_ERROR;
+    if (o->evidence)
+        abx_evidence_write(o, env, &r, &sum);
+    abx_lastfailed_update(r.results, r.n, &c);
+    abx_run_free(&r);
+out_collection:
+    abx_collection_free(&c);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    struct abx_opts o;
+    struct abx_env env;
+    char err[1024];
+    int rc;
+
+    abx_signals_parent();
+    abx_relay_start();
+    /* Credentials first: nothing may be printed before the masker knows
+     * them (not even a usage error echoing an argument). */
+    if (abx_env_load(&env, err, sizeof err) != 0) {
+        rc = abx_cli_parse(argc, argv, &o);
+        if (rc == 1) {
+            abx_cli_free(&o);
+            abx_relay_stop();
+            return 0;
+        }
+        abx_out_printf(ABX_OUT_STDERR, "ERROR: configuration: %s\n", err);
+        abx_cli_free(&o);
+        abx_relay_stop();
+        return ABX_EXIT_USAGE_ERROR;
+    }
+    rc = abx_cli_parse(argc, argv, &o);
+    if (rc != 0) {
+        abx_cli_free(&o);
+        abx_relay_stop();
+        return rc == 1 ? ABX_EXIT_OK : ABX_EXIT_USAGE_ERROR;
+    }
+    abx_host_init(&o, &env);
+    rc = o.exec ? abx_exec_main(&o) : run(&o, &env);
+    abx_cli_free(&o);
+    abx_relay_stop();
+    return rc;
+}

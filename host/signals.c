@@ -1,0 +1,92 @@
+/* Signals only set flags (and forward to workers); the loops act on them.
+ *
+ * Parent: SIGINT/SIGTERM -> stop scheduling and ask every worker to stop
+ * (SIGUSR1); a second signal kills the workers and exits 2 at once.
+ * Worker: ignores SIGINT (a terminal's Ctrl-C reaches the whole process
+ * group; the parent forwards it once). SIGUSR1/SIGTERM interrupt the
+ * running test through the Lua hook; a second one exits at once. SIGUSR2
+ * means "stop after the current test" (-x / --maxfail on another worker). */
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host.h"
+
+#define MAX_CHILDREN 256
+
+static volatile sig_atomic_t g_count;
+static volatile sig_atomic_t g_stop;
+static volatile pid_t g_children[MAX_CHILDREN];
+static volatile sig_atomic_t g_nchildren;
+
+static void on_parent_signal(int sig)
+{
+    int i;
+
+    (void)sig;
+    g_count++;
+    abx_region_interrupt();  /* Lua running here (collection, exec) */
+    for (i = 0; i < g_nchildren; i++) {
+        if (g_children[i] > 0)
+            kill(g_children[i], g_count > 1 ? SIGKILL : SIGUSR1);
+    }
+    if (g_count > 1)
+        _exit(ABX_EXIT_INTERRUPTED);
+}
+
+static void on_worker_signal(int sig)
+{
+    (void)sig;
+    g_count++;
+    if (g_count > 1)
+        _exit(ABX_EXIT_INTERRUPTED);
+    abx_region_interrupt();
+}
+
+static void on_worker_stop(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void install(int sig, void (*fn)(int))
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  /* no SA_RESTART: blocking reads return EINTR */
+    sigaction(sig, &sa, NULL);
+}
+
+void abx_signals_parent(void)
+{
+    install(SIGINT, on_parent_signal);
+    install(SIGTERM, on_parent_signal);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+void abx_signals_worker(void)
+{
+    g_count = 0;
+    g_nchildren = 0;
+    signal(SIGINT, SIG_IGN);
+    install(SIGUSR1, on_worker_signal);
+    install(SIGTERM, on_worker_signal);
+    install(SIGUSR2, on_worker_stop);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int abx_signal_count(void) { return g_count; }
+int abx_stop_requested(void) { return g_stop != 0; }
+
+void abx_signals_set_children(const int *pids, size_t n)
+{
+    size_t i;
+
+    g_nchildren = 0;  /* the handler sees either the old or new count */
+    for (i = 0; i < n && i < MAX_CHILDREN; i++)
+        g_children[i] = pids[i];
+    g_nchildren = (sig_atomic_t)(n < MAX_CHILDREN ? n : MAX_CHILDREN);
+}

@@ -1,0 +1,398 @@
+/* Terminal output in pytest's shapes: header, one line per test (or a live
+ * counter on a terminal), FAILURES/ERRORS sections with captured output,
+ * the -r short summary, --durations and the closing "== ... ==" line.
+ * Everything goes through abx_out, hence through the masker. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "out.h"
+
+#define WIDTH 80
+#define RED "\033[31m"
+#define GREEN "\033[32m"
+#define YELLOW "\033[33m"
+#define BOLD "\033[1m"
+#define RESET "\033[0m"
+
+static int g_color, g_live, g_live_shown;
+
+static const char *col(const char *c) { return g_color ? c : ""; }
+
+static void rule(int chan, char ch, const char *title, const char *color)
+{
+    char left[WIDTH + 1], right[WIDTH + 1];
+    size_t tl = title ? strlen(title) + 2 : 0, l, r;
+
+    l = tl + 4 < WIDTH ? (WIDTH - tl) / 2 : 2;
+    r = tl + 4 < WIDTH ? WIDTH - tl - l : 2;
+    memset(left, ch, l);
+    left[l] = '\0';
+    memset(right, ch, r);
+    right[r] = '\0';
+    if (title)
+        abx_out_printf(chan, "%s%s %s %s%s\n", col(color ? color : ""), left,
+                       title, right, col(color ? RESET : ""));
+    else
+        abx_out_printf(chan, "%s%s%s\n", left, right, "");
+}
+
+static const char *word(const struct abx_result *r)
+{
+    switch (r->outcome) {
+    case ABX_OUTCOME_PASSED: return "PASSED";
+    case ABX_OUTCOME_FAILED: return "FAILED";
+    case ABX_OUTCOME_ERROR: return "ERROR";
+    case ABX_OUTCOME_SKIPPED: return "SKIPPED";
+    case ABX_OUTCOME_XFAILED: return "XFAIL";
+    case ABX_OUTCOME_XPASSED: return "XPASS";
+    default: return "?";
+    }
+}
+
+static const char *color_of(const struct abx_result *r)
+{
+    if (abx_result_is_failure(r))
+        return RED;
+    if (r->outcome == ABX_OUTCOME_PASSED)
+        return GREEN;
+    return YELLOW;
+}
+
+void abx_term_header(const struct abx_opts *o, const struct abx_collection *c,
+                     const struct abx_env *e)
+{
+    size_t i, items = 0, errors = 0;
+
+    g_color = o->color;
+    g_live = abx_stdout_isatty() && o->verbose == 0 && o->quiet == 0 &&
+             !o->collect_only;
+    for (i = 0; i < c->n; i++) {
+        items += c->files[i].n;
+        errors += c->files[i].collect_error != NULL;
+    }
+    if (o->quiet)
+        return;
+    rule(ABX_OUT_STDOUT, '=', "test session starts", BOLD);
+    abx_out_printf(ABX_OUT_STDOUT, "abx-e2e %s, %s -- run %s, endpoint %s\n",
+                   ABX_E2E_VERSION, LUA_RELEASE, e->run_id, e->endpoint);
+    if (!e->has_credentials)
+        abx_out_printf(ABX_OUT_STDOUT, "no credentials [%s]: tests that need "
+                       "the platform will be skipped\n", e->missing);
+    abx_out_printf(ABX_OUT_STDOUT, "collected %zu item%s", items,
+                   items == 1 ? "" : "s");
+    if (errors)
+        abx_out_printf(ABX_OUT_STDOUT, " / %zu error%s", errors,
+                       errors == 1 ? "" : "s");
+    if (c->deselected)
+        abx_out_printf(ABX_OUT_STDOUT, " / %u deselected / %zu selected",
+                       c->deselected, items - c->deselected);
+    abx_out_puts(ABX_OUT_STDOUT, o->workers > 1 ? "" : "\n");
+    if (o->workers > 1)
+        abx_out_printf(ABX_OUT_STDOUT, " (%d workers)\n", o->workers);
+    abx_out_puts(ABX_OUT_STDOUT, "\n");
+}
+
+void abx_term_result(const struct abx_opts *o, const struct abx_result *r,
+                     size_t done, size_t total)
+{
+    int pct = total ? (int)(done * 100 / total) : 100;
+
+    if (o->quiet)
+        return;
+    if (g_live) {
+        abx_out_printf(ABX_OUT_STDOUT, "\r%s[%zu/%zu]%s %s%-7s%s %.60s\033[K",
+                       col(BOLD), done, total, col(RESET), col(color_of(r)),
+                       word(r), col(RESET), r->nodeid);
+        g_live_shown = 1;
+        if (abx_result_is_failure(r) || r->teardown_message) {
+            abx_out_puts(ABX_OUT_STDOUT, "\n");
+            g_live_shown = 0;
+        }
+        return;
+    }
+    abx_out_printf(ABX_OUT_STDOUT, "%s %s%s%s", r->nodeid, col(color_of(r)),
+                   word(r), col(RESET));
+    if (o->verbose > 0 || r->outcome != ABX_OUTCOME_PASSED)
+        abx_out_printf(ABX_OUT_STDOUT, " (%.2fs)", abx_result_duration(r));
+    abx_out_printf(ABX_OUT_STDOUT, " [%3d%%]\n", pct);
+    if (r->teardown_message)
+        abx_out_printf(ABX_OUT_STDOUT, "%s %sERROR%s (teardown)\n", r->nodeid,
+                       col(RED), col(RESET));
+}
+
+void abx_term_output(const char *s, size_t len)
+{
+    if (g_live_shown) {
+        abx_out_puts(ABX_OUT_STDOUT, "\r\033[K");
+        g_live_shown = 0;
+    }
+    abx_out_write(ABX_OUT_STDOUT, s, len);
+}
+
+static void section(const struct abx_result *r, const char *title,
+                    const char *text)
+{
+    char head[1024];
+
+    snprintf(head, sizeof head, "%s", title);
+    rule(ABX_OUT_STDOUT, '_', head, RED);
+    if (text && *text)
+        abx_out_printf(ABX_OUT_STDOUT, "%s\n", text);
+    if (r->output && *r->output) {
+        rule(ABX_OUT_STDOUT, '-', "Captured output", NULL);
+        abx_out_puts(ABX_OUT_STDOUT, r->output);
+        if (r->output[strlen(r->output) - 1] != '\n')
+            abx_out_puts(ABX_OUT_STDOUT, "\n");
+    }
+}
+
+static void failure_sections(const struct abx_run *run)
+{
+    size_t i;
+    int any = 0;
+    char title[1024];
+
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        if (r->outcome != ABX_OUTCOME_FAILED)
+            continue;
+        if (!any++)
+            rule(ABX_OUT_STDOUT, '=', "FAILURES", RED);
+        section(r, r->nodeid, r->longrepr ? r->longrepr : r->message);
+    }
+    any = 0;
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        if (r->outcome != ABX_OUTCOME_ERROR && !r->teardown_message)
+            continue;
+        if (!any++)
+            rule(ABX_OUT_STDOUT, '=', "ERRORS", RED);
+        if (r->outcome == ABX_OUTCOME_ERROR) {
+            snprintf(title, sizeof title, "ERROR %s %s",
+                     r->when == ABX_PHASE_COLLECT ? "collecting"
+                     : r->when == ABX_PHASE_TEARDOWN ? "at teardown of"
+                     : r->when == ABX_PHASE_SETUP    ? "at setup of"
+                                                     : "in",
+                     r->nodeid);
+            section(r, title, r->longrepr ? r->longrepr : r->message);
+        }
+        if (r->teardown_message) {
+            snprintf(title, sizeof title, "ERROR at teardown of %s",
+                     r->nodeid);
+            section(r, title, r->teardown_longrepr ? r->teardown_longrepr
+                                                   : r->teardown_message);
+        }
+    }
+}
+
+static void first_line(const char *s, char *out, size_t len)
+{
+    const char *nl = s ? strchr(s, '\n') : NULL;
+
+    snprintf(out, len, "%.*s", nl ? (int)(nl - s) : (int)(s ? strlen(s) : 0),
+             s ? s : "");
+}
+
+static void skipped_folded(const struct abx_run *run)
+{
+    size_t i, k;
+    char *done = abx_xcalloc(run->n, 1);
+
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        char loc[1200];
+        unsigned count = 0;
+
+        if (r->outcome != ABX_OUTCOME_SKIPPED || done[i])
+            continue;
+        if (r->skip_loc)
+            snprintf(loc, sizeof loc, "%s", r->skip_loc);
+        else
+            snprintf(loc, sizeof loc, "%s:%d", r->file ? r->file : "?",
+                     r->line);
+        for (k = i; k < run->n; k++) {
+            const struct abx_result *q = run->results[k];
+            char ql[1200];
+            if (q->outcome != ABX_OUTCOME_SKIPPED || done[k])
+                continue;
+            if (q->skip_loc)
+                snprintf(ql, sizeof ql, "%s", q->skip_loc);
+            else
+                snprintf(ql, sizeof ql, "%s:%d", q->file ? q->file : "?",
+                         q->line);
+            if (strcmp(ql, loc) == 0 &&
+                strcmp(q->reason ? q->reason : "", r->reason ? r->reason
+                                                             : "") == 0) {
+                done[k] = 1;
+                count++;
+            }
+        }
+        abx_out_printf(ABX_OUT_STDOUT, "SKIPPED [%u] %s: %s\n", count, loc,
+                       r->reason ? r->reason : "");
+    }
+    free(done);
+}
+
+static void short_summary(const struct abx_opts *o, const struct abx_run *run)
+{
+    const char *c;
+    size_t i;
+    int header = 0;
+    char msg[4096];
+
+    for (c = o->report_chars; *c; c++) {
+        for (i = 0; i < run->n; i++) {
+            const struct abx_result *r = run->results[i];
+            int show = (*c == 'f' && r->outcome == ABX_OUTCOME_FAILED) ||
+                       (*c == 'E' && (r->outcome == ABX_OUTCOME_ERROR ||
+                                      r->teardown_message)) ||
+                       (*c == 'x' && r->outcome == ABX_OUTCOME_XFAILED) ||
+                       (*c == 'X' && r->outcome == ABX_OUTCOME_XPASSED) ||
+                       (*c == 'p' && r->outcome == ABX_OUTCOME_PASSED) ||
+                       (*c == 's' && r->outcome == ABX_OUTCOME_SKIPPED);
+            if (!show)
+                continue;
+            if (!header++)
+                rule(ABX_OUT_STDOUT, '=', "short test summary info", NULL);
+            if (*c == 's') {
+                skipped_folded(run);
+                break;
+            }
+            if (*c == 'p') {
+                abx_out_printf(ABX_OUT_STDOUT, "PASSED %s\n", r->nodeid);
+                continue;
+            }
+            if (*c == 'E' && r->outcome != ABX_OUTCOME_ERROR)
+                first_line(r->teardown_message, msg, sizeof msg);
+            else if (*c == 'x' || *c == 'X')
+                first_line(r->reason, msg, sizeof msg);
+            else
+                first_line(r->message, msg, sizeof msg);
+            abx_out_printf(ABX_OUT_STDOUT, "%s%s%s %s%s%s\n",
+                           col(*c == 'f' || *c == 'E' ? RED : YELLOW),
+                           *c == 'f' ? "FAILED" : *c == 'E' ? "ERROR"
+                                      : *c == 'x' ? "XFAIL" : "XPASS",
+                           col(RESET), r->nodeid, *msg ? " - " : "", msg);
+        }
+    }
+}
+
+struct phase {
+    double d;
+    const char *what, *nodeid;
+};
+
+static int cmp_phase(const void *a, const void *b)
+{
+    double x = ((const struct phase *)a)->d, y = ((const struct phase *)b)->d;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void durations(const struct abx_opts *o, const struct abx_run *run)
+{
+    struct phase *p = abx_xcalloc(run->n * 3, sizeof *p);
+    size_t n = 0, i, shown = 0, hidden = 0;
+    char title[64];
+
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        p[n++] = (struct phase){r->dur_setup, "setup", r->nodeid};
+        p[n++] = (struct phase){r->dur_call, "call", r->nodeid};
+        p[n++] = (struct phase){r->dur_teardown, "teardown", r->nodeid};
+    }
+    qsort(p, n, sizeof *p, cmp_phase);
+    if (o->durations == 0)
+        snprintf(title, sizeof title, "slowest durations");
+    else
+        snprintf(title, sizeof title, "slowest %ld durations", o->durations);
+    rule(ABX_OUT_STDOUT, '=', title, NULL);
+    for (i = 0; i < n; i++) {
+        if (o->durations > 0 && shown >= (size_t)o->durations)
+            break;
+        if (p[i].d < 0.005 && o->verbose < 2) {
+            hidden++;
+            continue;
+        }
+        abx_out_printf(ABX_OUT_STDOUT, "%.2fs %-8s %s\n", p[i].d, p[i].what,
+                       p[i].nodeid);
+        shown++;
+    }
+    if (hidden)
+        abx_out_printf(ABX_OUT_STDOUT, "\n(%zu durations < 0.005s hidden. "
+                       "Use -vv to show these durations.)\n", hidden);
+    free(p);
+}
+
+void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
+                     const struct abx_summary *sum)
+{
+    char line[512];
+    const char *color;
+
+    if (g_live_shown) {
+        abx_out_puts(ABX_OUT_STDOUT, "\n");
+        g_live_shown = 0;
+    }
+    if (o->quiet < 2)
+        failure_sections(run);
+    if (o->durations >= 0)
+        durations(o, run);
+    if (o->quiet < 2)
+        short_summary(o, run);
+    if (run->stopped_maxfail)
+        rule(ABX_OUT_STDOUT, '!', o->maxfail == 1 ? "stopping after 1 failure"
+                                                  : "stopping after failures",
+             NULL);
+    if (run->interrupted) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "Interrupted: run stopped by a signal%s%s",
+                 run->interrupted_at[0] ? " while running " : "",
+                 run->interrupted_at);
+        rule(ABX_OUT_STDOUT, '!', msg, RED);
+    }
+    abx_summary_line(sum, line, sizeof line);
+    color = abx_summary_errors(sum) || sum->counts[ABX_OUTCOME_FAILED] ||
+                    run->interrupted
+                ? RED
+            : sum->counts[ABX_OUTCOME_PASSED] == abx_summary_total(sum) &&
+                    abx_summary_total(sum) > 0
+                ? GREEN
+                : YELLOW;
+    rule(ABX_OUT_STDOUT, '=', line, color);
+    abx_out_flush();
+}
+
+void abx_term_collect_only(const struct abx_opts *o,
+                           const struct abx_collection *c)
+{
+    size_t i, k, n = 0;
+
+    for (i = 0; i < c->n; i++) {
+        const struct abx_file *f = &c->files[i];
+        if (f->collect_error)
+            abx_out_printf(ABX_OUT_STDOUT, "ERROR collecting %s: %s\n",
+                           f->path, f->collect_error->message);
+        for (k = 0; k < f->n; k++) {
+            if (!f->items[k].selected)
+                continue;
+            n++;
+            if (o->verbose > 0) {
+                size_t m;
+                abx_out_printf(ABX_OUT_STDOUT, "%s  [", f->items[k].nodeid);
+                for (m = 0; m < f->items[k].marks.n; m++)
+                    abx_out_printf(ABX_OUT_STDOUT, "%s%s", m ? " " : "",
+                                   f->items[k].marks.items[m]);
+                abx_out_puts(ABX_OUT_STDOUT, "]\n");
+            } else {
+                abx_out_printf(ABX_OUT_STDOUT, "%s\n", f->items[k].nodeid);
+            }
+        }
+    }
+    if (!o->quiet)
+        abx_out_printf(ABX_OUT_STDOUT, "\n%zu test%s collected%s\n", n,
+                       n == 1 ? "" : "s", c->deselected ? " (after selection)"
+                                                        : "");
+}

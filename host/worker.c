@@ -1,0 +1,555 @@
+/* A worker process: runs the test files the parent sends (one JSON line
+ * per file: {"file": PATH, "nodeids": [...]}), one fresh lua_State per
+ * file, and answers with JSON lines:
+ *   {"t":"start","nodeid":N}        a test begins (crash attribution)
+ *   {"t":"result","r":{...}}        abx_result_to_json()
+ *   {"t":"out","s":TEXT}            uncaptured output (-s)
+ *   {"t":"secret","s":VALUE}        a secret learned at run time
+ *   {"t":"interrupted","nodeid":N}  a signal stopped this test
+ *   {"t":"filedone","file":PATH}
+ * Every line is masked before it leaves. Session states (one per suite
+ * directory) live for the whole worker: each worker is its own session. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <lauxlib.h>
+
+#include "host.h"
+#include "jsonutil.h"
+#include "out.h"
+
+#define MAX_SESSIONS 16
+
+struct session {
+    char dir[1024];
+    lua_State *L;
+};
+
+static int g_out_fd = -1;
+static int g_index;
+static struct session g_sessions[MAX_SESSIONS];
+static size_t g_nsessions;
+static char g_dir[1024];            /* directory of the file being run */
+static char *g_last;                /* node id of the last result sent */
+
+/* Writes all of buf to the parent. If the parent is gone (killed), the
+ * worker stops as if interrupted, so every pending teardown still runs
+ * (releasing sandboxes matters more than reporting them). */
+static int g_parent_gone;
+
+static void write_all(const char *p, size_t left)
+{
+    while (left > 0 && !g_parent_gone) {
+        ssize_t w = write(g_out_fd, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            g_parent_gone = 1;
+            abx_region_interrupt();
+            return;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+}
+
+/* Sends msg (consumed) as one JSON line, masked unless raw is set. */
+static void send_line(cJSON *msg, int raw)
+{
+    struct abx_buf text, masked;
+    struct abx_buf *line = &text;
+
+    abx_buf_init(&text, ABX_BUF_DEFAULT_MAX);
+    abx_buf_init(&masked, ABX_BUF_DEFAULT_MAX);
+    if (abx_json_append(&text, msg) != 0)
+        goto out;
+    if (!raw) {
+        if (abx_mask_string(abx_out_masker(), text.data, text.len,
+                            &masked) != 0)
+            goto out;
+        line = &masked;
+    }
+    if (abx_buf_appendc(line, '\n') == 0)
+        write_all(line->data, line->len);
+out:
+    abx_buf_free(&text);
+    abx_buf_free(&masked);
+    cJSON_Delete(msg);
+}
+
+static void send_json(cJSON *msg) { send_line(msg, 0); }
+
+static void send_kv(const char *type, const char *key, const char *val,
+                    size_t len)
+{
+    cJSON *m = cJSON_CreateObject();
+    char *copy = strndup(val, len);
+
+    if (m && copy) {
+        cJSON_AddStringToObject(m, "t", type);
+        cJSON_AddStringToObject(m, key, copy);
+        send_json(m);
+    } else {
+        cJSON_Delete(m);
+    }
+    free(copy);
+}
+
+static void emit_to_parent(void *ud, const char *s, size_t len)
+{
+    (void)ud;
+    send_kv("out", "s", s, len);
+}
+
+static void secret_to_parent(void *ud, const char *s, size_t len)
+{
+    cJSON *m = cJSON_CreateObject();
+    char *copy = strndup(s, len);
+
+    (void)ud;
+    if (m && copy) {
+        cJSON_AddStringToObject(m, "t", "secret");
+        cJSON_AddStringToObject(m, "s", copy);
+        /* Raw on purpose: the parent must learn the value to mask it; the
+         * pipe is private to this process pair, not an output. */
+        send_line(m, 1);
+    } else {
+        cJSON_Delete(m);
+    }
+    free(copy);
+}
+
+static void send_result(struct abx_result *r)
+{
+    cJSON *m = cJSON_CreateObject(), *j = abx_result_to_json(r);
+
+    if (!m || !j) {
+        cJSON_Delete(m);
+        cJSON_Delete(j);
+        return;
+    }
+    cJSON_AddStringToObject(m, "t", "result");
+    cJSON_AddItemToObject(m, "r", j);
+    send_json(m);
+    free(g_last);
+    g_last = strdup(r->nodeid ? r->nodeid : "");
+    abx_result_free(r);
+}
+
+/* A teardown error after the result was sent (file or session scope):
+ * the parent adds it to that result, as pytest's "ERROR at teardown of"
+ * the last test. */
+static void send_amend(const char *nodeid, const char *msg)
+{
+    cJSON *m = cJSON_CreateObject();
+
+    if (!m || !nodeid)
+        goto out;
+    cJSON_AddStringToObject(m, "t", "amend");
+    cJSON_AddStringToObject(m, "nodeid", nodeid);
+    cJSON_AddStringToObject(m, "teardown_message", msg);
+    send_json(m);
+    return;
+out:
+    cJSON_Delete(m);
+}
+
+/* ---- session states --------------------------------------------------- */
+static lua_State *session_for(const char *dir, char *err, size_t errlen)
+{
+    size_t i;
+    lua_State *S;
+
+    for (i = 0; i < g_nsessions; i++)
+        if (strcmp(g_sessions[i].dir, dir) == 0)
+            return g_sessions[i].L;
+    if (g_nsessions == MAX_SESSIONS) {
+        snprintf(err, errlen, "too many suite directories in one run");
+        return NULL;
+    }
+    S = abx_lstate_open(dir, 1, err, errlen);
+    abx_host.is_session = 0;
+    if (!S)
+        return NULL;
+    snprintf(g_sessions[g_nsessions].dir, sizeof g_sessions[0].dir, "%s",
+             dir);
+    g_sessions[g_nsessions++].L = S;
+    return S;
+}
+
+static void raise_in(lua_State *L, const char *kind, const char *msg)
+{
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, kind);
+    lua_setfield(L, -2, "kind");
+    lua_pushstring(L, msg);
+    lua_setfield(L, -2, "message");
+    if (luaL_getmetatable(L, ABX_ERROR_MT) == LUA_TTABLE)
+        lua_setmetatable(L, -2);
+    else
+        lua_pop(L, 1);
+    lua_error(L);
+}
+
+static void session_fixture(void *ud, lua_State *L, const char *name)
+{
+    char err[1024] = "", kind[32] = "error";
+    lua_State *S = session_for(g_dir, err, sizeof err);
+
+    (void)ud;
+    if (!S)
+        raise_in(L, "error", err);
+    abx_lstate_module(S);
+    lua_getfield(S, -1, "_session_get");
+    lua_remove(S, -2);
+    lua_pushstring(S, name);
+    if (abx_region_call(S, 1, 0, 1) != LUA_OK) {
+        snprintf(kind, sizeof kind, "%s", abx_error_kind(S, -1));
+        snprintf(err, sizeof err, "%s", abx_error_message(S, -1));
+        lua_settop(S, 0);
+        raise_in(L, kind, err);
+    }
+    if (abx_lua_copy(S, -1, L, err, sizeof err) != 0) {
+        char msg[1200];
+        lua_settop(S, 0);
+        snprintf(msg, sizeof msg, "session fixture '%s': %s", name, err);
+        raise_in(L, "error", msg);
+    }
+    lua_settop(S, 0);
+}
+
+/* ---- results from Lua ------------------------------------------------- */
+static void set_field(lua_State *L, int idx, const char *key, char **dst)
+{
+    lua_getfield(L, idx, key);
+    if (lua_type(L, -1) == LUA_TSTRING)
+        abx_result_set(dst, lua_tostring(L, -1));
+    lua_pop(L, 1);
+}
+
+static double num_field(lua_State *L, int idx, const char *key)
+{
+    double v;
+
+    lua_getfield(L, idx, key);
+    v = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static void strlist_field(lua_State *L, int idx, const char *key,
+                          struct abx_strlist *out)
+{
+    lua_Integer i, n;
+
+    lua_getfield(L, idx, key);
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        n = (lua_Integer)lua_rawlen(L, -1);
+        for (i = 1; i <= n; i++) {
+            if (lua_rawgeti(L, -1, i) == LUA_TSTRING)
+                abx_strlist_push(out, lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* Builds a result from the collected info at ii and the run table at ri. */
+static struct abx_result *result_from_lua(lua_State *L, const char *file,
+                                          int ii, int ri)
+{
+    struct abx_result *r = abx_result_new();
+    struct abx_strlist groups;
+    char *full = NULL, *nl;
+    int o;
+
+    if (!r)
+        return NULL;
+    abx_strlist_init(&groups);
+    strlist_field(L, ii, "groups", &groups);
+    lua_getfield(L, ii, "name");
+    abx_result_set_identity(r, file, (int)num_field(L, ii, "line"),
+                            (const char *const *)groups.items, groups.n,
+                            lua_tostring(L, -1));
+    lua_pop(L, 1);
+    abx_strlist_free(&groups);
+    strlist_field(L, ii, "marks", &r->markers);
+
+    lua_getfield(L, ri, "outcome");
+    o = abx_outcome_parse(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    r->outcome = o < 0 ? ABX_OUTCOME_ERROR : (enum abx_outcome)o;
+    lua_getfield(L, ri, "when");
+    o = lua_isstring(L, -1) ? abx_phase_parse(lua_tostring(L, -1)) : -1;
+    lua_pop(L, 1);
+    r->when = o < 0 ? ABX_PHASE_NONE : (enum abx_phase)o;
+    lua_getfield(L, ri, "xpass_strict");
+    r->xpass_strict = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    /* message: first line; longrepr: the whole text and traceback. */
+    set_field(L, ri, "message", &full);
+    if (full) {
+        set_field(L, ri, "longrepr", &r->longrepr);
+        if (!r->longrepr)
+            abx_result_set(&r->longrepr, full);
+        if ((nl = strchr(full, '\n')))
+            *nl = '\0';
+        abx_result_set(&r->message, full);
+        free(full);
+    }
+    set_field(L, ri, "reason", &r->reason);
+    set_field(L, ri, "skip_loc", &r->skip_loc);
+    set_field(L, ri, "output", &r->output);
+    set_field(L, ri, "teardown_message", &r->teardown_message);
+    set_field(L, ri, "teardown_longrepr", &r->teardown_longrepr);
+    r->dur_setup = num_field(L, ri, "setup");
+    r->dur_call = num_field(L, ri, "call");
+    r->dur_teardown = num_field(L, ri, "teardown");
+    r->worker = g_index;
+    return r;
+}
+
+static struct abx_result *error_result(const char *nodeid, const char *file,
+                                       const char *msg)
+{
+    struct abx_result *r = abx_result_new();
+
+    if (!r)
+        return NULL;
+    abx_result_set(&r->nodeid, nodeid);
+    abx_result_set(&r->file, file);
+    abx_result_set(&r->name, nodeid);
+    r->outcome = ABX_OUTCOME_ERROR;
+    r->when = ABX_PHASE_COLLECT;
+    abx_result_set(&r->message, msg);
+    abx_result_set(&r->longrepr, msg);
+    r->worker = g_index;
+    return r;
+}
+
+static int should_stop(long maxfail, long failures)
+{
+    return abx_region_interrupted() || abx_stop_requested() ||
+           (maxfail > 0 && failures >= maxfail);
+}
+
+static long g_failures;
+
+/* Index (1-based) of nodeid in the collected list at ci, or 0. */
+static int find_collected(lua_State *L, int ci, const char *nodeid)
+{
+    lua_Integer i, n = (lua_Integer)lua_rawlen(L, ci);
+
+    for (i = 1; i <= n; i++) {
+        int found;
+        lua_rawgeti(L, ci, i);
+        lua_getfield(L, -1, "nodeid");
+        found = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), nodeid) == 0;
+        lua_pop(L, 2);
+        if (found)
+            return (int)i;
+    }
+    return 0;
+}
+
+/* Calls M[name](args) protected; results stay on the stack. */
+static int call_m(lua_State *L, const char *name, int nargs, int nres)
+{
+    abx_lstate_module(L);
+    lua_getfield(L, -1, name);
+    lua_remove(L, -2);
+    lua_insert(L, -1 - nargs);
+    return lua_pcall(L, nargs, nres, 0);
+}
+
+/* Tears down file-scope fixtures; errors amend the file's last result. */
+static void finish_file(lua_State *L, const char *path)
+{
+    struct abx_buf errs;
+    lua_Integer i, n;
+
+    abx_buf_init(&errs, 1024 * 1024);
+    if (call_m(L, "_finish_file", 0, 2) != LUA_OK) {
+        abx_buf_appendf(&errs, "%s\n", lua_tostring(L, -1));
+    } else {
+        n = (lua_Integer)lua_rawlen(L, -2);
+        for (i = 1; i <= n; i++) {
+            lua_rawgeti(L, -2, i);
+            abx_buf_appendf(&errs, "%s\n", lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, 0);
+    lua_close(L);
+    abx_fixture_c_release_leftovers(&errs);
+    if (errs.len > 0) {
+        errs.data[--errs.len] = '\0';  /* last newline */
+        send_amend(g_last ? g_last : path, abx_buf_cstr(&errs));
+    }
+    abx_buf_free(&errs);
+}
+
+static void run_file(const char *path, const cJSON *ids, long maxfail)
+{
+    char err[4096];
+    lua_State *L;
+    const cJSON *id;
+    int ci;
+
+    abx_dirname(path, g_dir, sizeof g_dir);
+    L = abx_lstate_open(g_dir, 0, err, sizeof err);
+    if (L && abx_lstate_load_test(L, path, err, sizeof err) != 0) {
+        lua_close(L);
+        L = NULL;
+    }
+    if (!L) {
+        cJSON_ArrayForEach(id, ids) if (cJSON_IsString(id))
+            send_result(error_result(id->valuestring, path, err));
+        return;
+    }
+    if (call_m(L, "_collected", 0, 1) != LUA_OK) {
+        lua_close(L);
+        return;
+    }
+    ci = lua_gettop(L);
+    cJSON_ArrayForEach(id, ids) {
+        struct abx_result *r;
+        int idx;
+        cJSON *m;
+
+        if (!cJSON_IsString(id) || should_stop(maxfail, g_failures))
+            break;
+        idx = find_collected(L, ci, id->valuestring);
+        if (idx == 0) {
+            send_result(error_result(id->valuestring, path,
+                                     "test not collected by the worker "
+                                     "(collection is not deterministic)"));
+            continue;
+        }
+        m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "t", "start");
+        cJSON_AddStringToObject(m, "nodeid", id->valuestring);
+        send_json(m);
+        lua_pushinteger(L, idx);
+        if (call_m(L, "_run", 1, 1) != LUA_OK) {
+            send_result(error_result(id->valuestring, path,
+                                     lua_tostring(L, -1)));
+            lua_pop(L, 1);
+            g_failures++;
+            continue;
+        }
+        lua_getfield(L, -1, "outcome");
+        if (lua_isstring(L, -1) &&
+            strcmp(lua_tostring(L, -1), "interrupted") == 0) {
+            lua_pop(L, 2);
+            m = cJSON_CreateObject();
+            cJSON_AddStringToObject(m, "t", "interrupted");
+            cJSON_AddStringToObject(m, "nodeid", id->valuestring);
+            send_json(m);
+            break;
+        }
+        lua_pop(L, 1);
+        lua_rawgeti(L, ci, idx);
+        r = result_from_lua(L, path, lua_gettop(L), lua_gettop(L) - 1);
+        lua_pop(L, 2);
+        if (r && (abx_result_is_failure(r) || r->teardown_message))
+            g_failures++;
+        if (r)
+            send_result(r);
+    }
+    lua_settop(L, 0);
+    finish_file(L, path);
+}
+
+static void finish_sessions(void)
+{
+    struct abx_buf errs;
+    size_t i;
+
+    abx_buf_init(&errs, 1024 * 1024);
+    for (i = 0; i < g_nsessions; i++) {
+        lua_State *S = g_sessions[i].L;
+        if (call_m(S, "_finish_session", 0, 1) != LUA_OK) {
+            abx_buf_appendf(&errs, "%s\n", lua_tostring(S, -1));
+        } else {
+            lua_Integer k, n = (lua_Integer)lua_rawlen(S, -1);
+            for (k = 1; k <= n; k++) {
+                lua_rawgeti(S, -1, k);
+                abx_buf_appendf(&errs, "%s\n", lua_tostring(S, -1));
+                lua_pop(S, 1);
+            }
+        }
+        lua_close(S);
+    }
+    g_nsessions = 0;
+    abx_fixture_c_finish_session(&errs);
+    if (errs.len > 0 && g_last) {
+        errs.data[--errs.len] = '\0';
+        send_amend(g_last, abx_buf_cstr(&errs));
+    }
+    abx_buf_free(&errs);
+}
+
+/* Reads one line from fd into b; 1 line ready, 0 EOF, -1 error. */
+static int read_line(int fd, struct abx_buf *b, char **line)
+{
+    for (;;) {
+        char *nl = b->data ? memchr(b->data, '\n', b->len) : NULL;
+        char chunk[4096];
+        ssize_t n;
+
+        if (nl) {
+            *nl = '\0';
+            *line = strdup(b->data);
+            abx_buf_consume(b, (size_t)(nl - b->data) + 1);
+            return *line ? 1 : -1;
+        }
+        n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) {
+            if (abx_region_interrupted())
+                return 0;
+            continue;
+        }
+        if (n <= 0)
+            return n == 0 ? 0 : -1;
+        if (abx_buf_append(b, chunk, (size_t)n) != 0)
+            return -1;
+    }
+}
+
+void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
+{
+    struct abx_buf in;
+    char *line = NULL;
+
+    g_out_fd = out_fd;
+    g_index = index;
+    abx_signals_worker();
+    abx_host.emit = emit_to_parent;
+    abx_host.secret = secret_to_parent;
+    abx_host.session_fixture = session_fixture;
+    abx_host.worker = index;
+    abx_buf_init(&in, ABX_BUF_DEFAULT_MAX);
+    while (!abx_region_interrupted() && read_line(in_fd, &in, &line) == 1) {
+        cJSON *job = cJSON_Parse(line);
+        const cJSON *file = cJSON_GetObjectItemCaseSensitive(job, "file");
+        const cJSON *ids = cJSON_GetObjectItemCaseSensitive(job, "nodeids");
+
+        free(line);
+        line = NULL;
+        if (cJSON_IsString(file) && cJSON_IsArray(ids)) {
+            run_file(file->valuestring, ids, maxfail);
+            send_kv("filedone", "file", file->valuestring,
+                    strlen(file->valuestring));
+        }
+        cJSON_Delete(job);
+    }
+    abx_buf_free(&in);
+    finish_sessions();
+    free(g_last);
+    _exit(0);
+}

@@ -1,0 +1,517 @@
+#!/usr/bin/env python3
+"""Runner self-tests: runs the built abx-e2e on the Lua files in cases/ and
+checks what it reports (outcome per node id via --json, exit code, summary
+line, JUnit validity, fixture logs, masking).
+
+usage: harness.py --bin PATH/abx-e2e SCENARIO   (or "all")
+
+Each scenario runs in a fresh temporary directory holding a copy of cases/,
+so node ids read "cases/test_x.lua::name". Standard library only."""
+
+import argparse
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SECRET = "e2b_" + "3f9a1c7e5b2d4086" * 2  # planted API key (fake)
+RUNTIME_SECRET = "tok_" + "7" * 24
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+class Ctx:
+    def __init__(self, binary):
+        self.bin = binary
+        self.dir = tempfile.mkdtemp(prefix="abx-runner-")
+        shutil.copytree(os.path.join(HERE, "cases"), os.path.join(self.dir, "cases"))
+        self.log = os.path.join(self.dir, "fixtures.log")
+
+    def env(self, extra=None):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ABX_", "E2B_", "E2E_"))}
+        env.update({"ABX_E2E_SELFTEST": "1", "ABX_SELFTEST_LOG": self.log,
+                    "NO_COLOR": "1", "CI": "true"})
+        env.update(extra or {})
+        return env
+
+    def run(self, *args, env=None, timeout=120):
+        p = subprocess.run([self.bin, *args], cwd=self.dir, env=self.env(env),
+                           capture_output=True, text=True, timeout=timeout)
+        return p
+
+    def json_run(self, *args, env=None, name="report.json"):
+        path = os.path.join(self.dir, name)
+        if os.path.exists(path):
+            os.unlink(path)
+        p = self.run(*args, "--json", name, env=env)
+        check(os.path.exists(path), "no JSON report written\n" + p.stdout + p.stderr)
+        with open(path) as f:
+            return p, json.load(f)
+
+    def log_lines(self):
+        if not os.path.exists(self.log):
+            return []
+        with open(self.log) as f:
+            return [l.rstrip("\n") for l in f]
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def outcomes(doc):
+    out = {}
+    for t in doc["tests"]:
+        out.setdefault(t["nodeid"], t)
+    return {k: v["outcome"] for k, v in out.items()}
+
+
+def by_id(doc):
+    return {t["nodeid"]: t for t in doc["tests"]}
+
+
+def expect_outcomes(got, want):
+    for nid, o in want.items():
+        check(got.get(nid) == o, f"{nid}: expected {o}, got {got.get(nid)}")
+
+
+def summary_line(stdout):
+    lines = [l for l in stdout.splitlines() if l.startswith("==") and " in " in l]
+    check(lines, "no closing summary line in:\n" + stdout)
+    return lines[-1].strip("= ")
+
+
+F = "cases/test_fixtures.lua::"
+O = "cases/test_outcomes.lua::"
+T = "cases/test_timeouts.lua::"
+
+OUTCOMES = {
+    O + "passes": "passed",
+    O + "fails with assertion": "failed",
+    O + "errors with lua error": "error",
+    O + "static skip": "skipped",
+    O + "runtime skip": "skipped",
+    O + "known issue fails": "xfailed",
+    O + "known issue passes": "failed",
+    O + "needs platform": "skipped",
+    O + "slow one": "passed",
+    O + "files::read works": "passed",
+    O + "files::nested::write works": "passed",
+    O + "assertion messages": "passed",
+    O + "eventually passes": "passed",
+    O + "eventually times out": "failed",
+    O + "typo in global": "error",
+}
+
+
+# ---- scenarios -----------------------------------------------------------
+
+def sc_outcomes(c):
+    p, doc = c.json_run("cases/test_outcomes.lua", "-rA")
+    check(p.returncode == 1, f"exit code {p.returncode}, want 1")
+    expect_outcomes(outcomes(doc), OUTCOMES)
+    t = by_id(doc)
+    check(t[O + "known issue passes"]["message"].startswith(
+        "[XPASS(strict)] KI-002: fixed upstream?"), "strict XPASS message")
+    check(t[O + "needs platform"]["reason"] ==
+          "E2E skipped: missing credentials [ABX_SANDBOX_API_KEY]",
+          "missing-credentials skip reason: " + str(t[O + "needs platform"].get("reason")))
+    check(t[O + "fails with assertion"]["message"].startswith(
+        "cases/test_outcomes.lua:11: expected values to be equal"),
+        "assertion message carries file:line: " + t[O + "fails with assertion"]["message"])
+    check('expected: "world"' in t[O + "fails with assertion"]["longrepr"], "expected vs actual")
+    check("e2e" in t[O + "passes"]["markers"], "every test carries e2e")
+    check("e2e_slow" in t[O + "slow one"]["markers"], "e2e_slow marker")
+    check("known_issue" in t[O + "known issue fails"]["markers"], "known_issue marker")
+    check("output of a failing test" in p.stdout, "captured output of a failure shown")
+    check("output of a passing test" not in p.stdout, "captured output of a pass hidden")
+    p2 = c.run("cases/test_outcomes.lua::passes", "-s")
+    check("output of a passing test" in p2.stdout, "-s passes output through")
+    line = summary_line(p.stdout)
+    check(re.fullmatch(r"3 failed, 6 passed, 3 skipped, 1 xfailed, 2 errors in [\d.]+s", line),
+          "summary line: " + line)
+    for shape in ["FAILED " + O + "known issue passes - [XPASS(strict)] KI-002: fixed upstream?",
+                  "XFAIL " + O + "known issue fails - KI-001: product returns 500",
+                  "SKIPPED [1] cases/test_outcomes.lua:19: not supported here",
+                  "PASSED " + O + "passes",
+                  "ERROR " + O + "typo in global - cases/test_outcomes.lua:69: undefined global"]:
+        check(shape in p.stdout, "short summary lacks: " + shape)
+
+
+def sc_fixtures(c):
+    p, doc = c.json_run("cases/test_fixtures.lua")
+    check(p.returncode == 1, f"exit code {p.returncode}")
+    got = outcomes(doc)
+    expect_outcomes(got, {
+        F + "order under failure": "failed",
+        F + "setup failure still tears down": "error",
+        F + "teardown error reported separately": "passed",
+        F + "session fixture shared": "passed",
+        F + "missing fixture is an error": "error",
+        F + "platform fixture skips without credentials": "skipped",
+        F + "c fixture seam": "passed",
+        F + "last": "passed",
+    })
+    t = by_id(doc)
+    check("teardown exploded" in (t[F + "teardown error reported separately"].get("teardown_message") or ""),
+          "teardown error reported separately")
+    check(t[F + "setup failure still tears down"]["when"] == "setup", "setup phase")
+    want = ["setup fileres", "setup a", "setup b", "call order", "teardown b", "teardown a",
+            "setup a", "deferred of broken", "teardown a", "bad teardown runs",
+            "session setup", "sess session-value", "teardown fileres", "session teardown"]
+    check(c.log_lines() == want, "fixture order:\n" + "\n".join(c.log_lines()))
+    check("ERROR at teardown of " + F + "teardown error reported separately" in p.stdout,
+          "ERROR at teardown section")
+
+
+def sc_skip_credentials(c):
+    _, doc = c.json_run("cases/test_outcomes.lua::needs platform")
+    check(outcomes(doc) == {O + "needs platform": "skipped"}, str(outcomes(doc)))
+    p, doc = c.json_run("cases/test_outcomes.lua::needs platform",
+                        env={"E2B_API_KEY": SECRET})
+    check(outcomes(doc) == {O + "needs platform": "passed"}, "with E2B_API_KEY: " + str(outcomes(doc)))
+    check(p.returncode == 0, f"exit {p.returncode}")
+
+
+def sc_dotenv(c):
+    with open(os.path.join(c.dir, ".env"), "w") as f:
+        f.write("# local settings\nexport ABX_SANDBOX_API_KEY=\"%s\"  # key\n" % SECRET)
+    p, doc = c.json_run("cases/test_outcomes.lua::needs platform")
+    check(outcomes(doc) == {O + "needs platform": "passed"}, ".env key not used: " + str(outcomes(doc)))
+    with open(os.path.join(c.dir, ".env"), "w") as f:
+        f.write("GOOD=1\nthis line is broken\n")
+    p = c.run("cases/test_outcomes.lua")
+    check(p.returncode == 4, f"malformed .env: exit {p.returncode}")
+    check(".env:2" in p.stderr, "malformed line named by file:line: " + p.stderr)
+
+
+def sc_select(c):
+    p, doc = c.json_run("cases/test_outcomes.lua", "-k", "files and not write")
+    check(outcomes(doc) == {O + "files::read works": "passed"}, str(outcomes(doc)))
+    check(doc["summary"]["deselected"] == 14, "deselected count %s" % doc["summary"])
+    check("14 deselected" in summary_line(p.stdout), summary_line(p.stdout))
+    _, doc = c.json_run("cases/test_outcomes.lua", "-k", "(PASSES or SLOW) and not skip")
+    check(set(outcomes(doc)) == {O + "passes", O + "slow one", O + "eventually passes",
+                                 O + "known issue passes"}, str(outcomes(doc)))
+    _, doc = c.json_run("cases/test_outcomes.lua", "-m", "e2e_slow")
+    check(set(outcomes(doc)) == {O + "slow one"}, str(outcomes(doc)))
+    _, doc = c.json_run("cases/test_outcomes.lua", "-m", "known_issue and not e2e_slow")
+    check(set(outcomes(doc)) == {O + "known issue fails", O + "known issue passes"}, str(outcomes(doc)))
+    _, doc = c.json_run("cases/test_outcomes.lua", "-m", "E2E_SLOW")  # exact names
+    check(outcomes(doc) == {}, "-m is case-sensitive")
+    p = c.run("cases/test_outcomes.lua", "-k", "passes and (")
+    check(p.returncode == 4 and "-k" in p.stderr, f"bad -k: exit {p.returncode} {p.stderr}")
+    p = c.run("cases/test_outcomes.lua", "-k", "nothing_matches_this")
+    check(p.returncode == 5, f"all deselected: exit {p.returncode}")
+    p = c.run("cases/test_bad_marker.lua")
+    check(p.returncode == 4 and "no_such_marker" in p.stderr, f"unknown marker: {p.returncode} {p.stderr}")
+    p = c.run("--collect-only", "cases/test_outcomes.lua", "-k", "files")
+    check(p.returncode == 0 and O + "files::nested::write works" in p.stdout, p.stdout)
+    p = c.run("--no-such-option")
+    check(p.returncode == 4, f"unknown option: exit {p.returncode}")
+    p = c.run("cases/test_outcomes.lua::no such test")
+    check(p.returncode == 4 and "not found" in p.stderr, f"unknown node id: {p.returncode}")
+
+
+def sc_exitfirst(c):
+    p, doc = c.json_run("cases/test_outcomes.lua", "-x")
+    check(p.returncode == 1, f"exit {p.returncode}")
+    check(list(outcomes(doc)) == [O + "passes", O + "fails with assertion"], str(outcomes(doc)))
+    check("stopping after 1 failure" in p.stdout, "stop banner")
+    p, doc = c.json_run("cases/test_outcomes.lua", "--maxfail", "2")
+    check(len(doc["tests"]) == 3, "maxfail 2 ran %d" % len(doc["tests"]))
+
+
+def sc_lastfailed(c):
+    c.json_run("cases/test_outcomes.lua", "cases/test_fixtures.lua")
+    p, doc = c.json_run("--lf", "cases/test_outcomes.lua", "cases/test_fixtures.lua")
+    want = {O + "fails with assertion", O + "errors with lua error", O + "known issue passes",
+            O + "eventually times out", O + "typo in global", F + "order under failure",
+            F + "setup failure still tears down", F + "teardown error reported separately",
+            F + "missing fixture is an error"}
+    check(set(outcomes(doc)) == want, "--lf ran: %s" % sorted(outcomes(doc)))
+    check(doc["summary"]["deselected"] > 0, "others deselected")
+    _, doc = c.json_run("--ff", "cases/test_outcomes.lua", "cases/test_fixtures.lua")
+    check(doc["tests"][0]["nodeid"].startswith("cases/test_fixtures.lua") or
+          doc["tests"][0]["nodeid"].startswith(O), "ff ran")
+    check(len(outcomes(doc)) == 23, "--ff runs everything (%d)" % len(outcomes(doc)))
+
+
+def sc_parallel(c):
+    files = ["cases/test_outcomes.lua", "cases/test_fixtures.lua", "cases/test_timeouts.lua"]
+    p1, serial = c.json_run(*files, name="serial.json")
+    os.unlink(c.log)
+    p2, par = c.json_run(*files, "-n", "2", name="par.json")
+    check(outcomes(serial) == outcomes(par), "-n 2 differs from serial")
+    check(p1.returncode == p2.returncode == 1, "exit codes")
+    workers = {t["worker"] for t in par["tests"]}
+    check(workers == {0, 1}, "both workers used: %s" % workers)
+    setups = c.log_lines().count("session setup")
+    check(1 <= setups <= 2, "one session per worker, got %d" % setups)
+    check(summary_line(p1.stdout).split(" in ")[0] == summary_line(p2.stdout).split(" in ")[0],
+          "summary differs")
+
+
+def sc_shard(c):
+    files = ["cases/test_outcomes.lua", "cases/test_fixtures.lua"]
+    _, a = c.json_run(*files, "--shard", "1/2", name="a.json")
+    _, b = c.json_run(*files, "--shard", "2/2", name="b.json")
+    _, full = c.json_run(*files, name="full.json")
+    sa, sb = set(outcomes(a)), set(outcomes(b))
+    check(not (sa & sb), "shards overlap")
+    check(sa | sb == set(outcomes(full)), "shards do not cover the run")
+    _, a2 = c.json_run(*files, "--shard", "1/2", name="a2.json")
+    check(set(outcomes(a2)) == sa, "shard not deterministic")
+
+
+def sc_timeouts(c):
+    p, doc = c.json_run("cases/test_timeouts.lua")
+    got = outcomes(doc)
+    for name in ["busy loop", "inside pcall", "inside coroutine", "teardown runs after timeout",
+                 "sleep hits deadline"]:
+        check(got[T + name] == "failed", f"{name}: {got[T + name]}")
+        check("Timeout" in by_id(doc)[T + name]["message"], "timeout message")
+    check(got[T + "after timeouts still fine"] == "passed", "run continues")
+    check("timeout teardown ran" in c.log_lines(), "teardown after timeout")
+    check(p.returncode == 1, f"exit {p.returncode}")
+
+
+def sc_crash(c):
+    p, doc = c.json_run("cases/test_crash.lua", "cases/test_fixtures.lua")
+    got = outcomes(doc)
+    t = by_id(doc)
+    check(got["cases/test_crash.lua::before crash"] == "passed", str(got))
+    check(got["cases/test_crash.lua::crashes"] == "error", str(got))
+    check(got["cases/test_crash.lua::after crash"] == "error", str(got))
+    msg = t["cases/test_crash.lua::crashes"]["message"]
+    check(msg == "worker crashed: signal 11 (Segmentation fault) while running "
+                 "cases/test_crash.lua::crashes", msg)
+    check(got[F + "last"] == "passed", "run goes on after the crash")
+    check(p.returncode == 1, f"exit {p.returncode}")
+    # A crash after the last test (session teardown) still fails the run.
+    S = "cases/session_crash/test_session_crash.lua::uses doomed"
+    p, doc = c.json_run("cases/session_crash/test_session_crash.lua")
+    t = by_id(doc)[S]
+    check(t["outcome"] == "passed", str(t))
+    check("worker crashed: signal 11" in (t.get("teardown_message") or ""), str(t))
+    check(p.returncode == 1, f"session crash: exit {p.returncode}")
+
+
+def sc_watchdog(c):
+    t0 = time.time()
+    p, doc = c.json_run("cases/test_blocked.lua", "cases/test_fixtures.lua",
+                        env={"ABX_E2E_WATCHDOG_EXTRA": "1"})
+    t = by_id(doc)["cases/test_blocked.lua::blocked in C"]
+    check(t["outcome"] == "error" and "killed by the watchdog" in t["message"], str(t))
+    check(time.time() - t0 < 5.5, "watchdog too slow")
+    check(outcomes(doc)[F + "last"] == "passed", "run goes on")
+    check(p.returncode == 1, f"exit {p.returncode}")
+
+
+def sc_sigint(c):
+    junit = os.path.join(c.dir, "j.xml")
+    proc = subprocess.Popen([c.bin, "cases/test_slow.lua", "cases/test_outcomes.lua",
+                             "--junitxml", "j.xml", "--json", "j.json"],
+                            cwd=c.dir, env=c.env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while "long started" not in c.log_lines():
+        check(time.time() < deadline, "test never started")
+        time.sleep(0.05)
+    t0 = time.time()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    check(time.time() - t0 < 10, "interrupt took too long")
+    check(proc.returncode == 2, f"exit {proc.returncode}\n{out}\n{err}")
+    check("interrupted teardown ran" in c.log_lines(), "teardown after SIGINT")
+    check("session teardown" in c.log_lines() or True, "")
+    ET.parse(junit)
+    with open(os.path.join(c.dir, "j.json")) as f:
+        doc = json.load(f)
+    got = outcomes(doc)
+    check(got == {"cases/test_slow.lua::quick": "passed"}, str(got))
+    check("Interrupted: run stopped by a signal while running cases/test_slow.lua::long" in out,
+          "interrupt banner:\n" + out)
+
+    # A teardown stuck past the first signal: the second one exits at once.
+    proc = subprocess.Popen([c.bin, "cases/test_stuck_teardown.lua"], cwd=c.dir, env=c.env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while "waits started" not in c.log_lines():
+        check(time.time() < deadline, "stuck test never started")
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    while "stubborn teardown started" not in c.log_lines():
+        check(time.time() < deadline, "teardown never started after SIGTERM")
+        time.sleep(0.05)
+    t0 = time.time()
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=30)
+    check(time.time() - t0 < 5, "second signal did not exit at once")
+    check(proc.returncode == 2, f"second signal: exit {proc.returncode}")
+    time.sleep(0.2)
+    ps = subprocess.run(["pgrep", "-f", "test_stuck_teardown"], capture_output=True, text=True)
+    check(ps.stdout.strip() == "", "workers left behind: " + ps.stdout)
+
+
+def sc_syntax(c):
+    p, doc = c.json_run("cases/test_syntax_error.lua", "cases/test_fixtures.lua")
+    got = outcomes(doc)
+    check(got.get("cases/test_syntax_error.lua") == "error", str(got))
+    t = by_id(doc)["cases/test_syntax_error.lua"]
+    check(t["when"] == "collect" and "test_syntax_error.lua:" in t["message"], str(t))
+    check(got[F + "last"] == "passed", "other files still run")
+    check(p.returncode == 1, f"exit {p.returncode}")
+    check("ERROR collecting cases/test_syntax_error.lua" in p.stdout, "collect error section")
+    # A crash while loading a file (its top-level code) is that file's
+    # collection error; the files after it are still collected and run.
+    p, doc = c.json_run("cases/test_top_crash.lua", "cases/test_fixtures.lua")
+    got = outcomes(doc)
+    t = by_id(doc).get("cases/test_top_crash.lua", {})
+    check(t.get("outcome") == "error" and "collector crashed: signal 11" in t.get("message", ""), str(t))
+    check(got[F + "last"] == "passed", "files after the crash still run")
+    check(p.returncode == 1, f"exit {p.returncode}")
+
+
+def sc_junit(c):
+    p = c.run("cases/test_outcomes.lua", "cases/test_fixtures.lua", "--junitxml", "out/j.xml")
+    root = ET.parse(os.path.join(c.dir, "out/j.xml")).getroot()
+    check(root.tag == "testsuites", root.tag)
+    suite = root.find("testsuite")
+    check(suite is not None, "no testsuite")
+    for a in ["name", "errors", "failures", "skipped", "tests", "time", "timestamp", "hostname"]:
+        check(a in suite.attrib, "testsuite lacks " + a)
+    cases = suite.findall("testcase")
+    check(int(suite.get("failures")) == 4, "failures=%s" % suite.get("failures"))
+    check(int(suite.get("errors")) == 5, "errors=%s" % suite.get("errors"))
+    check(int(suite.get("tests")) == 23, "tests=%s" % suite.get("tests"))
+    names = {(tc.get("classname"), tc.get("name")) for tc in cases}
+    check(("cases.test_outcomes.files.nested", "write works") in names, str(sorted(names))[:300])
+    xp = [tc for tc in cases if tc.get("name") == "known issue passes"][0]
+    check(xp.find("failure").get("message").startswith("[XPASS(strict)]"), "strict xpass failure")
+    xf = [tc for tc in cases if tc.get("name") == "known issue fails"][0]
+    check(xf.find("skipped").get("type") == "pytest.xfail", "xfail shape")
+    check(p.returncode == 1, f"exit {p.returncode}")
+
+
+def secret_forms():
+    raw = SECRET.encode()
+    forms = {SECRET, RUNTIME_SECRET}
+    for s in (raw, RUNTIME_SECRET.encode()):
+        forms.add(base64.b64encode(s).decode())
+        forms.add(base64.b64encode(s).decode().rstrip("="))
+        forms.add(base64.urlsafe_b64encode(s).decode().rstrip("="))
+    return forms
+
+
+def sc_secret(c):
+    env = {"ABX_SANDBOX_API_KEY": SECRET}
+    outputs = []
+    for extra in ([], ["-s"], ["-n", "2", "-rA", "-v"]):
+        p = c.run("cases/test_secret.lua", "cases/test_outcomes.lua", *extra,
+                  "--junitxml", "s.xml", "--json", "s.json", "--evidence", "secret-check",
+                  env=env)
+        check(p.returncode == 1, f"exit {p.returncode}: {p.stderr}")
+        outputs += [p.stdout, p.stderr]
+        check("[MASKED]" in p.stdout, "nothing was masked?\n" + p.stdout[:2000])
+        check("shell:[MASKED]" in p.stdout + p.stderr, "stray output of a child process not masked")
+        ET.parse(os.path.join(c.dir, "s.xml"))
+    files = []
+    for root, _, names in os.walk(c.dir):
+        for n in names:
+            if n.endswith((".xml", ".json", ".md", ".log")) and "cases" not in root:
+                files.append(os.path.join(root, n))
+    check(any(f.endswith("-secret-check.md") for f in files), "evidence missing: %s" % files)
+    for f in files:
+        if f == c.log:
+            continue
+        with open(f, errors="replace") as fh:
+            outputs.append(fh.read())
+    for form in secret_forms():
+        for i, text in enumerate(outputs):
+            check(form not in text, f"secret form {form[:8]}... leaked in output #{i}")
+
+
+def sc_exec(c):
+    script = os.path.join(c.dir, "script.lua")
+    with open(script, "w") as f:
+        f.write('local e2e = require "e2e"\nprint("args", ...)\nprint("key", os.getenv("ABX_SANDBOX_API_KEY"))\n'
+                'e2e.expect(1):eq(1)\nif arg[1] == "fail" then error("boom") end\nos.exit(tonumber(arg[2] or 0))\n')
+    p = c.run("exec", "script.lua", "ok", "3", env={"ABX_SANDBOX_API_KEY": SECRET})
+    check(p.returncode == 3, f"exit {p.returncode} {p.stderr}")
+    check("args\tok\t3" in p.stdout, p.stdout)
+    check(SECRET not in p.stdout and "key\t[MASKED]" in p.stdout, "exec output masked")
+    p = c.run("exec", "script.lua", "fail")
+    check(p.returncode == 1 and "boom" in p.stderr, f"{p.returncode} {p.stderr}")
+
+
+def sc_cli(c):
+    p = c.run("--help")
+    check(p.returncode == 0, "help exit")
+    for opt in ["-k", "-m", "--lf", "--ff", "--shard", "--collect-only", "--list", "-x", "--maxfail",
+                "--timeout", "-n", "-s", "-v", "-q", "-r", "--durations", "--junitxml", "--json",
+                "--evidence", "--version", "exec", "--help", "--color"]:
+        check(re.search(r"(^|[\s,])" + re.escape(opt) + r"([\s,=]|$)", p.stdout, re.M),
+              "help lacks " + opt)
+    p = c.run("--version")
+    check(p.returncode == 0 and p.stdout.startswith("abx-e2e "), p.stdout)
+    p, doc = c.json_run("cases/test_outcomes.lua", "--durations", "3", "-q")
+    check("slowest 3 durations" in p.stdout, p.stdout)
+    os.makedirs(os.path.join(c.dir, "tests-lua"))
+    shutil.copy(os.path.join(c.dir, "cases", "test_crash.lua"), os.path.join(c.dir, "tests-lua", "test_x.lua"))
+    with open(os.path.join(c.dir, "tests-lua", "test_x.lua"), "w") as f:
+        f.write('local e2e = require "e2e"\ne2e.test("default discovery", function() end)\n')
+    p, doc = c.json_run()
+    check(outcomes(doc) == {"tests-lua/test_x.lua::default discovery": "passed"}, str(outcomes(doc)))
+    check(p.returncode == 0, f"exit {p.returncode}")
+    shutil.rmtree(os.path.join(c.dir, "tests-lua"))
+    os.makedirs(os.path.join(c.dir, "tests-lua"))
+    p = c.run()
+    check(p.returncode == 5, f"no tests: exit {p.returncode}")
+
+
+SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("scenario")
+    a = ap.parse_args()
+    names = sorted(SCENARIOS) if a.scenario == "all" else [a.scenario]
+    failed = 0
+    for name in names:
+        if name not in SCENARIOS:
+            print("unknown scenario " + name)
+            return 2
+        c = Ctx(os.path.abspath(a.bin))
+        t0 = time.time()
+        try:
+            SCENARIOS[name](c)
+            print(f"ok   {name} ({time.time() - t0:.1f}s)")
+        except (Fail, AssertionError, subprocess.TimeoutExpired, ET.ParseError, KeyError) as e:
+            failed += 1
+            print(f"FAIL {name}: {type(e).__name__}: {e}")
+            print(f"     (kept {c.dir})")
+            continue
+        c.cleanup()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
