@@ -4,7 +4,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DABX_WERROR=ON
 ARGS    ?=
 
-.PHONY: all dev deps build test bench clean install
+.PHONY: all dev deps build test bench clean install e2e e2e-all e2e-local
 
 all: build
 
@@ -22,6 +22,19 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure $(ARGS)
 
+# The suite. `e2e`/`e2e-all` use the platform configured by ABX_SANDBOX_*
+# (environment or .env); `e2e-local` starts abx-local for the run.
+E2E_FAST = -m "not e2e_slow" -r a
+
+e2e: build
+	$(BUILD)/host/abx-e2e $(E2E_FAST) $(ARGS)
+
+e2e-all: build
+	$(BUILD)/host/abx-e2e -r a $(ARGS)
+
+e2e-local: build
+	scripts/e2e-local.sh $(BUILD) $(E2E_FAST) $(ARGS)
+
 bench: build
 	@for b in bench/*.sh; do [ -x "$$b" ] && "$$b" $(BUILD) || true; done
 
@@ -30,3 +43,9 @@ install: build
 
 clean:
 	rm -rf $(BUILD)
+
+# Coverage-guided fuzzing with clang + libFuzzer, FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)

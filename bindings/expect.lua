@@ -185,10 +185,11 @@ local function line_diff(exp, act)
   while i <= n or j <= m do
     if i <= n and j <= m and a[i] == b[j] then
       out[#out + 1] = "    " .. a[i]; i, j = i + 1, j + 1
-    elseif j <= m and (i > n or L[i][j + 1] >= L[i + 1][j]) then
-      out[#out + 1] = "  + " .. b[j]; j = j + 1
-    else
+    elseif i <= n and (j > m or L[i + 1][j] >= L[i][j + 1]) then
+      -- removals before additions, as unified diffs print them
       out[#out + 1] = "  - " .. a[i]; i = i + 1
+    else
+      out[#out + 1] = "  + " .. b[j]; j = j + 1
     end
   end
   return tconcat(out, "\n")
