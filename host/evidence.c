@@ -21,6 +21,28 @@ static void md_cell(struct abx_buf *b, const char *s)
     }
 }
 
+/* One line that lets a reader rerun exactly this selection. */
+static void append_selection(struct abx_buf *b, const struct abx_opts *o,
+                             const struct abx_summary *s)
+{
+    size_t i;
+
+    abx_buf_appends(b, "- selection:");
+    if (o->npaths == 0)
+        abx_buf_appends(b, " tests-lua/");
+    for (i = 0; i < o->npaths; i++)
+        abx_buf_appendf(b, " `%s`", o->paths[i]);
+    if (o->keyword && *o->keyword)
+        abx_buf_appendf(b, ", -k `%s`", o->keyword);
+    if (o->markexpr && *o->markexpr)
+        abx_buf_appendf(b, ", -m `%s`", o->markexpr);
+    if (o->lf)
+        abx_buf_appends(b, ", --lf");
+    if (o->shard_n)
+        abx_buf_appendf(b, ", --shard %ld/%ld", o->shard_k, o->shard_n);
+    abx_buf_appendf(b, " (%d deselected)\n", (int)s->deselected);
+}
+
 int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
                        const struct abx_run *run, const struct abx_summary *s)
 {
@@ -57,10 +79,7 @@ int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
     abx_buf_appendf(&b, "- host: %s %s %s\n", un.sysname, un.release,
                     un.machine);
     abx_buf_appendf(&b, "- command: `%s`\n", o->argv_line ? o->argv_line : "");
-    abx_buf_appendf(&b, "- selection: -k `%s`, -m `%s`, %s%s\n",
-                    o->keyword ? o->keyword : "", o->markexpr ? o->markexpr : "",
-                    o->npaths ? "paths given" : "tests-lua/",
-                    o->lf ? ", --lf" : "");
+    append_selection(&b, o, s);
     abx_buf_appendf(&b, "- result: **%s** (exit %d)\n\n", line, s->exit_code);
     abx_buf_appends(&b, "## Results\n\n| test | outcome | duration |\n"
                         "|---|---|---|\n");
