@@ -92,14 +92,6 @@ def transfer(addr, headers, path, size):
     return mb / tw, mb / tr
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def main():
     abxlocal.LOCAL_BIN, abxlocal.ENVD_BIN = sys.argv[1], sys.argv[2]
     s = abxlocal.Server()
@@ -150,7 +142,7 @@ def bench(s):
     cfg = os.path.join(tmp, "config.json")
     with open(cfg, "w") as f:
         json.dump({"sandboxID": "bench", "templateID": "base", "envVars": {}}, f)
-    port = free_port()
+    port = abxlocal.free_port()
     envd = subprocess.Popen([abxlocal.ENVD_BIN, "--config", cfg, "--port", str(port),
                              "--listen-addr", "127.0.0.1"], stderr=subprocess.DEVNULL)
     try:

@@ -65,7 +65,10 @@ int envd_config_load(const char *file, char *err, size_t errlen)
         envd_cfg.access_token = NULL;
     }
     ev = cJSON_GetObjectItemCaseSensitive(o, "envVars");
-    envd_cfg.env_vars = cJSON_CreateObject();
+    if (!(envd_cfg.env_vars = cJSON_CreateObject())) {
+        snprintf(err, errlen, "config: out of memory");
+        goto out;
+    }
     if (ev && !cJSON_IsNull(ev)) {
         if (!cJSON_IsObject(ev)) {
             snprintf(err, errlen, "config: envVars must be an object");
@@ -77,8 +80,11 @@ int envd_config_load(const char *file, char *err, size_t errlen)
                          it->string);
                 goto out;
             }
-            cJSON_AddStringToObject(envd_cfg.env_vars, it->string,
-                                    it->valuestring);
+            if (!cJSON_AddStringToObject(envd_cfg.env_vars, it->string,
+                                         it->valuestring)) {
+                snprintf(err, errlen, "config: out of memory");
+                goto out;
+            }
         }
     }
     start = cJSON_GetObjectItemCaseSensitive(o, "start");

@@ -64,26 +64,28 @@ static void timestamp(const struct timespec *ts, char *out, size_t len)
         snprintf(out, len, "%s.%09ldZ", base, ns);
 }
 
-static void owner_name(uid_t uid, char *out, size_t len)
+/* The user (group != 0: group) name of id, or the number when it has
+ * none, as Go's os/user falls back to. */
+static void id_name(int group, unsigned id, char *out, size_t len)
 {
-    struct passwd pw, *r = NULL;
-    char buf[2048];
-
-    if (getpwuid_r(uid, &pw, buf, sizeof buf, &r) == 0 && r)
-        snprintf(out, len, "%s", pw.pw_name);
-    else
-        snprintf(out, len, "%u", (unsigned)uid);
-}
-
-static void group_name(gid_t gid, char *out, size_t len)
-{
-    struct group gr, *r = NULL;
     char buf[4096];
+    const char *name = NULL;
 
-    if (getgrgid_r(gid, &gr, buf, sizeof buf, &r) == 0 && r)
-        snprintf(out, len, "%s", gr.gr_name);
+    if (group) {
+        struct group gr, *r = NULL;
+
+        if (getgrgid_r((gid_t)id, &gr, buf, sizeof buf, &r) == 0 && r)
+            name = gr.gr_name;
+    } else {
+        struct passwd pw, *r = NULL;
+
+        if (getpwuid_r((uid_t)id, &pw, buf, sizeof buf, &r) == 0 && r)
+            name = pw.pw_name;
+    }
+    if (name)
+        snprintf(out, len, "%s", name);
     else
-        snprintf(out, len, "%u", (unsigned)gid);
+        snprintf(out, len, "%u", id);
 }
 
 static const char *type_name(mode_t m)
@@ -125,8 +127,8 @@ cJSON *envd_entry_info(const char *path)
     }
     perm_string(st.st_mode, perms);
     timestamp(&st.st_mtim, ts, sizeof ts);
-    owner_name(st.st_uid, owner, sizeof owner);
-    group_name(st.st_gid, group, sizeof group);
+    id_name(0, (unsigned)st.st_uid, owner, sizeof owner);
+    id_name(1, (unsigned)st.st_gid, group, sizeof group);
     if (!(o = cJSON_CreateObject())) {
         free(target);
         errno = ENOMEM;

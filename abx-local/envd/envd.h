@@ -101,8 +101,6 @@ int envd_stream_gone(struct envd_stream *s);
  * stop reading their source while it is high: backpressure, as envd's
  * channels give, instead of unbounded buffering. */
 size_t envd_stream_backlog(struct envd_stream *s);
-/* Waits until the client has gone or the stream ended, up to ms. */
-void envd_stream_wait_gone(struct envd_stream *s, int ms);
 /* The chunked response that drains s (takes its own reference). */
 struct MHD_Response *envd_stream_response(struct envd_stream *s,
                                           struct MHD_Connection *c);
@@ -135,8 +133,13 @@ int64_t envd_now_ms(void);  /* CLOCK_MONOTONIC */
 /* ---- proc_rpc.c / fs_rpc.c: handlers (unary fill rpc; stream feeds
  * rpc->stream and must end it eventually) ---- */
 typedef void (*envd_handler)(struct envd_rpc *rpc);
-envd_handler envd_process_handler(const char *method, int *streaming);
-envd_handler envd_filesystem_handler(const char *method, int *streaming);
+struct envd_method {
+    const char *name;  /* NULL ends a table */
+    envd_handler h;
+    int streaming;
+};
+extern const struct envd_method envd_process_methods[];
+extern const struct envd_method envd_filesystem_methods[];
 
 /* ---- proc.c ---- */
 struct envd_spawn {
@@ -209,13 +212,11 @@ cJSON *envd_entry_info(const char *path);
 struct envd_watch;
 /* Watches dir; events go to stream s when s != NULL (the watch then lives
  * until the stream's client goes, and *out is not set), else are queued
- * for envd_watch_drain (*out = the watch). 0, or -1 with err and *code. */
+ * for the watchers registry (*out = the watch). 0, or -1 with err and *code. */
 int envd_watch_new(const char *dir, int recursive, int include_entry,
                    int allow_network, struct envd_stream *s,
                    struct envd_watch **out, enum abx_connect_code *code,
                    char *err, size_t errlen);
-void envd_watch_stop(struct envd_watch *w); /* joins and frees */
-cJSON *envd_watch_drain(struct envd_watch *w);  /* array of events */
 int envd_watchers_create(const char *dir, int recursive, int include_entry,
                          int allow_network, char *id, size_t idlen, enum abx_connect_code *code,
                          char *err, size_t errlen);

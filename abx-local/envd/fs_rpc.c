@@ -335,28 +335,15 @@ static void h_remove_watcher(struct envd_rpc *rpc)
                       id);
 }
 
-envd_handler envd_filesystem_handler(const char *method, int *streaming)
-{
-    static const struct {
-        const char *name;
-        envd_handler h;
-        int streaming;
-    } t[] = {
-        {"Stat", h_stat, 0},
-        {"MakeDir", h_make_dir, 0},
-        {"Move", h_move, 0},
-        {"ListDir", h_list_dir, 0},
-        {"Remove", h_remove, 0},
-        {"WatchDir", h_watch_dir, 1},
-        {"CreateWatcher", h_create_watcher, 0},
-        {"GetWatcherEvents", h_get_watcher_events, 0},
-        {"RemoveWatcher", h_remove_watcher, 0},
-    };
-
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (strcmp(t[i].name, method) == 0) {
-            *streaming = t[i].streaming;
-            return t[i].h;
-        }
-    return NULL;
-}
+const struct envd_method envd_filesystem_methods[] = {
+    {"Stat", h_stat, 0},
+    {"MakeDir", h_make_dir, 0},
+    {"Move", h_move, 0},
+    {"ListDir", h_list_dir, 0},
+    {"Remove", h_remove, 0},
+    {"WatchDir", h_watch_dir, 1},
+    {"CreateWatcher", h_create_watcher, 0},
+    {"GetWatcherEvents", h_get_watcher_events, 0},
+    {"RemoveWatcher", h_remove_watcher, 0},
+    {NULL, NULL, 0},
+};

@@ -34,10 +34,15 @@ static void run_start_command(void)
         fprintf(stderr, "abx-envd: start command not run: %s\n", err);
         return;
     }
-    args = cJSON_CreateArray();
-    cJSON_AddItemToArray(args, cJSON_CreateString("-l"));
-    cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
-    cJSON_AddItemToArray(args, cJSON_CreateString(envd_cfg.start_cmd));
+    /* Without all three arguments bash would start interactive. */
+    if (!(args = cJSON_CreateArray()) ||
+        !cJSON_AddItemToArray(args, cJSON_CreateString("-l")) ||
+        !cJSON_AddItemToArray(args, cJSON_CreateString("-c")) ||
+        !cJSON_AddItemToArray(args, cJSON_CreateString(envd_cfg.start_cmd))) {
+        fprintf(stderr, "abx-envd: start command not run: out of memory\n");
+        cJSON_Delete(args);
+        return;
+    }
     memset(&sp, 0, sizeof sp);
     sp.cmd = "/bin/bash";
     sp.args = args;

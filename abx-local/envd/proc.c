@@ -507,8 +507,12 @@ int envd_proc_input(const struct envd_selector *sel, int pty,
     return 0;
 }
 
-int envd_proc_signal(const struct envd_selector *sel, int sig, char *err,
-                     size_t errlen)
+enum control { CTL_EXISTS, CTL_SIGNAL, CTL_CLOSE_STDIN, CTL_RESIZE };
+
+/* One operation on a running process, under the table lock so that the
+ * process cannot be reaped (and its pid reused) meanwhile. */
+static int control(const struct envd_selector *sel, enum control op, int sig,
+                   const struct winsize *ws, char *err, size_t errlen)
 {
     struct proc *p;
     int rc = 0;
@@ -517,38 +521,45 @@ int envd_proc_signal(const struct envd_selector *sel, int sig, char *err,
     p = find_locked(sel, 1, err, errlen);
     if (!p) {
         rc = ABX_CONNECT_NOT_FOUND;
-    } else if (kill(-p->pid, sig) != 0 && kill(p->pid, sig) != 0) {
-        snprintf(err, errlen, "error sending signal: %s", strerror(errno));
-        rc = ABX_CONNECT_INTERNAL;
+    } else if (op == CTL_SIGNAL) {
+        if (kill(-p->pid, sig) != 0 && kill(p->pid, sig) != 0) {
+            snprintf(err, errlen, "error sending signal: %s", strerror(errno));
+            rc = ABX_CONNECT_INTERNAL;
+        }
+    } else if (op == CTL_CLOSE_STDIN) {
+        if (p->in_fd >= 0) {
+            close(p->in_fd);
+            p->in_fd = -1;
+        }
+    } else if (op == CTL_RESIZE) {
+        if (p->pty_fd < 0) {
+            snprintf(err, errlen, "failed to resize pty: process has no pty");
+            rc = ABX_CONNECT_INTERNAL;
+        } else if (ioctl(p->pty_fd, TIOCSWINSZ, ws) != 0) {
+            snprintf(err, errlen, "failed to resize pty: %s", strerror(errno));
+            rc = ABX_CONNECT_INTERNAL;
+        }
     }
     pthread_mutex_unlock(&mu);
     return rc;
 }
 
+int envd_proc_signal(const struct envd_selector *sel, int sig, char *err,
+                     size_t errlen)
+{
+    return control(sel, CTL_SIGNAL, sig, NULL, err, errlen);
+}
+
 int envd_proc_close_stdin(const struct envd_selector *sel, char *err,
                           size_t errlen)
 {
-    struct proc *p;
-
-    pthread_mutex_lock(&mu);
-    p = find_locked(sel, 1, err, errlen);
-    if (p && p->in_fd >= 0) {
-        close(p->in_fd);
-        p->in_fd = -1;
-    }
-    pthread_mutex_unlock(&mu);
-    return p ? 0 : ABX_CONNECT_NOT_FOUND;
+    return control(sel, CTL_CLOSE_STDIN, 0, NULL, err, errlen);
 }
 
 int envd_proc_exists(const struct envd_selector *sel, char *err,
                      size_t errlen)
 {
-    struct proc *p;
-
-    pthread_mutex_lock(&mu);
-    p = find_locked(sel, 1, err, errlen);
-    pthread_mutex_unlock(&mu);
-    return p ? 0 : ABX_CONNECT_NOT_FOUND;
+    return control(sel, CTL_EXISTS, 0, NULL, err, errlen);
 }
 
 int envd_proc_resize(const struct envd_selector *sel, unsigned rows,
@@ -556,20 +567,6 @@ int envd_proc_resize(const struct envd_selector *sel, unsigned rows,
 {
     struct winsize ws = {.ws_row = (unsigned short)rows,
                          .ws_col = (unsigned short)cols};
-    struct proc *p;
-    int rc = 0;
 
-    pthread_mutex_lock(&mu);
-    p = find_locked(sel, 1, err, errlen);
-    if (!p) {
-        rc = ABX_CONNECT_NOT_FOUND;
-    } else if (p->pty_fd < 0) {
-        snprintf(err, errlen, "failed to resize pty: process has no pty");
-        rc = ABX_CONNECT_INTERNAL;
-    } else if (ioctl(p->pty_fd, TIOCSWINSZ, &ws) != 0) {
-        snprintf(err, errlen, "failed to resize pty: %s", strerror(errno));
-        rc = ABX_CONNECT_INTERNAL;
-    }
-    pthread_mutex_unlock(&mu);
-    return rc;
+    return control(sel, CTL_RESIZE, 0, &ws, err, errlen);
 }

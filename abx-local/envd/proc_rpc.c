@@ -227,23 +227,10 @@ static void h_stream_input(struct envd_rpc *rpc)
                     "process.Process.StreamInput is not implemented");
 }
 
-envd_handler envd_process_handler(const char *method, int *streaming)
-{
-    static const struct {
-        const char *name;
-        envd_handler h;
-        int streaming;
-    } t[] = {
-        {"Start", h_start, 1},           {"Connect", h_connect, 1},
-        {"List", h_list, 0},             {"SendInput", h_send_input, 0},
-        {"SendSignal", h_send_signal, 0}, {"CloseStdin", h_close_stdin, 0},
-        {"Update", h_update, 0},         {"StreamInput", h_stream_input, 1},
-    };
-
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (strcmp(t[i].name, method) == 0) {
-            *streaming = t[i].streaming;
-            return t[i].h;
-        }
-    return NULL;
-}
+const struct envd_method envd_process_methods[] = {
+    {"Start", h_start, 1},           {"Connect", h_connect, 1},
+    {"List", h_list, 0},             {"SendInput", h_send_input, 0},
+    {"SendSignal", h_send_signal, 0}, {"CloseStdin", h_close_stdin, 0},
+    {"Update", h_update, 0},         {"StreamInput", h_stream_input, 1},
+    {NULL, NULL, 0},
+};

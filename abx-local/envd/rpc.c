@@ -245,6 +245,46 @@ static enum MHD_Result run_unary(struct MHD_Connection *c, envd_handler h,
     return rc;
 }
 
+/* The method a /pkg.Service/Method path names, or NULL. */
+static const struct envd_method *find_method(const char *url)
+{
+    static const struct {
+        const char *prefix;
+        const struct envd_method *methods;
+    } services[] = {
+        {"/process.Process/", envd_process_methods},
+        {"/filesystem.Filesystem/", envd_filesystem_methods},
+    };
+
+    for (size_t i = 0; i < sizeof services / sizeof services[0]; i++) {
+        size_t n = strlen(services[i].prefix);
+
+        if (strncmp(url, services[i].prefix, n) != 0)
+            continue;
+        for (const struct envd_method *m = services[i].methods; m->name; m++)
+            if (strcmp(m->name, url + n) == 0)
+                return m;
+    }
+    return NULL;
+}
+
+/* An empty answer with one header (Allow, Accept-Post). */
+static enum MHD_Result reply_empty_with(struct MHD_Connection *c,
+                                        unsigned status, const char *name,
+                                        const char *value)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result rc;
+
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, name, value);
+    rc = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 enum MHD_Result envd_rpc_handle(struct MHD_Connection *c, const char *url,
                                 const char *method, struct abx_buf *body,
                                 int body_overflow)
@@ -252,44 +292,19 @@ enum MHD_Result envd_rpc_handle(struct MHD_Connection *c, const char *url,
     const char *ct = envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
     const char *ver = envd_header(c, "Connect-Protocol-Version");
     struct envd_rpc rpc;
-    envd_handler h = NULL;
-    int streaming = 0;
+    const struct envd_method *m = find_method(url);
+    const char *want;
     int64_t timeout;
 
-    if (strncmp(url, "/process.Process/", 17) == 0)
-        h = envd_process_handler(url + 17, &streaming);
-    else if (strncmp(url, "/filesystem.Filesystem/", 23) == 0)
-        h = envd_filesystem_handler(url + 23, &streaming);
-    if (!h)
+    if (!m)
         return envd_reply_json(c, 404, "text/plain; charset=utf-8",
                                "404 page not found\n", 19);
-    if (strcmp(method, "POST") != 0) {
-        struct MHD_Response *r = MHD_create_response_from_buffer(
-            0, (void *)"", MHD_RESPMEM_PERSISTENT);
-        enum MHD_Result rc;
-
-        if (!r)
-            return MHD_NO;
-        MHD_add_response_header(r, "Allow", "POST");
-        rc = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
-        MHD_destroy_response(r);
-        return rc;
-    }
-    if (!media_is(ct, streaming ? "application/connect+json"
-                                : "application/json")) {
-        struct MHD_Response *r = MHD_create_response_from_buffer(
-            0, (void *)"", MHD_RESPMEM_PERSISTENT);
-        enum MHD_Result rc;
-
-        if (!r)
-            return MHD_NO;
-        MHD_add_response_header(r, "Accept-Post",
-                                streaming ? "application/connect+json"
-                                          : "application/json");
-        rc = MHD_queue_response(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, r);
-        MHD_destroy_response(r);
-        return rc;
-    }
+    if (strcmp(method, "POST") != 0)
+        return reply_empty_with(c, MHD_HTTP_METHOD_NOT_ALLOWED, "Allow", "POST");
+    want = m->streaming ? "application/connect+json" : "application/json";
+    if (!media_is(ct, want))
+        return reply_empty_with(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+                                "Accept-Post", want);
     memset(&rpc, 0, sizeof rpc);
     if (ver && strcmp(ver, "1") != 0)
         return reply_connect_error(c, ABX_CONNECT_INVALID_ARGUMENT,
@@ -301,7 +316,7 @@ enum MHD_Result envd_rpc_handle(struct MHD_Connection *c, const char *url,
     rpc.timeout_ms = timeout;
     rpc.deadline_ms = timeout ? envd_now_ms() + timeout : 0;
     rpc.keepalive_ms = parse_keepalive_ms(envd_header(c, "Keepalive-Ping-Interval"));
-    if (streaming)
-        return run_stream(c, url, h, &rpc, body, body_overflow);
-    return run_unary(c, h, &rpc, body, body_overflow);
+    if (m->streaming)
+        return run_stream(c, url, m->h, &rpc, body, body_overflow);
+    return run_unary(c, m->h, &rpc, body, body_overflow);
 }

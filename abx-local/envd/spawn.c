@@ -214,8 +214,12 @@ int envd_spawn(const struct envd_spawn *sp, struct envd_child *ch,
         snprintf(err, errlen, "cwd '%s' does not exist", cwd);
         goto out;
     }
-    if (build_argv(sp, &argv) || build_env(sp, &envp)) {
+    if (build_argv(sp, &argv)) {
         snprintf(err, errlen, "invalid process config (args must be strings)");
+        goto out;
+    }
+    if (build_env(sp, &envp)) {
+        snprintf(err, errlen, "out of memory building the environment");
         goto out;
     }
     if (sp->pty && open_pty(sp, ch)) {

@@ -198,23 +198,6 @@ int envd_stream_gone(struct envd_stream *s)
     return g;
 }
 
-void envd_stream_wait_gone(struct envd_stream *s, int ms)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&s->mu);
-    if (!s->gone && !s->ended)
-        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-    pthread_mutex_unlock(&s->mu);
-}
-
 static void append_keepalive_locked(struct envd_stream *s)
 {
     size_t n = strlen(s->keepalive_json);

@@ -337,7 +337,8 @@ int envd_watch_new(const char *dir, int recursive, int include_entry,
     return 0;
 }
 
-void envd_watch_stop(struct envd_watch *w)
+/* Joins the watch thread and frees w. */
+static void watch_stop(struct envd_watch *w)
 {
     pthread_mutex_lock(&w->mu);
     w->stop = 1;
@@ -346,7 +347,8 @@ void envd_watch_stop(struct envd_watch *w)
     watch_free(w);
 }
 
-cJSON *envd_watch_drain(struct envd_watch *w)
+/* The events queued since the last drain, as an array. */
+static cJSON *watch_drain(struct envd_watch *w)
 {
     cJSON *q, *fresh = cJSON_CreateArray();
 
@@ -422,7 +424,7 @@ cJSON *envd_watchers_events(const char *id)
     pthread_mutex_lock(&reg_mu);
     for (int i = 0; i < MAX_WATCHERS; i++)
         if (reg[i].w && strcmp(reg[i].id, id) == 0) {
-            ev = envd_watch_drain(reg[i].w);
+            ev = watch_drain(reg[i].w);
             break;
         }
     pthread_mutex_unlock(&reg_mu);
@@ -443,6 +445,6 @@ int envd_watchers_remove(const char *id)
     pthread_mutex_unlock(&reg_mu);
     if (!w)
         return -1;
-    envd_watch_stop(w);
+    watch_stop(w);
     return 0;
 }

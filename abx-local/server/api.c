@@ -4,19 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filesig.h"
 #include "server.h"
 
 static bool key_ok(struct MHD_Connection *c)
 {
     const char *k = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-KEY");
-    if (k == NULL)
-        return false;
-    size_t a = strlen(k), b = strlen(abx_cfg.api_key);
-    /* Constant time over the expected key's length. */
-    unsigned char diff = (unsigned char)(a != b);
-    for (size_t i = 0; i < b; i++)
-        diff |= (unsigned char)((i < a ? k[i] : 0) ^ abx_cfg.api_key[i]);
-    return diff == 0;
+    return k != NULL && abx_filesig_equal(k, abx_cfg.api_key);   /* constant time */
 }
 
 static enum MHD_Result admin(struct MHD_Connection *c, const char *method,
@@ -72,37 +66,36 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, co
     return abx_api_sandboxes(c, method, path, uri, body);
 }
 
-enum MHD_Result abx_api_handle(void *cls, struct MHD_Connection *c, const char *url,
-                               const char *method, const char *version, const char *upload,
-                               size_t *upload_size, void **con_cls)
+static enum MHD_Result api_begin(struct MHD_Connection *c, struct abx_req *r,
+                                 const char *method)
 {
-    (void)cls;
-    (void)url;
-    (void)version;
-    struct abx_req *r = *con_cls;
-    if (r == NULL || r->uri == NULL)
-        return MHD_NO;
-    if (!r->started) {
-        r->started = true;
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl != NULL) {
-            char *end;
-            unsigned long long n = strtoull(cl, &end, 10);
-            /* A moderately big body is read and dropped so that clients which
-             * send it all before reading see the 413; a huge one is refused
-             * at once (the connection closes). */
-            if (*end == '\0' && n > 64ULL * ABX_BODY_CAP)
-                return abx_http_error(c, 413, "request body over %zu bytes", ABX_BODY_CAP);
-        }
-        return MHD_YES;
+    (void)r;
+    (void)method;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl != NULL) {
+        char *end;
+        unsigned long long n = strtoull(cl, &end, 10);
+        /* A moderately big body is read and dropped so that clients which
+         * send it all before reading see the 413; a huge one is refused
+         * at once (the connection closes). */
+        if (*end == '\0' && n > 64ULL * ABX_BODY_CAP)
+            return abx_http_error(c, 413, "request body over %zu bytes", ABX_BODY_CAP);
     }
-    if (*upload_size > 0) {
-        if (!r->too_big && abx_buf_append(&r->body, upload, *upload_size) != 0)
-            r->too_big = true;
-        *upload_size = 0;
-        return MHD_YES;
-    }
+    return MHD_YES;
+}
+
+static enum MHD_Result api_upload(struct abx_req *r, const char *data, size_t n)
+{
+    if (!r->too_big && abx_buf_append(&r->body, data, n) != 0)
+        r->too_big = true;
+    return MHD_YES;
+}
+
+static enum MHD_Result api_end(struct MHD_Connection *c, struct abx_req *r, const char *method)
+{
     if (r->too_big)
         return abx_http_error(c, 413, "request body over %zu bytes", ABX_BODY_CAP);
     return dispatch(c, method, r->uri, &r->body);
 }
+
+const struct abx_plane abx_api_plane = {api_begin, api_upload, api_end};

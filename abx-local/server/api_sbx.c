@@ -7,8 +7,6 @@
 
 #include "server.h"
 
-enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2);
-
 /* Parses an optional JSON object body; NULL with *bad set on error. */
 static cJSON *parse_body(struct MHD_Connection *c, const struct abx_buf *body,
                          enum MHD_Result *bad)
@@ -153,7 +151,8 @@ static enum MHD_Result create(struct MHD_Connection *c, const struct abx_buf *bo
     }
     have_tmpl = true;
     if (abx_reg_count() >= (size_t)abx_cfg.max_sandboxes) {
-        /* E2B answers a concurrency limit with 429 too. */
+        /* E2B answers a concurrency limit with 429 too. Checked early so
+         * that a full server answers at once; abx_reg_add decides. */
         ret = abx_http_error(c, 429, "maximum number of concurrent sandboxes reached (%ld)",
                              abx_cfg.max_sandboxes);
         goto out;
@@ -180,16 +179,25 @@ static enum MHD_Result create(struct MHD_Connection *c, const struct abx_buf *bo
         goto out;
     }
     if (meta) {
+        cJSON *copy = cJSON_Duplicate(meta, 1);
+        if (copy == NULL) {
+            ret = abx_http_error(c, 500, "out of memory");
+            goto out;
+        }
         cJSON_Delete(s->metadata);
-        s->metadata = cJSON_Duplicate(meta, 1);
+        s->metadata = copy;   /* never NULL (server.h) */
     }
     s->cpu_count = t.cpu_count;
     s->memory_mb = t.memory_mb;
     s->disk_mb = t.disk_mb;
     s->allow_internet = internet;
     s->auto_pause = auto_pause;
-    if (abx_spawn(s, &t, envs, err, sizeof err) != 0 ||
-        abx_spawn_wait_ready(s, &t, err, sizeof err) != 0) {
+    int sr = abx_spawn(s, &t, envs, err, sizeof err);
+    if (sr > 0) {   /* lost a race for the last slot; nothing to clean up */
+        ret = abx_http_error(c, 429, "%s", err);
+        goto out;
+    }
+    if (sr != 0 || abx_spawn_wait_ready(s, &t, err, sizeof err) != 0) {
         char tail[256];
         abx_spawn_log_tail(s, tail, sizeof tail);
         fprintf(stderr, "abx-local: sandbox %s failed to start: %s%s%s\n", s->id, err,

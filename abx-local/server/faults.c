@@ -1,5 +1,6 @@
 /* Fault injection: off by default, set by flags or POST /admin/faults. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,31 +8,72 @@
 
 #include "server.h"
 
-static pthread_mutex_t flock_ = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t faults_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct abx_faults cur = {.error_status = 503};
 
 void abx_faults_get(struct abx_faults *out)
 {
-    pthread_mutex_lock(&flock_);
+    pthread_mutex_lock(&faults_lock);
     *out = cur;
-    pthread_mutex_unlock(&flock_);
+    pthread_mutex_unlock(&faults_lock);
 }
 
-static int get_num(const cJSON *obj, const char *name, double min, double max,
-                   bool integral, double *out, char *err, size_t errlen)
+/* The settings, each under its JSON member and its serve flag. The
+ * table drives POST /admin/faults, GET /admin/faults and the flags, so
+ * the three cannot disagree. */
+enum kind { K_LONG, K_INT, K_DOUBLE, K_LLONG };
+static const struct setting {
+    const char *name, *flag;
+    double min, max;
+    enum kind kind;   /* the field's C type; all but K_DOUBLE are integers */
+    size_t off;
+} settings[] = {
+#define AT(field) offsetof(struct abx_faults, field)
+    {"latencyMs", "--fault-latency-ms", 0, 600000, K_LONG, AT(latency_ms)},
+    {"createLatencyMs", "--fault-create-latency-ms", 0, 600000, K_LONG, AT(create_latency_ms)},
+    {"deleteDelayMs", "--fault-delete-delay-ms", 0, 600000, K_LONG, AT(delete_delay_ms)},
+    {"errorRate", "--fault-error-rate", 0, 1, K_DOUBLE, AT(error_rate)},
+    {"dataErrorRate", "--fault-data-error-rate", 0, 1, K_DOUBLE, AT(data_error_rate)},
+    {"errorStatus", "--fault-error-status", 400, 599, K_INT, AT(error_status)},
+    {"dropStreamAfterBytes", "--fault-drop-stream-after", 0, 1e15, K_LLONG,
+     AT(drop_stream_after_bytes)},
+#undef AT
+};
+#define N_SETTINGS (sizeof settings / sizeof settings[0])
+
+static void set_field(struct abx_faults *f, const struct setting *st, double v)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
-    if (v == NULL)
-        return 0;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
-        (integral && v->valuedouble != floor(v->valuedouble)) ||
-        v->valuedouble < min || v->valuedouble > max) {
-        snprintf(err, errlen, "field '%s' must be a%s number in [%g, %g]", name,
-                 integral ? "n integer" : "", min, max);
-        return -1;
+    char *p = (char *)f + st->off;
+    switch (st->kind) {
+    case K_LONG:
+        *(long *)(void *)p = (long)v;
+        break;
+    case K_INT:
+        *(int *)(void *)p = (int)v;
+        break;
+    case K_DOUBLE:
+        *(double *)(void *)p = v;
+        break;
+    case K_LLONG:
+        *(long long *)(void *)p = (long long)v;
+        break;
     }
-    *out = v->valuedouble;
-    return 1;
+}
+
+static double get_field(const struct abx_faults *f, const struct setting *st)
+{
+    const char *p = (const char *)f + st->off;
+    switch (st->kind) {
+    case K_LONG:
+        return (double)*(const long *)(const void *)p;
+    case K_INT:
+        return (double)*(const int *)(const void *)p;
+    case K_DOUBLE:
+        return *(const double *)(const void *)p;
+    case K_LLONG:
+        return (double)*(const long long *)(const void *)p;
+    }
+    return 0;
 }
 
 int abx_faults_update(const cJSON *obj, char *err, size_t errlen)
@@ -42,40 +84,50 @@ int abx_faults_update(const cJSON *obj, char *err, size_t errlen)
     }
     struct abx_faults f;
     abx_faults_get(&f);
-    double d;
-    int r;
-    if ((r = get_num(obj, "latencyMs", 0, 600000, true, &d, err, errlen)) < 0)
-        return -1;
-    if (r)
-        f.latency_ms = (long)d;
-    if ((r = get_num(obj, "createLatencyMs", 0, 600000, true, &d, err, errlen)) < 0)
-        return -1;
-    if (r)
-        f.create_latency_ms = (long)d;
-    if ((r = get_num(obj, "deleteDelayMs", 0, 600000, true, &d, err, errlen)) < 0)
-        return -1;
-    if (r)
-        f.delete_delay_ms = (long)d;
-    if ((r = get_num(obj, "errorRate", 0, 1, false, &d, err, errlen)) < 0)
-        return -1;
-    if (r)
-        f.error_rate = d;
-    if ((r = get_num(obj, "dataErrorRate", 0, 1, false, &d, err, errlen)) < 0)
-        return -1;
-    if (r)
-        f.data_error_rate = d;
-    if ((r = get_num(obj, "errorStatus", 400, 599, true, &d, err, errlen)) < 0)
-        return -1;
-    if (r)
-        f.error_status = (int)d;
-    if ((r = get_num(obj, "dropStreamAfterBytes", 0, 1e15, true, &d, err, errlen)) < 0)
-        return -1;
-    if (r)
-        f.drop_stream_after_bytes = (long long)d;
-    pthread_mutex_lock(&flock_);
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        const struct setting *st = &settings[i];
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, st->name);
+        if (v == NULL)
+            continue;   /* absent members keep their value */
+        bool integral = st->kind != K_DOUBLE;
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+            (integral && v->valuedouble != floor(v->valuedouble)) ||
+            v->valuedouble < st->min || v->valuedouble > st->max) {
+            snprintf(err, errlen, "field '%s' must be a%s number in [%g, %g]", st->name,
+                     integral ? "n integer" : "", st->min, st->max);
+            return -1;
+        }
+        set_field(&f, st, v->valuedouble);
+    }
+    /* All or nothing: a bad member leaves every setting as it was. */
+    pthread_mutex_lock(&faults_lock);
     cur = f;
-    pthread_mutex_unlock(&flock_);
+    pthread_mutex_unlock(&faults_lock);
     return 0;
+}
+
+int abx_faults_flag(const char *flag, const char *val, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        if (strcmp(flag, settings[i].flag) != 0)
+            continue;
+        char *end;
+        double d = strtod(val, &end);
+        if (val[0] == '\0' || *end != '\0') {
+            snprintf(err, errlen, "wants a number, got '%.64s'", val);
+            return -1;
+        }
+        cJSON *o = cJSON_CreateObject();
+        if (o == NULL || cJSON_AddNumberToObject(o, settings[i].name, d) == NULL) {
+            cJSON_Delete(o);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        int rc = abx_faults_update(o, err, errlen);
+        cJSON_Delete(o);
+        return rc;
+    }
+    return 1;
 }
 
 cJSON *abx_faults_json(void)
@@ -85,13 +137,12 @@ cJSON *abx_faults_json(void)
     cJSON *o = cJSON_CreateObject();
     if (o == NULL)
         return NULL;
-    cJSON_AddNumberToObject(o, "latencyMs", (double)f.latency_ms);
-    cJSON_AddNumberToObject(o, "createLatencyMs", (double)f.create_latency_ms);
-    cJSON_AddNumberToObject(o, "deleteDelayMs", (double)f.delete_delay_ms);
-    cJSON_AddNumberToObject(o, "errorRate", f.error_rate);
-    cJSON_AddNumberToObject(o, "dataErrorRate", f.data_error_rate);
-    cJSON_AddNumberToObject(o, "errorStatus", f.error_status);
-    cJSON_AddNumberToObject(o, "dropStreamAfterBytes", (double)f.drop_stream_after_bytes);
+    for (size_t i = 0; i < N_SETTINGS; i++) {
+        if (cJSON_AddNumberToObject(o, settings[i].name, get_field(&f, &settings[i])) == NULL) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+    }
     return o;
 }
 

@@ -37,6 +37,28 @@ void abx_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+enum MHD_Result abx_http_handle(void *cls, struct MHD_Connection *c, const char *url,
+                                const char *method, const char *version, const char *upload,
+                                size_t *upload_size, void **con_cls)
+{
+    (void)url;   /* r->uri is the raw target, query string included */
+    (void)version;
+    const struct abx_plane *plane = cls;
+    struct abx_req *r = *con_cls;
+    if (r == NULL || r->uri == NULL)
+        return MHD_NO;   /* abx_http_uri_log ran out of memory */
+    if (!r->started) {
+        r->started = true;
+        return plane->begin(c, r, method);
+    }
+    if (*upload_size > 0) {
+        enum MHD_Result ret = plane->upload(r, upload, *upload_size);
+        *upload_size = 0;
+        return ret;
+    }
+    return plane->end(c, r, method);
+}
+
 enum MHD_Result abx_http_send(struct MHD_Connection *c, unsigned status, const char *ctype,
                               const char *body, size_t len)
 {

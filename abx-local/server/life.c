@@ -13,50 +13,42 @@ void abx_life_kill(struct abx_sbx *s)
         abx_spawn_destroy(s);
 }
 
-int abx_life_pause(struct abx_sbx *s)
+/* Moves s to `to` by sending sig to its processes: 0 done, 1 already
+ * there or another change is under way, -1 gone. busy keeps a second
+ * change (and the reaper) off s while the signals go out unlocked. */
+static int change_state(struct abx_sbx *s, enum abx_sbx_state to, int sig, int64_t end_ms)
 {
-    pthread_mutex_lock(&abx_reg_lock);
     int rc = 0;
+    pthread_mutex_lock(&abx_reg_lock);
     if (s->state == ABX_SBX_DEAD)
         rc = -1;
-    else if (s->state == ABX_SBX_PAUSED || s->busy)
+    else if (s->state == to || s->busy)
         rc = 1;
     else
         s->busy = true;
     pthread_mutex_unlock(&abx_reg_lock);
     if (rc != 0)
         return rc;
-    abx_procs_signal(s, SIGSTOP);
+    abx_procs_signal(s, sig);
     pthread_mutex_lock(&abx_reg_lock);
-    if (s->state == ABX_SBX_RUNNING)
-        s->state = ABX_SBX_PAUSED;
+    if (s->state != ABX_SBX_DEAD) {   /* killed meanwhile: stays dead */
+        s->state = to;
+        if (end_ms > 0)
+            s->end_ms = end_ms;
+    }
     s->busy = false;
     pthread_mutex_unlock(&abx_reg_lock);
     return 0;
 }
 
+int abx_life_pause(struct abx_sbx *s)
+{
+    return change_state(s, ABX_SBX_PAUSED, SIGSTOP, 0);
+}
+
 int abx_life_resume(struct abx_sbx *s, int64_t end_ms)
 {
-    pthread_mutex_lock(&abx_reg_lock);
-    int rc = 0;
-    if (s->state == ABX_SBX_DEAD)
-        rc = -1;
-    else if (s->state == ABX_SBX_RUNNING || s->busy)
-        rc = 1;
-    else
-        s->busy = true;
-    pthread_mutex_unlock(&abx_reg_lock);
-    if (rc != 0)
-        return rc;
-    abx_procs_signal(s, SIGCONT);
-    pthread_mutex_lock(&abx_reg_lock);
-    if (s->state == ABX_SBX_PAUSED) {
-        s->state = ABX_SBX_RUNNING;
-        s->end_ms = end_ms;
-    }
-    s->busy = false;
-    pthread_mutex_unlock(&abx_reg_lock);
-    return 0;
+    return change_state(s, ABX_SBX_RUNNING, SIGCONT, end_ms);
 }
 
 void abx_life_kill_all(void)
@@ -82,8 +74,15 @@ static void reap_once(void)
     for (size_t i = 0; i < n; i++) {
         struct abx_sbx *s = v[i];
         int status;
-        if (s->bwrap_pid > 0 && waitpid(s->bwrap_pid, &status, WNOHANG) == s->bwrap_pid) {
-            s->bwrap_pid = 0;   /* reaped here; destroy must not wait for it */
+        /* bwrap_pid under the lock: whoever reaps bwrap (here or
+         * abx_spawn_destroy) zeroes it, so it is never waited for twice
+         * (a second wait could catch a reused pid). */
+        pthread_mutex_lock(&abx_reg_lock);
+        bool exited = s->bwrap_pid > 0 && waitpid(s->bwrap_pid, &status, WNOHANG) == s->bwrap_pid;
+        if (exited)
+            s->bwrap_pid = 0;
+        pthread_mutex_unlock(&abx_reg_lock);
+        if (exited) {
             fprintf(stderr, "abx-local: sandbox %s exited on its own\n", s->id);
             abx_life_kill(s);
             continue;
@@ -113,12 +112,7 @@ static void *reaper_main(void *arg)
         reap_once();
         pthread_mutex_lock(&rp_lock);
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        abx_abstime_in(&ts, 200);
         if (!rp_stop)
             pthread_cond_timedwait(&rp_cv, &rp_lock, &ts);
     }

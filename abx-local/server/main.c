@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,13 +73,13 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
     return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, MHD_AccessHandlerCallback h,
+static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, const struct abx_plane *plane,
                                        unsigned timeout_s)
 {
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ERROR_LOG,
-        ntohs(sa->sin_port), NULL, NULL, h, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
+        ntohs(sa->sin_port), NULL, NULL, abx_http_handle, (void *)plane, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
         MHD_OPTION_URI_LOG_CALLBACK, abx_http_uri_log, NULL, MHD_OPTION_NOTIFY_COMPLETED,
         abx_http_completed, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
@@ -134,34 +135,6 @@ static void defaults(void)
     free(copy);
 }
 
-static int fault_flag(const char *flag, const char *val)
-{
-    static const char *const map[][2] = {
-        {"--fault-latency-ms", "latencyMs"},         {"--fault-create-latency-ms", "createLatencyMs"},
-        {"--fault-delete-delay-ms", "deleteDelayMs"}, {"--fault-error-rate", "errorRate"},
-        {"--fault-data-error-rate", "dataErrorRate"}, {"--fault-error-status", "errorStatus"},
-        {"--fault-drop-stream-after", "dropStreamAfterBytes"}};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-        if (strcmp(flag, map[i][0]) != 0)
-            continue;
-        char *end;
-        double d = strtod(val, &end);
-        if (val[0] == '\0' || *end != '\0') {
-            fprintf(stderr, "abx-local: %s wants a number, got '%s'\n", flag, val);
-            return -1;
-        }
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, map[i][1], d);
-        char err[256];
-        int rc = abx_faults_update(o, err, sizeof err);
-        cJSON_Delete(o);
-        if (rc != 0)
-            fprintf(stderr, "abx-local: %s: %s\n", flag, err);
-        return rc;
-    }
-    return 1;
-}
-
 static int parse_args(int argc, char **argv)
 {
     struct {
@@ -204,9 +177,12 @@ static int parse_args(int argc, char **argv)
             i++;
             continue;
         }
-        int r = fault_flag(a, argv[i + 1]);
-        if (r < 0)
+        char err[256];
+        int r = abx_faults_flag(a, argv[i + 1], err, sizeof err);
+        if (r < 0) {
+            fprintf(stderr, "abx-local: %s: %s\n", a, err);
             return -1;
+        }
         if (r > 0) {
             fprintf(stderr, "abx-local: unknown option: %s\n%s", a, usage);
             return -1;
@@ -263,6 +239,14 @@ static int serve(void)
         fprintf(stderr, "abx-local: cannot run sandboxes here: %s\n", err);
         return 1;
     }
+    /* Sandbox pid 1s that bwrap leaves unreaped (envd died on its own)
+     * come to us instead of the machine's init, which may never reap
+     * them; abx_spawn_destroy reaps them. After the probe, whose own
+     * leftovers we do not track. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) != 0) {
+        fprintf(stderr, "abx-local: cannot become a child subreaper: %s\n", strerror(errno));
+        return 1;
+    }
     if (abx_cfg.api_key[0] == '\0') {
         char hex[41];
         if (abx_random_hex(hex, 20) != 0)
@@ -303,7 +287,7 @@ static int serve(void)
      * crowded (TIME_WAIT), settle for any free data port. */
     for (int attempt = 0; attempt < 21 && dd == NULL; attempt++) {
         struct sockaddr_in c = csa;
-        cd = start_daemon(&c, abx_api_handle, 120);
+        cd = start_daemon(&c, &abx_api_plane, 120);
         if (cd == NULL)
             break;
         struct sockaddr_in d = c;
@@ -312,7 +296,7 @@ static int serve(void)
         else
             d.sin_port = htons(attempt == 20 ? 0 : (uint16_t)(ntohs(c.sin_port) + 1));
         /* Idle timeout only: a request blocked in the proxy is not idle. */
-        dd = ntohs(c.sin_port) < 65535 ? start_daemon(&d, abx_proxy_handle, 600) : NULL;
+        dd = ntohs(c.sin_port) < 65535 ? start_daemon(&d, &abx_proxy_plane, 600) : NULL;
         if (dd == NULL) {
             MHD_stop_daemon(cd);
             cd = NULL;

@@ -71,12 +71,7 @@ static bool client_closed(int fd)
 static void wait_a_bit(struct px *p)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 250 * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    abx_abstime_in(&ts, 250);
     if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT && client_closed(p->client_fd)) {
         p->aborted = true;
         pthread_cond_broadcast(&p->cv);
@@ -188,8 +183,10 @@ static size_t up_header(char *line, size_t size, size_t nitems, void *ud)
             size_t nlen = (size_t)(colon - line);
             if (nlen == 14 && strncasecmp(line, "content-length", 14) == 0)
                 p->content_length = strtoll(colon + 1, NULL, 10);
-            if (!hop_by_hop(line, nlen) && p->n_resp_hdrs < MAX_RESP_HDRS)
-                p->resp_hdrs[p->n_resp_hdrs++] = strndup(line, len);
+            char *copy = NULL;
+            if (!hop_by_hop(line, nlen) && p->n_resp_hdrs < MAX_RESP_HDRS &&
+                (copy = strndup(line, len)) != NULL)
+                p->resp_hdrs[p->n_resp_hdrs++] = copy;   /* out of memory: dropped */
         }
     }
     pthread_mutex_unlock(&p->mu);
@@ -440,7 +437,7 @@ static enum MHD_Result respond(struct MHD_Connection *c, struct px *p, const cha
     return ret;
 }
 
-static enum MHD_Result start(struct MHD_Connection *c, struct abx_req *r, const char *method)
+static enum MHD_Result px_begin(struct MHD_Connection *c, struct abx_req *r, const char *method)
 {
     char id[128];
     int port;
@@ -502,35 +499,29 @@ void abx_proxy_free(void *proxy)
     px_unref(p);
 }
 
-enum MHD_Result abx_proxy_handle(void *cls, struct MHD_Connection *c, const char *url,
-                                 const char *method, const char *version, const char *upload,
-                                 size_t *upload_size, void **con_cls)
+static enum MHD_Result px_upload(struct abx_req *r, const char *data, size_t n)
 {
-    (void)cls;
-    (void)url;
-    (void)version;
-    struct abx_req *r = *con_cls;
-    if (r == NULL || r->uri == NULL)
-        return MHD_NO;
-    if (!r->started) {
-        r->started = true;
-        return start(c, r, method);
+    struct px *p = r->proxy;
+    if (p == NULL || !p->thread_started)
+        return MHD_NO;   /* start answered already */
+    pthread_mutex_lock(&p->mu);
+    size_t done = 0;
+    while (done < n && !p->aborted && !p->up_done) {
+        done += ring_put(&p->req, data + done, n - done);
+        pthread_cond_broadcast(&p->cv);
+        if (done < n)
+            wait_a_bit(p);
     }
+    pthread_mutex_unlock(&p->mu);
+    return MHD_YES;   /* upstream gone early: the rest is discarded */
+}
+
+static enum MHD_Result px_end(struct MHD_Connection *c, struct abx_req *r, const char *method)
+{
     struct px *p = r->proxy;
     if (p == NULL || !p->thread_started)
         return MHD_NO;
-    if (*upload_size > 0) {
-        pthread_mutex_lock(&p->mu);
-        size_t done = 0, n = *upload_size;
-        while (done < n && !p->aborted && !p->up_done) {
-            done += ring_put(&p->req, upload + done, n - done);
-            pthread_cond_broadcast(&p->cv);
-            if (done < n)
-                wait_a_bit(p);
-        }
-        pthread_mutex_unlock(&p->mu);
-        *upload_size = 0;   /* upstream gone early: the rest is discarded */
-        return MHD_YES;
-    }
     return respond(c, p, method);
 }
+
+const struct abx_plane abx_proxy_plane = {px_begin, px_upload, px_end};

@@ -25,11 +25,6 @@ struct abx_sbx *abx_sbx_new(void)
     return s;
 }
 
-void abx_sbx_ref(struct abx_sbx *s)
-{
-    s->refs++;
-}
-
 void abx_sbx_unref(struct abx_sbx *s)
 {
     if (s == NULL)
@@ -48,14 +43,23 @@ void abx_sbx_unref(struct abx_sbx *s)
     free(s);
 }
 
-/* The registry holds its own reference while a sandbox is listed. */
-void abx_reg_add(struct abx_sbx *s)
+/* The registry holds its own reference while a sandbox is listed. The
+ * count and the insertion share one lock hold, so concurrent creates
+ * cannot overshoot max between them. */
+bool abx_reg_add(struct abx_sbx *s, size_t max)
 {
+    size_t n = 0;
     pthread_mutex_lock(&abx_reg_lock);
-    s->refs++;
-    s->next = reg_head;
-    reg_head = s;
+    for (struct abx_sbx *e = reg_head; e; e = e->next)
+        n++;
+    bool room = n < max;
+    if (room) {
+        s->refs++;
+        s->next = reg_head;
+        reg_head = s;
+    }
     pthread_mutex_unlock(&abx_reg_lock);
+    return room;
 }
 
 struct abx_sbx *abx_reg_get(const char *id)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "buf.h"
 
@@ -40,6 +41,9 @@ struct abx_faults {
 void abx_faults_get(struct abx_faults *out);
 /* Applies the members present in obj; 0, or -1 with err naming the field. */
 int abx_faults_update(const cJSON *obj, char *err, size_t errlen);
+/* A --fault-* serve flag: 0 applied, -1 bad value (err filled), 1 not a
+ * fault flag. */
+int abx_faults_flag(const char *flag, const char *val, char *err, size_t errlen);
 cJSON *abx_faults_json(void);
 /* Sleeps latency_ms; returns the status to fail with (0 = none). */
 int abx_faults_roll(bool data_plane);
@@ -82,9 +86,9 @@ struct abx_sbx {
 
 extern pthread_mutex_t abx_reg_lock;
 struct abx_sbx *abx_sbx_new(void);
-void abx_sbx_ref(struct abx_sbx *s);   /* caller holds abx_reg_lock */
 void abx_sbx_unref(struct abx_sbx *s);
-void abx_reg_add(struct abx_sbx *s);
+/* Registers s unless max sandboxes are registered already (false). */
+bool abx_reg_add(struct abx_sbx *s, size_t max);
 /* A referenced sandbox that the API may see (not STARTING/DEAD), or NULL.
  * Accepts the legacy "<id>-<clientID>" form. */
 struct abx_sbx *abx_reg_get(const char *id);
@@ -95,6 +99,8 @@ void abx_reg_put_all(struct abx_sbx **v, size_t n);
 bool abx_reg_claim_kill(struct abx_sbx *s);
 size_t abx_reg_count(void);   /* every registered sandbox, starting ones too */
 int64_t abx_now_ms(void);
+/* CLOCK_REALTIME now + ms: the deadline pthread_cond_timedwait wants. */
+void abx_abstime_in(struct timespec *ts, long ms);
 
 /* ---- spawner (spawn.c, procs.c, sbxdir.c) ---- */
 int abx_sbxdir_prepare(const struct abx_sbx *s, const struct abx_tmpl *t,
@@ -102,7 +108,8 @@ int abx_sbxdir_prepare(const struct abx_sbx *s, const struct abx_tmpl *t,
 /* Start time (clock ticks since boot) of pid, 0 if it does not exist. */
 unsigned long long abx_proc_starttime(pid_t pid);
 int abx_spawn_check_machine(char *err, size_t errlen);
-/* Prepares the folder and starts bwrap; s is registered as STARTING. */
+/* Registers s as STARTING, prepares its folder and starts bwrap. 0, -1
+ * (err filled), or 1 when --max-sandboxes are running (s not registered). */
 int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars,
               char *err, size_t errlen);
 /* Waits for envd /health then the template ready check. */
@@ -124,8 +131,6 @@ void abx_spawn_recover(void);
 /* The spawner loop (main thread, so --die-with-parent is tied to it). */
 void abx_spawner_run(void);
 void abx_spawner_stop(void);
-/* Runs argv (fork+exec) from the spawner thread; returns pid or -1. */
-pid_t abx_spawner_exec(char *const argv[], int info_fd, int log_fd);
 
 /* ---- lifecycle helpers (life.c) ---- */
 void abx_life_kill(struct abx_sbx *s);   /* claim + destroy; s stays referenced */
@@ -167,23 +172,31 @@ enum MHD_Result abx_http_error(struct MHD_Connection *c, unsigned status,
 int abx_query_get(const char *uri, const char *name, char *out, size_t outlen);
 int abx_unescape(const char *in, size_t n, char *out, size_t outlen);
 
-enum MHD_Result abx_api_handle(void *cls, struct MHD_Connection *c,
-                               const char *url, const char *method,
-                               const char *version, const char *upload,
-                               size_t *upload_size, void **con_cls);
+/* What a listener does with a request; abx_http_handle calls it in MHD's
+ * order: begin once the headers are in, upload for each body chunk (all
+ * of it is consumed), end once the body is complete. */
+struct abx_plane {
+    enum MHD_Result (*begin)(struct MHD_Connection *c, struct abx_req *r, const char *method);
+    enum MHD_Result (*upload)(struct abx_req *r, const char *data, size_t n);
+    enum MHD_Result (*end)(struct MHD_Connection *c, struct abx_req *r, const char *method);
+};
+extern const struct abx_plane abx_api_plane, abx_proxy_plane;
+/* The MHD access handler of both listeners; cls is their abx_plane. */
+enum MHD_Result abx_http_handle(void *cls, struct MHD_Connection *c, const char *url,
+                                const char *method, const char *version, const char *upload,
+                                size_t *upload_size, void **con_cls);
+
 enum MHD_Result abx_api_sandboxes(struct MHD_Connection *c, const char *method,
                                   const char *path, const char *uri,
                                   const struct abx_buf *body);
+/* GET /sandboxes (v1) and GET /v2/sandboxes (api_list.c). */
+enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2);
 cJSON *abx_json_sandbox(const struct abx_sbx *s);          /* Sandbox */
 cJSON *abx_json_detail(const struct abx_sbx *s, bool listed); /* (Listed)SandboxDetail */
 cJSON *abx_json_metric(const struct abx_sbx *s);
 void abx_rfc3339(int64_t ms, char *out, size_t n);
 const char *abx_envd_version(void);
 
-enum MHD_Result abx_proxy_handle(void *cls, struct MHD_Connection *c,
-                                 const char *url, const char *method,
-                                 const char *version, const char *upload,
-                                 size_t *upload_size, void **con_cls);
 void abx_proxy_free(void *proxy);
 
 /* ---- misc (util.c) ---- */

@@ -54,7 +54,9 @@ static pid_t do_fork(char *const argv[], int info_fd, int log_fd)
     _exit(127);
 }
 
-pid_t abx_spawner_exec(char *const argv[], int info_fd, int log_fd)
+/* Has the main thread fork+exec argv (see the top of this file); the
+ * pid, or -1 once the spawner stopped or fork failed. */
+static pid_t spawner_exec(char *const argv[], int info_fd, int log_fd)
 {
     struct job j = {argv, info_fd, log_fd, -1, false, NULL};
     pthread_mutex_lock(&sp_lock);
@@ -272,7 +274,13 @@ int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars
     struct argv_b a = {.n = 0};
     int info[2] = {-1, -1}, log_fd = -1, rc = -1;
     snprintf(s->dir, sizeof s->dir, "%s/%s", abx_cfg.sandboxes_dir, s->id);
-    abx_reg_add(s);   /* STARTING: invisible to the API, killed on shutdown */
+    /* STARTING: invisible to the API, killed on shutdown. */
+    if (!abx_reg_add(s, (size_t)abx_cfg.max_sandboxes)) {
+        snprintf(err, errlen, "maximum number of concurrent sandboxes reached (%ld)",
+                 abx_cfg.max_sandboxes);
+        rc = 1;
+        goto out;
+    }
     if (abx_sbxdir_prepare(s, t, env_vars, err, errlen) != 0)
         goto out;
     build_argv(&a, s, t);
@@ -287,10 +295,13 @@ int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars
         snprintf(err, errlen, "cannot create the sandbox log or pipe: %s", strerror(errno));
         goto out;
     }
-    s->bwrap_pid = abx_spawner_exec(a.v, info[1], log_fd);
+    pid_t bwrap = spawner_exec(a.v, info[1], log_fd);
     close(info[1]);
     info[1] = -1;
-    if (s->bwrap_pid < 0) {
+    pthread_mutex_lock(&abx_reg_lock);   /* see abx_spawn_destroy */
+    s->bwrap_pid = bwrap;
+    pthread_mutex_unlock(&abx_reg_lock);
+    if (bwrap < 0) {
         snprintf(err, errlen, "cannot start bwrap: %s",
                  abx_shutting_down ? "server is shutting down" : strerror(errno));
         goto out;
@@ -387,13 +398,32 @@ void abx_spawn_destroy(struct abx_sbx *s)
      * (paused) sandbox dies too. */
     if (s->pidfd >= 0)
         syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
-    if (s->bwrap_pid > 0) {
+    /* Take bwrap's pid under the lock: the reaper may have reaped it
+     * already (then it is 0), and must not reap it while we wait. */
+    pthread_mutex_lock(&abx_reg_lock);
+    pid_t bwrap = s->bwrap_pid;
+    s->bwrap_pid = 0;
+    pthread_mutex_unlock(&abx_reg_lock);
+    if (bwrap > 0) {
         int status;
-        while (waitpid(s->bwrap_pid, &status, 0) < 0 && errno == EINTR) {
+        /* Start failed before we had the sandbox's pid 1 (bwrap hung or
+         * slow): nothing else would end bwrap, and we would wait forever. */
+        if (s->pidfd < 0)
+            kill(bwrap, SIGKILL);
+        while (waitpid(bwrap, &status, 0) < 0 && errno == EINTR) {
         }
     }
     for (int i = 0; i < 400 && abx_procs_count(s) > 0; i++) {
         abx_procs_signal(s, SIGKILL);
+        /* When envd dies on its own, bwrap exits before reaping the
+         * namespace's pid 1, which is then reparented to us (we are a
+         * child subreaper, see main.c): reap it, or it stays a zombie
+         * that keeps this loop (and the reaper thread) waiting. The pidfd
+         * names exactly that process, whatever pid reuse did. */
+        if (s->pidfd >= 0) {
+            siginfo_t si;
+            waitid(P_PIDFD, (id_t)s->pidfd, &si, WEXITED | WNOHANG);
+        }
         abx_sleep_ms(5);
     }
     if (s->dir[0] && abx_rm_rf(s->dir) != 0)

@@ -7,86 +7,15 @@ import http.client
 import json
 import os
 import shutil
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
 
-FAILURES = []
-
-
-def check(cond, what):
-    if cond:
-        print("ok   " + what)
-    else:
-        print("FAIL " + what)
-        FAILURES.append(what)
-    return cond
-
-
-def eq(got, want, what):
-    return check(got == want, "%s (got %r, want %r)" % (what, got, want))
-
-
-def done():
-    if FAILURES:
-        print("%d check(s) failed" % len(FAILURES))
-        sys.exit(1)
-    print("all checks passed")
-    sys.exit(0)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def envelope(obj, flags=0):
-    data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
-    return struct.pack(">BI", flags, len(data)) + data
-
-
-class Stream:
-    """An open server stream; next() returns (flags, message, t_arrival)."""
-
-    def __init__(self, conn, resp):
-        self.conn, self.resp, self.buf = conn, resp, b""
-        self.status = resp.status
-
-    def next(self):
-        while True:
-            if len(self.buf) >= 5:
-                flags, n = struct.unpack(">BI", self.buf[:5])
-                if len(self.buf) >= 5 + n:
-                    payload = self.buf[5:5 + n]
-                    self.buf = self.buf[5 + n:]
-                    return flags, json.loads(payload), time.time()
-            chunk = self.resp.read1(65536)
-            if not chunk:
-                return None
-            self.buf += chunk
-
-    def all(self):
-        msgs, end = [], None
-        while True:
-            m = self.next()
-            if m is None:
-                break
-            if m[0] & 2:
-                end = m[1]
-                break
-            msgs.append(m[1])
-        self.close()
-        return msgs, end
-
-    def close(self):
-        self.conn.close()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import (  # noqa: E402,F401  (re-exported for the test scripts)
+    Stream, check, done, envelope, eq, free_port, outputs)
 
 
 class Envd:
@@ -258,16 +187,3 @@ class Envd:
         return self.stream("process.Process/Start", req, user=user,
                            extra=extra).all()
 
-
-def outputs(events):
-    """Concatenated stdout, stderr and the end event of a process stream."""
-    out, err, end = b"", b"", None
-    for m in events:
-        ev = m.get("event", {})
-        d = ev.get("data")
-        if d:
-            out += base64.b64decode(d.get("stdout", ""))
-            err += base64.b64decode(d.get("stderr", ""))
-        if "end" in ev:
-            end = ev["end"]
-    return out, err, end

@@ -9,37 +9,29 @@ import json
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import (  # noqa: E402,F401  (re-exported for the test scripts)
+    Stream, check, done, envelope, err_shape, free_port, outputs)
+
 LOCAL_BIN = os.environ.get("ABX_LOCAL_BIN", "abx-local")
 ENVD_BIN = os.environ.get("ABX_ENVD_BIN", "")
 
-FAILURES = []
 
-
-def check(cond, what):
-    """Records a failed expectation (the test goes on to report them all)."""
-    if cond:
-        print("ok   " + what)
-    else:
-        print("FAIL " + what)
-        FAILURES.append(what)
-    return cond
-
-
-def done():
-    if FAILURES:
-        print("%d check(s) failed:" % len(FAILURES))
-        for f in FAILURES:
-            print("  - " + f)
-        sys.exit(1)
-    print("all checks passed")
-    sys.exit(0)
+def run_with_server(run, **server_args):
+    """The body of most test scripts: run(server) on a fresh server, which
+    is then stopped, and the checks reported (exit status)."""
+    s = Server(**server_args)
+    try:
+        run(s)
+    finally:
+        s.cleanup()
+    done()
 
 
 class Server:
@@ -139,42 +131,25 @@ class Server:
 
     def run(self, sid, cmd, user="user", token=None, timeout=60):
         """Runs `bash -c cmd` via Process/Start; returns (exit code, stdout, stderr)."""
-        msg = json.dumps({"process": {"cmd": "/bin/bash", "args": ["-c", cmd]}}).encode()
-        env = struct.pack(">BI", 0, len(msg)) + msg
+        msg = {"process": {"cmd": "/bin/bash", "args": ["-c", cmd]}}
         h = {"Content-Type": "application/connect+json", "Connect-Protocol-Version": "1",
              "Authorization": "Basic " + base64.b64encode((user + ":").encode()).decode()}
         if token:
             h["X-Access-Token"] = token
         c = http.client.HTTPConnection(self.data, timeout=timeout)
         h.update({"E2b-Sandbox-Id": sid, "E2b-Sandbox-Port": "49983"})
-        c.request("POST", "/process.Process/Start", env, h)
+        c.request("POST", "/process.Process/Start", envelope(msg), h)
         r = c.getresponse()
         if r.status != 200:
             body = r.read()
             c.close()
             raise RuntimeError("Process/Start: HTTP %d %r" % (r.status, body[:300]))
-        out, err, code = b"", b"", None
-        while True:
-            hdr = r.read(5)
-            if len(hdr) < 5:
-                break
-            flags, n = struct.unpack(">BI", hdr)
-            m = json.loads(r.read(n) or b"{}")
-            if flags & 2:
-                if m.get("error"):
-                    raise RuntimeError("Process/Start error: %r" % m["error"])
-                break
-            ev = m.get("event", {})
-            d = ev.get("data", {})
-            if "stdout" in d:
-                out += base64.b64decode(d["stdout"])
-            if "stderr" in d:
-                err += base64.b64decode(d["stderr"])
-            if "end" in ev:
-                code = ev["end"].get("exitCode", 0)
-        c.close()
+        events, end = Stream(c, r).all()
+        if end and end.get("error"):
+            raise RuntimeError("Process/Start error: %r" % end["error"])
+        out, err, ev_end = outputs(events)
+        code = ev_end.get("exitCode", 0) if ev_end is not None else None
         return code, out.decode(errors="replace"), err.decode(errors="replace")
-
 
 def sandbox_processes(state_dir):
     """Host pids whose command line mentions this state dir or abx-envd

@@ -7,21 +7,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import Server, check, done  # noqa: E402
-
-
-def err_shape(st, js, want):
-    return (st == want and isinstance(js, dict) and js.get("code") == want
-            and isinstance(js.get("message"), str) and js["message"] != "")
-
-
-def main():
-    s = Server()
-    try:
-        run(s)
-    finally:
-        s.cleanup()
-    done()
+from abxlocal import check, err_shape, run_with_server  # noqa: E402
 
 
 def run(s):
@@ -247,4 +233,4 @@ def alive(pid):
 
 
 if __name__ == "__main__":
-    main()
+    run_with_server(run)

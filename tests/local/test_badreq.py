@@ -5,12 +5,7 @@ import socket
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import Server, check, done  # noqa: E402
-
-
-def err_shape(st, js, want):
-    return (st == want and isinstance(js, dict) and js.get("code") == want
-            and isinstance(js.get("message"), str) and js["message"] != "")
+from abxlocal import check, err_shape, run_with_server  # noqa: E402
 
 
 def raw(addr, data, timeout=10):
@@ -37,15 +32,6 @@ def raw(addr, data, timeout=10):
     if not got.startswith(b"HTTP/1."):
         return None
     return int(got.split(b" ", 2)[1])
-
-
-def main():
-    s = Server()
-    try:
-        run(s)
-    finally:
-        s.cleanup()
-    done()
 
 
 def run(s):
@@ -147,4 +133,4 @@ def run(s):
 
 
 if __name__ == "__main__":
-    main()
+    run_with_server(run)

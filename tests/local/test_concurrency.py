@@ -5,7 +5,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import Server, check, done  # noqa: E402
+from abxlocal import check, run_with_server  # noqa: E402
 
 THREADS, ROUNDS = 8, 3
 
@@ -32,31 +32,26 @@ def worker(s, n, errors):
         errors.append("worker %d: %s" % (n, e))
 
 
-def main():
-    s = Server()
-    try:
-        errors = []
-        fds0 = len(os.listdir("/proc/%d/fd" % s.proc.pid))
-        ts = [threading.Thread(target=worker, args=(s, n, errors)) for n in range(THREADS)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join(200)
-        for e in errors[:10]:
-            print("  " + e)
-        check(errors == [], "%d threads x %d rounds of create/run/list/pause/kill" % (THREADS, ROUNDS))
-        st, lst, _, _ = s.request("GET", "/v2/sandboxes")
-        check(st == 200 and lst == [], "nothing listed afterwards")
-        check(os.listdir(os.path.join(s.state_dir, "sandboxes")) == [], "no folder left")
-        check(s.proc.poll() is None, "server alive")
-        fds1 = len(os.listdir("/proc/%d/fd" % s.proc.pid))
-        check(fds1 <= fds0 + 2, "no file descriptor leak (%d -> %d)" % (fds0, fds1))
-        thr = len(os.listdir("/proc/%d/task" % s.proc.pid))
-        check(thr <= 8, "no thread leak (%d threads)" % thr)
-    finally:
-        s.cleanup()
-    done()
+def run(s):
+    errors = []
+    fds0 = len(os.listdir("/proc/%d/fd" % s.proc.pid))
+    ts = [threading.Thread(target=worker, args=(s, n, errors)) for n in range(THREADS)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(200)
+    for e in errors[:10]:
+        print("  " + e)
+    check(errors == [], "%d threads x %d rounds of create/run/list/pause/kill" % (THREADS, ROUNDS))
+    st, lst, _, _ = s.request("GET", "/v2/sandboxes")
+    check(st == 200 and lst == [], "nothing listed afterwards")
+    check(os.listdir(os.path.join(s.state_dir, "sandboxes")) == [], "no folder left")
+    check(s.proc.poll() is None, "server alive")
+    fds1 = len(os.listdir("/proc/%d/fd" % s.proc.pid))
+    check(fds1 <= fds0 + 2, "no file descriptor leak (%d -> %d)" % (fds0, fds1))
+    thr = len(os.listdir("/proc/%d/task" % s.proc.pid))
+    check(thr <= 8, "no thread leak (%d threads)" % thr)
 
 
 if __name__ == "__main__":
-    main()
+    run_with_server(run)

@@ -4,16 +4,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import Server, check, done  # noqa: E402
-
-
-def main():
-    s = Server()
-    try:
-        run(s)
-    finally:
-        s.cleanup()
-    done()
+from abxlocal import check, run_with_server  # noqa: E402
 
 
 def wait_port(s, sid, port, secs=10):
@@ -137,4 +128,4 @@ def run(s):
 
 
 if __name__ == "__main__":
-    main()
+    run_with_server(run)

@@ -1,12 +1,14 @@
 """abx-local: serve's life: --help/--version, refusal where sandboxes cannot
-be real, state dir lock, SIGTERM kills every sandbox, restart after a crash
-(SIGKILL) cleans up what the previous run left."""
+be real, state dir lock, SIGTERM kills every sandbox, envd dying inside a
+sandbox ends that sandbox cleanly, restart after a crash (SIGKILL) cleans
+up what the previous run left."""
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -54,6 +56,7 @@ def main():
         refusals(tmp)
         max_sandboxes()
         lock_and_sigterm(tmp)
+        envd_crash()
         crash_restart(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -98,6 +101,19 @@ def max_sandboxes():
         s.kill(a)
         st, _, _, _ = s.request("POST", "/sandboxes", {"templateID": "base"})
         check(st == 201, "after a kill, create works again")
+        for sid in [x["sandboxID"] for x in s.request("GET", "/v2/sandboxes")[1]]:
+            s.kill(sid)
+        # Concurrent creates race for the 2 slots: exactly 2 may win.
+        got = []
+        ts = [threading.Thread(target=lambda: got.append(
+            s.request("POST", "/sandboxes", {"templateID": "base", "timeout": 60})[0]))
+            for _ in range(5)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(120)
+        check(sorted(got) == [201, 201, 429, 429, 429],
+              "--max-sandboxes 2, 5 concurrent creates: 2 x 201, 3 x 429 (got %s)" % sorted(got))
     finally:
         s.cleanup()
     rc, _, err = run_cli(["serve", "--max-sandboxes", "0"])
@@ -123,6 +139,50 @@ def lock_and_sigterm(tmp):
         check(os.popen("pgrep -f '^sleep 777$'").read().strip() == "", "no sandbox child left")
     finally:
         s.stop(signal.SIGKILL)
+
+
+def zombie_children(ppid):
+    out = []
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                st = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if st[0] == "Z" and int(st[1]) == ppid:
+            out.append(int(p))
+    return out
+
+
+def envd_crash():
+    s = Server()
+    try:
+        sid = s.create("python-hello", timeout=300)["sandboxID"]
+        other = s.create("base", timeout=300)["sandboxID"]
+        with open(os.path.join(s.state_dir, "sandboxes", sid, "pid")) as f:
+            init = int(f.read().split()[0])
+        with open("/proc/%d/task/%d/children" % (init, init)) as f:
+            envd = int(f.read().split()[0])   # bwrap's pid 1 runs envd only
+        os.kill(envd, signal.SIGKILL)
+        deadline = time.time() + 30
+        while time.time() < deadline and s.request("GET", "/sandboxes/" + sid)[0] == 200:
+            time.sleep(0.05)
+        check(s.request("GET", "/sandboxes/" + sid)[0] == 404,
+              "envd killed: the server notices, the sandbox is gone (GET -> 404)")
+        st, _, _ = s.data_request(sid, 49983, "GET", "/health")
+        check(st == 502, "envd killed: data plane -> 502")
+        check(s.kill(sid) == 404, "envd killed: DELETE -> 404, already cleaned up")
+        folder = os.path.join(s.state_dir, "sandboxes", sid)
+        while time.time() < deadline and os.path.exists(folder):
+            time.sleep(0.05)
+        check(not os.path.exists(folder), "envd killed: folder removed")
+        # bwrap leaves the sandbox's pid 1 unreaped; it comes to the server
+        # (child subreaper), which must reap it.
+        check(not os.path.exists("/proc/%d" % init) and zombie_children(s.proc.pid) == [],
+              "envd killed: no process or zombie of the sandbox left")
+        check(s.run(other, "echo ok")[:2] == (0, "ok\n"), "envd killed: other sandboxes unaffected")
+    finally:
+        s.cleanup()
 
 
 def crash_restart(tmp):

@@ -10,7 +10,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import Server, check, done  # noqa: E402
+from abxlocal import check, run_with_server  # noqa: E402
 
 ECHO = r'''
 import http.server, json
@@ -40,15 +40,6 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
 http.server.ThreadingHTTPServer(("0.0.0.0", 8080), H).serve_forever()
 '''
-
-
-def main():
-    s = Server()
-    try:
-        run(s)
-    finally:
-        s.cleanup()
-    done()
 
 
 def threads(pid):
@@ -253,4 +244,4 @@ def faults(s, sid):
 
 
 if __name__ == "__main__":
-    main()
+    run_with_server(run)
