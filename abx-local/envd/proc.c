@@ -16,6 +16,7 @@
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "envd.h"
@@ -42,6 +43,7 @@ struct proc {
     int hidden;
     int64_t deadline_ms;
     int timed_out, exited, done;
+    int reaped;  /* waitpid done: the pid no longer exists */
     int64_t exit_ms;
     struct abx_buf end_env;  /* envelope of the end event once exited */
     struct sub subs[MAX_SUBS];
@@ -50,7 +52,13 @@ struct proc {
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reaped_cv = PTHREAD_COND_INITIALIZER;
 static struct proc *procs;
+
+/* SIGKILL cannot be caught, so the process is gone within moments; wait
+ * (bounded) until its waiter reaped it, so that a caller who killed a
+ * process and then looks for it (`kill -0`, ps) never sees a zombie. */
+#define KILL_REAP_WAIT_MS 2000
 
 int envd_proc_init(void)
 {
@@ -293,6 +301,10 @@ static void *waiter(void *arg)
                 break;
         }
     }
+    pthread_mutex_lock(&mu);
+    p->reaped = 1;
+    pthread_cond_broadcast(&reaped_cv);
+    pthread_mutex_unlock(&mu);
     /* What the process wrote before exiting is in the pipes; children it
      * left behind may keep them open, so only take what is there now. */
     for (int i = 0; i < 64 && p->out_fd >= 0; i++) {
@@ -507,6 +519,24 @@ int envd_proc_input(const struct envd_selector *sel, int pty,
     return 0;
 }
 
+/* p stays in the table while we wait: exited processes are kept for
+ * RETAIN_MS, far longer than KILL_REAP_WAIT_MS. */
+static void wait_reaped_locked(struct proc *p)
+{
+    struct timespec until;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += KILL_REAP_WAIT_MS / 1000;
+    until.tv_nsec += (long)(KILL_REAP_WAIT_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (!p->reaped)
+        if (pthread_cond_timedwait(&reaped_cv, &mu, &until) == ETIMEDOUT)
+            break;
+}
+
 enum control { CTL_EXISTS, CTL_SIGNAL, CTL_CLOSE_STDIN, CTL_RESIZE };
 
 /* One operation on a running process, under the table lock so that the
@@ -525,6 +555,8 @@ static int control(const struct envd_selector *sel, enum control op, int sig,
         if (kill(-p->pid, sig) != 0 && kill(p->pid, sig) != 0) {
             snprintf(err, errlen, "error sending signal: %s", strerror(errno));
             rc = ABX_CONNECT_INTERNAL;
+        } else if (sig == SIGKILL) {
+            wait_reaped_locked(p);
         }
     } else if (op == CTL_CLOSE_STDIN) {
         if (p->in_fd >= 0) {
