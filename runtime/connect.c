@@ -297,8 +297,12 @@ void abx_connect_parse_error(const char *body, size_t len, int http_status,
     c = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "code") : NULL;
     m = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "message")
                           : NULL;
+    /* Range-check before the cast: (int)1e300 is undefined behaviour. No
+     * status outside [0, 1000) maps to a code anyway. */
     if (cJSON_IsNumber(c))
-        *code = abx_connect_code_from_http_status((int)c->valuedouble);
+        *code = c->valuedouble >= 0 && c->valuedouble < 1000
+                    ? abx_connect_code_from_http_status((int)c->valuedouble)
+                    : ABX_CONNECT_UNKNOWN;
     if (cJSON_IsString(m))
         copy_msg(msg, msglen, m->valuestring, strlen(m->valuestring));
     else if (body && len)

@@ -55,8 +55,10 @@ int abx_mask_add_str(struct abx_mask *m, const char *secret);
 /* Number of distinct secrets registered (not forms). */
 size_t abx_mask_count(struct abx_mask *m);
 
-/* Length of the longest form; a stream never holds back more than this
- * minus one byte. 0 when no secret is known. */
+/* Length of the longest form; a stream holds back less than this, except
+ * a run of overlapping matches still growing at the end of a write, held
+ * whole (up to 64 KiB, see mask.c) so that it becomes one marker.
+ * 0 when no secret is known. */
 size_t abx_mask_max_form_len(struct abx_mask *m);
 
 /* One-shot: appends the masked form of in[0..len) to out. Returns 0, or
