@@ -179,21 +179,26 @@ static int expect(struct parser *p, enum tok_type t, struct tok *got)
     return 0;
 }
 
+/* and/or chains are built right-deep (see binary_chain), so walking the
+ * `b` side in a loop keeps recursion bounded by the nesting depth however
+ * many terms a chain has. */
 static void node_free(struct node *n)
 {
+    struct node *next;
     size_t i;
 
-    if (!n)
-        return;
-    node_free(n->a);
-    node_free(n->b);
-    free(n->ident);
-    for (i = 0; i < n->nkw; i++) {
-        free((char *)n->kw[i].name);
-        free((char *)n->kw[i].str);
+    while (n) {
+        next = n->b;
+        node_free(n->a);
+        free(n->ident);
+        for (i = 0; i < n->nkw; i++) {
+            free((char *)n->kw[i].name);
+            free((char *)n->kw[i].str);
+        }
+        free(n->kw);
+        free(n);
+        n = next;
     }
-    free(n->kw);
-    free(n);
 }
 
 static struct node *node_new(struct parser *p, enum node_type t,
@@ -393,34 +398,47 @@ static struct node *not_expr(struct parser *p)
     return n;
 }
 
-static struct node *and_expr(struct parser *p)
+/* operand { op operand }, built right-deep: "a and b and c" becomes
+ * and(a, and(b, c)). and/or are associative and evaluation still goes
+ * left to right, but eval_node and node_free can then follow the chain in
+ * a loop instead of recursing once per term (a 100 000-term -k would
+ * otherwise overflow the stack). */
+static struct node *binary_chain(struct parser *p, enum tok_type op,
+                                 enum node_type type,
+                                 struct node *(*operand)(struct parser *))
 {
-    struct node *n = not_expr(p), *rhs;
+    struct node *first = operand(p), *root, *tail, *rhs, *link;
 
-    while (n && accept(p, T_AND, NULL)) {
-        rhs = not_expr(p);
-        if (!rhs) {
-            node_free(n);
+    if (!first || !accept(p, op, NULL))
+        return first;
+    root = tail = node_new(p, type, first, NULL);
+    while (tail) {
+        if (!(rhs = operand(p))) {
+            node_free(root);
             return NULL;
         }
-        n = node_new(p, N_AND, n, rhs);
+        if (!accept(p, op, NULL)) {
+            tail->b = rhs;
+            return root;
+        }
+        if (!(link = node_new(p, type, rhs, NULL))) {
+            node_free(root);
+            return NULL;
+        }
+        tail->b = link;
+        tail = link;
     }
-    return n;
+    return NULL;  /* node_new failed for root; it freed first */
+}
+
+static struct node *and_expr(struct parser *p)
+{
+    return binary_chain(p, T_AND, N_AND, not_expr);
 }
 
 static struct node *or_expr(struct parser *p)
 {
-    struct node *n = and_expr(p), *rhs;
-
-    while (n && accept(p, T_OR, NULL)) {
-        rhs = and_expr(p);
-        if (!rhs) {
-            node_free(n);
-            return NULL;
-        }
-        n = node_new(p, N_OR, n, rhs);
-    }
-    return n;
+    return binary_chain(p, T_OR, N_OR, and_expr);
 }
 
 int abx_expr_compile_ex(const char *src, unsigned flags,
@@ -504,11 +522,16 @@ static int eval_node(const struct node *n, abx_expr_match_fn match,
         r = eval_node(n->a, match, ctx);
         return r < 0 ? -1 : !r;
     case N_AND:
-        r = eval_node(n->a, match, ctx);
-        return r != 1 ? r : eval_node(n->b, match, ctx);
     case N_OR:
-        r = eval_node(n->a, match, ctx);
-        return r != 0 ? r : eval_node(n->b, match, ctx);
+        /* Follow a right-deep chain of the same operator iteratively. */
+        for (;;) {
+            r = eval_node(n->a, match, ctx);
+            if (n->type == N_AND ? r != 1 : r != 0)
+                return r;
+            if (n->b->type != n->type)
+                return eval_node(n->b, match, ctx);
+            n = n->b;
+        }
     }
     return -1;
 }

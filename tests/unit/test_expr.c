@@ -1,4 +1,5 @@
 /* -k / -m expression parser: grammar, precedence, errors, matchers. */
+#include "buf.h"
 #include "check.h"
 #include "expr.h"
 
@@ -349,9 +350,41 @@ static void test_fuzz(void)
     CHECK(ok > 0 && failed > 0);
 }
 
+/* 200 000-term chains: evaluation and freeing must not recurse per term
+ * (fuzzing found a stack overflow there). Last term decides each one. */
+static void test_long_chains(void)
+{
+    static const char *const only_z[] = {"z", NULL};
+    const char *ops[] = {" or ", " and "};
+    size_t terms = 200000, i, k;
+    struct abx_buf b;
+    int want[] = {1, 0};
+
+    for (k = 0; k < 2; k++) {
+        abx_buf_init(&b, 0);
+        for (i = 0; i < terms; i++) {
+            if (i)
+                abx_buf_appends(&b, ops[k]);
+            abx_buf_appends(&b, i + 1 == terms ? "z" : (k ? "z" : "a"));
+        }
+        /* or-chain: a or a or ... or z is true; and-chain of z... and z
+         * with z true is true too, so negate one term to get false. */
+        if (k == 1)
+            abx_buf_appends(&b, " and not z");
+        CHECK_INT(ev(abx_buf_cstr(&b), only_z), want[k]);
+        abx_buf_free(&b);
+    }
+    /* mixed precedence inside one long chain */
+    CHECK_INT(ev("a or b and z or c and d", only_z), 0);
+    CHECK_INT(ev("a or z and z or c", only_z), 1);
+    CHECK_INT(ev("a and (z or b) and z", only_z), 0);
+    CHECK_INT(ev("(z or b) and (z and (z or a))", only_z), 1);
+}
+
 int main(void)
 {
     test_precedence();
+    test_long_chains();
     test_short_circuit();
     test_idents();
     test_errors();
