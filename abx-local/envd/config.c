@@ -6,7 +6,7 @@
 #include "envd.h"
 #include "jsonutil.h"
 
-struct envd_config envd_cfg;
+struct abx_envd_config abx_envd_cfg;
 
 #define CONFIG_MAX (1024 * 1024)
 
@@ -28,7 +28,7 @@ static int dup_field(const cJSON *o, const char *name, char **out,
     return 0;
 }
 
-int envd_config_load(const char *file, char *err, size_t errlen)
+int abx_envd_config_load(const char *file, char *err, size_t errlen)
 {
     struct abx_buf b;
     FILE *f = NULL;
@@ -53,19 +53,19 @@ int envd_config_load(const char *file, char *err, size_t errlen)
         snprintf(err, errlen, "config %s is not a JSON object", file);
         goto out;
     }
-    if (dup_field(o, "sandboxID", &envd_cfg.sandbox_id, "", err, errlen) ||
-        dup_field(o, "templateID", &envd_cfg.template_id, "", err, errlen) ||
-        dup_field(o, "accessToken", &envd_cfg.access_token, NULL, err,
+    if (dup_field(o, "sandboxID", &abx_envd_cfg.sandbox_id, "", err, errlen) ||
+        dup_field(o, "templateID", &abx_envd_cfg.template_id, "", err, errlen) ||
+        dup_field(o, "accessToken", &abx_envd_cfg.access_token, NULL, err,
                   errlen) ||
-        dup_field(o, "defaultUser", &envd_cfg.default_user, "root", err,
+        dup_field(o, "defaultUser", &abx_envd_cfg.default_user, "root", err,
                   errlen))
         goto out;
-    if (envd_cfg.access_token && !*envd_cfg.access_token) {
-        free(envd_cfg.access_token);
-        envd_cfg.access_token = NULL;
+    if (abx_envd_cfg.access_token && !*abx_envd_cfg.access_token) {
+        free(abx_envd_cfg.access_token);
+        abx_envd_cfg.access_token = NULL;
     }
     ev = cJSON_GetObjectItemCaseSensitive(o, "envVars");
-    if (!(envd_cfg.env_vars = cJSON_CreateObject())) {
+    if (!(abx_envd_cfg.env_vars = cJSON_CreateObject())) {
         snprintf(err, errlen, "config: out of memory");
         goto out;
     }
@@ -80,7 +80,7 @@ int envd_config_load(const char *file, char *err, size_t errlen)
                          it->string);
                 goto out;
             }
-            if (!cJSON_AddStringToObject(envd_cfg.env_vars, it->string,
+            if (!cJSON_AddStringToObject(abx_envd_cfg.env_vars, it->string,
                                          it->valuestring)) {
                 snprintf(err, errlen, "config: out of memory");
                 goto out;
@@ -93,10 +93,10 @@ int envd_config_load(const char *file, char *err, size_t errlen)
             snprintf(err, errlen, "config: start must be an object");
             goto out;
         }
-        if (dup_field(start, "cmd", &envd_cfg.start_cmd, NULL, err, errlen) ||
-            dup_field(start, "user", &envd_cfg.start_user,
-                      envd_cfg.default_user, err, errlen) ||
-            dup_field(start, "cwd", &envd_cfg.start_cwd, NULL, err, errlen))
+        if (dup_field(start, "cmd", &abx_envd_cfg.start_cmd, NULL, err, errlen) ||
+            dup_field(start, "user", &abx_envd_cfg.start_user,
+                      abx_envd_cfg.default_user, err, errlen) ||
+            dup_field(start, "cwd", &abx_envd_cfg.start_cwd, NULL, err, errlen))
             goto out;
     }
     rc = 0;

@@ -97,7 +97,7 @@ static const char *type_name(mode_t m)
     return NULL; /* UNSPECIFIED: omitted */
 }
 
-cJSON *envd_entry_info(const char *path)
+cJSON *abx_envd_entry_info(const char *path)
 {
     struct stat st, tst;
     char perms[24], ts[96], owner[64], group[64];
@@ -148,7 +148,7 @@ cJSON *envd_entry_info(const char *path)
     cJSON_AddStringToObject(o, "modifiedTime", ts);
     if (S_ISLNK(st.st_mode))
         cJSON_AddStringToObject(o, "symlinkTarget", target ? target : "");
-    if (!S_ISLNK(st.st_mode) && (meta = envd_meta_read(path)))
+    if (!S_ISLNK(st.st_mode) && (meta = abx_envd_meta_read(path)))
         cJSON_AddItemToObject(o, "metadata", meta);
     free(target);
     return o;

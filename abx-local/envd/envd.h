@@ -17,7 +17,7 @@
 #include "connect.h"
 
 /* ---- config.c ---- */
-struct envd_config {
+struct abx_envd_config {
     char *sandbox_id;
     char *template_id;
     char *access_token;  /* NULL: not a secure sandbox */
@@ -28,13 +28,13 @@ struct envd_config {
     char *start_cwd;
 };
 
-extern struct envd_config envd_cfg;
+extern struct abx_envd_config abx_envd_cfg;
 
-int envd_config_load(const char *file, char *err, size_t errlen);
+int abx_envd_config_load(const char *file, char *err, size_t errlen);
 
 /* ---- users.c ---- */
 #define ENVD_MAX_GROUPS 64
-struct envd_user {
+struct abx_envd_user {
     char name[64];
     uid_t uid;
     gid_t gid;
@@ -44,71 +44,71 @@ struct envd_user {
 };
 
 /* 0, or -1 with a message naming the problem in err. */
-int envd_user_lookup(const char *name, struct envd_user *u, char *err,
+int abx_envd_user_lookup(const char *name, struct abx_envd_user *u, char *err,
                      size_t errlen);
 /* Resolves a request path for user u (e2b-protocol.md 3.3): "~" and
  * relative paths are under the user's home, the result is cleaned. */
-int envd_path_resolve(const char *in, const struct envd_user *u, char *out,
+int abx_envd_path_resolve(const char *in, const struct abx_envd_user *u, char *out,
                       size_t outlen, char *err, size_t errlen);
 /* mkdir -p of the parents of path (or of path itself with self=1), new
  * directories 0755 chowned to u. 0 or -1 (errno set). */
-int envd_mkdirs(const char *path, int self, const struct envd_user *u);
+int abx_envd_mkdirs(const char *path, int self, const struct abx_envd_user *u);
 
 /* ---- http.c ---- */
-int envd_http_start(const char *addr, unsigned port, char *err,
+int abx_envd_http_start(const char *addr, unsigned port, char *err,
                     size_t errlen);
 /* Closes the listener and every connection (waits for their threads). */
-void envd_http_stop(void);
+void abx_envd_http_stop(void);
 /* Queues a {"code":N,"message":...} REST error. */
-enum MHD_Result envd_reply_error(struct MHD_Connection *c, unsigned status,
+enum MHD_Result abx_envd_reply_error(struct MHD_Connection *c, unsigned status,
                                  const char *msg);
-enum MHD_Result envd_reply_json(struct MHD_Connection *c, unsigned status,
+enum MHD_Result abx_envd_reply_json(struct MHD_Connection *c, unsigned status,
                                 const char *content_type, const char *body,
                                 size_t len);
-const char *envd_header(struct MHD_Connection *c, const char *name);
+const char *abx_envd_header(struct MHD_Connection *c, const char *name);
 
 /* ---- files.c ---- */
-struct envd_upload;
+struct abx_envd_upload;
 /* GET /files: queues the whole answer. */
-enum MHD_Result envd_files_get(struct MHD_Connection *c);
+enum MHD_Result abx_envd_files_get(struct MHD_Connection *c);
 /* POST /files in three steps, as MHD delivers the body. begin returns NULL
  * on OOM; errors are kept inside and reported by finish. */
-struct envd_upload *envd_upload_begin(struct MHD_Connection *c);
-void envd_upload_data(struct envd_upload *up, const char *data, size_t n);
+struct abx_envd_upload *abx_envd_upload_begin(struct MHD_Connection *c);
+void abx_envd_upload_data(struct abx_envd_upload *up, const char *data, size_t n);
 /* 1 once the upload is known to fail (its answer can go out early). */
-int envd_upload_failed(const struct envd_upload *up);
-enum MHD_Result envd_upload_finish(struct envd_upload *up,
+int abx_envd_upload_failed(const struct abx_envd_upload *up);
+enum MHD_Result abx_envd_upload_finish(struct abx_envd_upload *up,
                                    struct MHD_Connection *c);
-void envd_upload_free(struct envd_upload *up);
+void abx_envd_upload_free(struct abx_envd_upload *up);
 
 /* ---- stream.c ---- */
-struct envd_stream;
+struct abx_envd_stream;
 /* keepalive_json: the message sent after keepalive_ms of silence.
  * deadline_ms: absolute CLOCK_MONOTONIC ms, 0 = none. */
-struct envd_stream *envd_stream_new(int64_t keepalive_ms, int64_t deadline_ms,
+struct abx_envd_stream *abx_envd_stream_new(int64_t keepalive_ms, int64_t deadline_ms,
                                     const char *keepalive_json);
-void envd_stream_ref(struct envd_stream *s);
-void envd_stream_unref(struct envd_stream *s);
+void abx_envd_stream_ref(struct abx_envd_stream *s);
+void abx_envd_stream_unref(struct abx_envd_stream *s);
 /* Appends one message envelope. -1 if the stream is finished or its
  * client is gone (the caller should drop it). */
-int envd_stream_send(struct envd_stream *s, const cJSON *msg);
-int envd_stream_send_raw(struct envd_stream *s, const char *env, size_t n);
+int abx_envd_stream_send(struct abx_envd_stream *s, const cJSON *msg);
+int abx_envd_stream_send_raw(struct abx_envd_stream *s, const char *env, size_t n);
 /* Appends the end-of-stream envelope once; later calls do nothing. */
-void envd_stream_end(struct envd_stream *s, enum abx_connect_code code,
+void abx_envd_stream_end(struct abx_envd_stream *s, enum abx_connect_code code,
                      const char *msg);
-int envd_stream_gone(struct envd_stream *s);
+int abx_envd_stream_gone(struct abx_envd_stream *s);
 /* Bytes queued but not yet handed to the client (0 once over). Producers
  * stop reading their source while it is high: backpressure, as envd's
  * channels give, instead of unbounded buffering. */
-size_t envd_stream_backlog(struct envd_stream *s);
+size_t abx_envd_stream_backlog(struct abx_envd_stream *s);
 /* The chunked response that drains s (takes its own reference). */
-struct MHD_Response *envd_stream_response(struct envd_stream *s,
+struct MHD_Response *abx_envd_stream_response(struct abx_envd_stream *s,
                                           struct MHD_Connection *c);
 
 /* ---- rpc.c ---- */
-struct envd_rpc {
+struct abx_envd_rpc {
     const cJSON *req;            /* the request message (object) */
-    const struct envd_user *user;
+    const struct abx_envd_user *user;
     int64_t timeout_ms;          /* Connect-Timeout-Ms, 0 = none */
     int64_t deadline_ms;         /* absolute monotonic, 0 = none */
     int64_t keepalive_ms;
@@ -117,32 +117,32 @@ struct envd_rpc {
     char msg[1024];
     cJSON *resp;                 /* NULL means {} */
     /* streaming: the stream to feed (already holds one ref for us) */
-    struct envd_stream *stream;
+    struct abx_envd_stream *stream;
 };
 
 /* Sets rpc->code/msg; returns the code for convenience. */
-int envd_rpc_fail(struct envd_rpc *rpc, enum abx_connect_code code,
+int abx_envd_rpc_fail(struct abx_envd_rpc *rpc, enum abx_connect_code code,
                   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Handles a /pkg.Service/Method request whose whole body is in body. */
-enum MHD_Result envd_rpc_handle(struct MHD_Connection *c, const char *url,
+enum MHD_Result abx_envd_rpc_handle(struct MHD_Connection *c, const char *url,
                                 const char *method, struct abx_buf *body,
                                 int body_overflow);
 
-int64_t envd_now_ms(void);  /* CLOCK_MONOTONIC */
+int64_t abx_envd_now_ms(void);  /* CLOCK_MONOTONIC */
 
 /* ---- proc_rpc.c / fs_rpc.c: handlers (unary fill rpc; stream feeds
  * rpc->stream and must end it eventually) ---- */
-typedef void (*envd_handler)(struct envd_rpc *rpc);
-struct envd_method {
+typedef void (*abx_envd_handler)(struct abx_envd_rpc *rpc);
+struct abx_envd_method {
     const char *name;  /* NULL ends a table */
-    envd_handler h;
+    abx_envd_handler h;
     int streaming;
 };
-extern const struct envd_method envd_process_methods[];
-extern const struct envd_method envd_filesystem_methods[];
+extern const struct abx_envd_method abx_envd_process_methods[];
+extern const struct abx_envd_method abx_envd_filesystem_methods[];
 
 /* ---- proc.c ---- */
-struct envd_spawn {
+struct abx_envd_spawn {
     const char *cmd;
     const cJSON *args;    /* array of strings, may be NULL */
     const cJSON *envs;    /* object of strings, may be NULL */
@@ -152,75 +152,75 @@ struct envd_spawn {
     int hidden;           /* template start command: not listed */
     int pty;              /* run on a pseudo-terminal of rows x cols */
     unsigned rows, cols;
-    const struct envd_user *user;
+    const struct abx_envd_user *user;
     int64_t deadline_ms;  /* absolute monotonic, 0 = none */
 };
-struct envd_selector {
+struct abx_envd_selector {
     int by_tag;
     uint32_t pid;
     const char *tag;
 };
 
-struct envd_child {
+struct abx_envd_child {
     pid_t pid;
     int pidfd, in_fd, out_fd, err_fd;  /* -1 when not piped */
     int pty_fd, pty_slave;             /* master and our slave fd, or -1 */
 };
 /* spawn.c: forks and execs sp as its user in a new process group. 0, or
  * -1 with err naming the problem (bad cwd, exec failure). */
-int envd_spawn(const struct envd_spawn *sp, struct envd_child *ch,
+int abx_envd_spawn(const struct abx_envd_spawn *sp, struct abx_envd_child *ch,
                char *err, size_t errlen);
 
-int envd_proc_init(void);
-int envd_proc_start(const struct envd_spawn *sp, struct envd_stream *sub,
+int abx_envd_proc_init(void);
+int abx_envd_proc_start(const struct abx_envd_spawn *sp, struct abx_envd_stream *sub,
                     uint32_t *pid, char *err, size_t errlen);
-int envd_proc_connect(const struct envd_selector *sel, struct envd_stream *s,
+int abx_envd_proc_connect(const struct abx_envd_selector *sel, struct abx_envd_stream *s,
                       char *err, size_t errlen);
-int envd_proc_list(cJSON *array);
+int abx_envd_proc_list(cJSON *array);
 /* pty != 0 writes to the terminal instead of stdin. */
-int envd_proc_input(const struct envd_selector *sel, int pty, const void *p,
+int abx_envd_proc_input(const struct abx_envd_selector *sel, int pty, const void *p,
                     size_t n, char *err, size_t errlen);
 /* Resizes the terminal of a PTY process. */
-int envd_proc_resize(const struct envd_selector *sel, unsigned rows,
+int abx_envd_proc_resize(const struct abx_envd_selector *sel, unsigned rows,
                      unsigned cols, char *err, size_t errlen);
-int envd_proc_signal(const struct envd_selector *sel, int sig, char *err,
+int abx_envd_proc_signal(const struct abx_envd_selector *sel, int sig, char *err,
                      size_t errlen);
-int envd_proc_close_stdin(const struct envd_selector *sel, char *err,
+int abx_envd_proc_close_stdin(const struct abx_envd_selector *sel, char *err,
                           size_t errlen);
-int envd_proc_exists(const struct envd_selector *sel, char *err,
+int abx_envd_proc_exists(const struct abx_envd_selector *sel, char *err,
                      size_t errlen);
 
 /* ---- exitstatus.c ---- */
 /* {exitCode, exited, status, error} for a waitpid status (NULL on OOM). */
-cJSON *envd_end_event(int status);
+cJSON *abx_envd_end_event(int status);
 
 /* ---- meta.c ---- */
 /* X-Metadata-* headers: 1 with *out set, 0 when there are none, -1 when
  * invalid (err filled; answer 400). */
-int envd_meta_from_headers(struct MHD_Connection *c, cJSON **out, char *err,
+int abx_envd_meta_from_headers(struct MHD_Connection *c, cJSON **out, char *err,
                            size_t errlen);
 /* Replaces the user.e2b.* xattrs of fd with meta. 0 or -1 (errno). */
-int envd_meta_write(int fd, const cJSON *meta);
+int abx_envd_meta_write(int fd, const cJSON *meta);
 /* user.e2b.* xattrs of path as an object, NULL when none. */
-cJSON *envd_meta_read(const char *path);
+cJSON *abx_envd_meta_read(const char *path);
 
 /* ---- entry.c ---- */
 /* EntryInfo of path (lstat), NULL with errno set. */
-cJSON *envd_entry_info(const char *path);
+cJSON *abx_envd_entry_info(const char *path);
 
 /* ---- watch.c ---- */
-struct envd_watch;
+struct abx_envd_watch;
 /* Watches dir; events go to stream s when s != NULL (the watch then lives
  * until the stream's client goes, and *out is not set), else are queued
  * for the watchers registry (*out = the watch). 0, or -1 with err and *code. */
-int envd_watch_new(const char *dir, int recursive, int include_entry,
-                   int allow_network, struct envd_stream *s,
-                   struct envd_watch **out, enum abx_connect_code *code,
+int abx_envd_watch_new(const char *dir, int recursive, int include_entry,
+                   int allow_network, struct abx_envd_stream *s,
+                   struct abx_envd_watch **out, enum abx_connect_code *code,
                    char *err, size_t errlen);
-int envd_watchers_create(const char *dir, int recursive, int include_entry,
+int abx_envd_watchers_create(const char *dir, int recursive, int include_entry,
                          int allow_network, char *id, size_t idlen, enum abx_connect_code *code,
                          char *err, size_t errlen);
-cJSON *envd_watchers_events(const char *id);  /* NULL: unknown id */
-int envd_watchers_remove(const char *id);     /* -1: unknown id */
+cJSON *abx_envd_watchers_events(const char *id);  /* NULL: unknown id */
+int abx_envd_watchers_remove(const char *id);     /* -1: unknown id */
 
 #endif

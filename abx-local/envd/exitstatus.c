@@ -29,7 +29,7 @@ static const char *signame(int sig)
     }
 }
 
-cJSON *envd_end_event(int status)
+cJSON *abx_envd_end_event(int status)
 {
     cJSON *end = cJSON_CreateObject();
     char st[96];

@@ -19,10 +19,10 @@
 #include "filesig.h"
 #include "jsonutil.h"
 
-struct envd_upload {
+struct abx_envd_upload {
     unsigned status;          /* 0 while all is well */
     char msg[PATH_MAX + 128];
-    struct envd_user user;
+    struct abx_envd_user user;
     const char *path_param;   /* raw query value, NULL if absent */
     z_stream z;
     int z_init, z_done;
@@ -43,21 +43,21 @@ static const char *query(struct MHD_Connection *c, const char *name)
 
 /* validateSigning + user lookup. 0, or an HTTP status with msg set. */
 static unsigned check_access(struct MHD_Connection *c, const char *op,
-                             struct envd_user *u, char *msg, size_t msglen)
+                             struct abx_envd_user *u, char *msg, size_t msglen)
 {
-    const char *tok = envd_header(c, "X-Access-Token");
+    const char *tok = abx_envd_header(c, "X-Access-Token");
     const char *sig = query(c, "signature");
     const char *exp = query(c, "signature_expiration");
     const char *path = query(c, "path"), *user = query(c, "username");
     char want[128];
     long long e = -1;
 
-    if (envd_cfg.access_token && tok) {
-        if (!abx_filesig_equal(tok, envd_cfg.access_token)) {
+    if (abx_envd_cfg.access_token && tok) {
+        if (!abx_filesig_equal(tok, abx_envd_cfg.access_token)) {
             snprintf(msg, msglen, "access token is not valid");
             return 401;
         }
-    } else if (envd_cfg.access_token) {
+    } else if (abx_envd_cfg.access_token) {
         if (!sig) {
             snprintf(msg, msglen, "missing signature query parameter");
             return 401;
@@ -73,7 +73,7 @@ static unsigned check_access(struct MHD_Connection *c, const char *op,
             }
         }
         if (abx_filesig_compute(path ? path : "", op, user ? user : "",
-                                envd_cfg.access_token, e, want, sizeof want) ||
+                                abx_envd_cfg.access_token, e, want, sizeof want) ||
             !abx_filesig_equal(sig, want)) {
             snprintf(msg, msglen, "invalid signature");
             return 401;
@@ -83,7 +83,7 @@ static unsigned check_access(struct MHD_Connection *c, const char *op,
             return 401;
         }
     }
-    if (envd_user_lookup(user ? user : envd_cfg.default_user, u, msg,
+    if (abx_envd_user_lookup(user ? user : abx_envd_cfg.default_user, u, msg,
                          msglen))
         return 401;
     return 0;
@@ -108,9 +108,9 @@ static const char *content_type_for(const char *name)
     return "application/octet-stream";
 }
 
-enum MHD_Result envd_files_get(struct MHD_Connection *c)
+enum MHD_Result abx_envd_files_get(struct MHD_Connection *c)
 {
-    struct envd_user u;
+    struct abx_envd_user u;
     char msg[PATH_MAX + 128], path[PATH_MAX], disp[PATH_MAX + 64];
     struct MHD_Response *r;
     struct stat st;
@@ -120,10 +120,10 @@ enum MHD_Result envd_files_get(struct MHD_Connection *c)
     int fd;
 
     if ((status = check_access(c, "read", &u, msg, sizeof msg)))
-        return envd_reply_error(c, status, msg);
-    if (envd_path_resolve(query(c, "path"), &u, path, sizeof path, msg,
+        return abx_envd_reply_error(c, status, msg);
+    if (abx_envd_path_resolve(query(c, "path"), &u, path, sizeof path, msg,
                           sizeof msg))
-        return envd_reply_error(c, 400, msg);
+        return abx_envd_reply_error(c, 400, msg);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
         int e = errno;
@@ -132,21 +132,21 @@ enum MHD_Result envd_files_get(struct MHD_Connection *c)
             close(fd);
         if (e == ENOENT || e == ENOTDIR) {
             snprintf(msg, sizeof msg, "path '%s' does not exist", path);
-            return envd_reply_error(c, 404, msg);
+            return abx_envd_reply_error(c, 404, msg);
         }
         snprintf(msg, sizeof msg, "error opening file '%s': %s", path,
                  strerror(e));
-        return envd_reply_error(c, e == EACCES ? 403 : 500, msg);
+        return abx_envd_reply_error(c, e == EACCES ? 403 : 500, msg);
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
         snprintf(msg, sizeof msg, "path '%s' is a directory", path);
-        return envd_reply_error(c, 400, msg);
+        return abx_envd_reply_error(c, 400, msg);
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
         snprintf(msg, sizeof msg, "path '%s' is not a regular file", path);
-        return envd_reply_error(c, 400, msg);
+        return abx_envd_reply_error(c, 400, msg);
     }
     /* MHD sends straight from the fd (and closes it): never loaded whole. */
     r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
@@ -166,7 +166,7 @@ enum MHD_Result envd_files_get(struct MHD_Connection *c)
 }
 
 __attribute__((format(printf, 3, 4)))
-static void fail(struct envd_upload *up, unsigned status, const char *fmt,
+static void fail(struct abx_envd_upload *up, unsigned status, const char *fmt,
                  ...)
 {
     va_list ap;
@@ -183,7 +183,7 @@ static void fail(struct envd_upload *up, unsigned status, const char *fmt,
     }
 }
 
-static void fail_errno(struct envd_upload *up, int e, const char *what,
+static void fail_errno(struct abx_envd_upload *up, int e, const char *what,
                        const char *path)
 {
     if (e == ENOSPC || e == EDQUOT)
@@ -193,7 +193,7 @@ static void fail_errno(struct envd_upload *up, int e, const char *what,
 }
 
 /* Opens the destination of the next file; raw = query path or filename. */
-static void open_dest(struct envd_upload *up, const char *raw)
+static void open_dest(struct abx_envd_upload *up, const char *raw)
 {
     char path[PATH_MAX], msg[256];
     struct stat st;
@@ -208,7 +208,7 @@ static void open_dest(struct envd_upload *up, const char *raw)
         fail(up, 400, "missing file path (path parameter or part filename)");
         return;
     }
-    if (envd_path_resolve(raw, &up->user, path, sizeof path, msg, sizeof msg)) {
+    if (abx_envd_path_resolve(raw, &up->user, path, sizeof path, msg, sizeof msg)) {
         fail(up, 400, "%s", msg);
         return;
     }
@@ -226,7 +226,7 @@ static void open_dest(struct envd_upload *up, const char *raw)
         fail(up, 400, "path is a directory: %s", path);
         return;
     }
-    if (envd_mkdirs(path, 0, &up->user)) {
+    if (abx_envd_mkdirs(path, 0, &up->user)) {
         if (errno == ENOTDIR)
             fail(up, 400, "a parent of path '%s' is not a directory", path);
         else
@@ -242,7 +242,7 @@ static void open_dest(struct envd_upload *up, const char *raw)
         fail_errno(up, errno, "changing owner of", path);
         return;
     }
-    if (up->meta && envd_meta_write(up->fd, up->meta) != 0) {
+    if (up->meta && abx_envd_meta_write(up->fd, up->meta) != 0) {
         if (errno == ENOTSUP)
             fail(up, 400, "the filesystem of '%s' does not support metadata",
                  path);
@@ -266,7 +266,7 @@ static void open_dest(struct envd_upload *up, const char *raw)
     up->nfiles++;
 }
 
-static void write_all(struct envd_upload *up, const char *p, size_t n)
+static void write_all(struct abx_envd_upload *up, const char *p, size_t n)
 {
     while (n && up->fd >= 0) {
         ssize_t w = write(up->fd, p, n);
@@ -287,7 +287,7 @@ static enum MHD_Result part_cb(void *cls, enum MHD_ValueKind kind,
                                const char *ctype, const char *tenc,
                                const char *data, uint64_t off, size_t size)
 {
-    struct envd_upload *up = cls;
+    struct abx_envd_upload *up = cls;
 
     (void)kind;
     (void)ctype;
@@ -312,11 +312,11 @@ static enum MHD_Result part_cb(void *cls, enum MHD_ValueKind kind,
     return MHD_YES;
 }
 
-struct envd_upload *envd_upload_begin(struct MHD_Connection *c)
+struct abx_envd_upload *abx_envd_upload_begin(struct MHD_Connection *c)
 {
-    struct envd_upload *up = calloc(1, sizeof *up);
-    const char *ct = envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
-    const char *ce = envd_header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+    struct abx_envd_upload *up = calloc(1, sizeof *up);
+    const char *ct = abx_envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *ce = abx_envd_header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
     unsigned status;
 
     if (!up)
@@ -332,7 +332,7 @@ struct envd_upload *envd_upload_begin(struct MHD_Connection *c)
         return up;
     }
     up->path_param = query(c, "path");
-    if (envd_meta_from_headers(c, &up->meta, up->msg, sizeof up->msg) < 0) {
+    if (abx_envd_meta_from_headers(c, &up->meta, up->msg, sizeof up->msg) < 0) {
         up->status = 400;
         return up;
     }
@@ -366,7 +366,7 @@ struct envd_upload *envd_upload_begin(struct MHD_Connection *c)
 }
 
 /* Decoded body bytes: to the multipart parser or straight to the file. */
-static void consume(struct envd_upload *up, const char *d, size_t n)
+static void consume(struct abx_envd_upload *up, const char *d, size_t n)
 {
     if (!up->pp)
         write_all(up, d, n);
@@ -374,7 +374,7 @@ static void consume(struct envd_upload *up, const char *d, size_t n)
         fail(up, 400, "malformed multipart/form-data body");
 }
 
-static void inflate_data(struct envd_upload *up, const char *data, size_t n)
+static void inflate_data(struct abx_envd_upload *up, const char *data, size_t n)
 {
     unsigned char out[64 * 1024];
     int zr;
@@ -401,7 +401,7 @@ static void inflate_data(struct envd_upload *up, const char *data, size_t n)
     } while (!up->status && (up->z.avail_out == 0 || up->z.avail_in));
 }
 
-void envd_upload_data(struct envd_upload *up, const char *data, size_t n)
+void abx_envd_upload_data(struct abx_envd_upload *up, const char *data, size_t n)
 {
     if (up->status)
         return;
@@ -419,12 +419,12 @@ void envd_upload_data(struct envd_upload *up, const char *data, size_t n)
     }
 }
 
-int envd_upload_failed(const struct envd_upload *up)
+int abx_envd_upload_failed(const struct abx_envd_upload *up)
 {
     return up->status != 0;
 }
 
-enum MHD_Result envd_upload_finish(struct envd_upload *up,
+enum MHD_Result abx_envd_upload_finish(struct abx_envd_upload *up,
                                    struct MHD_Connection *c)
 {
     struct abx_buf b;
@@ -450,17 +450,17 @@ enum MHD_Result envd_upload_finish(struct envd_upload *up,
             fail(up, 507, "not enough disk space available");
     }
     if (up->status)
-        return envd_reply_error(c, up->status, up->msg);
+        return abx_envd_reply_error(c, up->status, up->msg);
     abx_buf_init(&b, 0);
     if (abx_json_append(&b, up->result))
-        rc = envd_reply_error(c, 500, "out of memory");
+        rc = abx_envd_reply_error(c, 500, "out of memory");
     else
-        rc = envd_reply_json(c, 200, "application/json", b.data, b.len);
+        rc = abx_envd_reply_json(c, 200, "application/json", b.data, b.len);
     abx_buf_free(&b);
     return rc;
 }
 
-void envd_upload_free(struct envd_upload *up)
+void abx_envd_upload_free(struct abx_envd_upload *up)
 {
     if (!up)
         return;

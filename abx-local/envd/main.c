@@ -22,15 +22,15 @@ static void usage(FILE *f)
 /* The template's start command, run once at boot and never listed. */
 static void run_start_command(void)
 {
-    struct envd_user u;
-    struct envd_spawn sp;
+    struct abx_envd_user u;
+    struct abx_envd_spawn sp;
     char err[512];
     uint32_t pid;
     cJSON *args;
 
-    if (!envd_cfg.start_cmd)
+    if (!abx_envd_cfg.start_cmd)
         return;
-    if (envd_user_lookup(envd_cfg.start_user, &u, err, sizeof err)) {
+    if (abx_envd_user_lookup(abx_envd_cfg.start_user, &u, err, sizeof err)) {
         fprintf(stderr, "abx-envd: start command not run: %s\n", err);
         return;
     }
@@ -38,7 +38,7 @@ static void run_start_command(void)
     if (!(args = cJSON_CreateArray()) ||
         !cJSON_AddItemToArray(args, cJSON_CreateString("-l")) ||
         !cJSON_AddItemToArray(args, cJSON_CreateString("-c")) ||
-        !cJSON_AddItemToArray(args, cJSON_CreateString(envd_cfg.start_cmd))) {
+        !cJSON_AddItemToArray(args, cJSON_CreateString(abx_envd_cfg.start_cmd))) {
         fprintf(stderr, "abx-envd: start command not run: out of memory\n");
         cJSON_Delete(args);
         return;
@@ -46,10 +46,10 @@ static void run_start_command(void)
     memset(&sp, 0, sizeof sp);
     sp.cmd = "/bin/bash";
     sp.args = args;
-    sp.cwd = envd_cfg.start_cwd;
+    sp.cwd = abx_envd_cfg.start_cwd;
     sp.hidden = 1;
     sp.user = &u;
-    if (envd_proc_start(&sp, NULL, &pid, err, sizeof err))
+    if (abx_envd_proc_start(&sp, NULL, &pid, err, sizeof err))
         fprintf(stderr, "abx-envd: start command failed: %s\n", err);
     else
         fprintf(stderr, "abx-envd: start command running as pid %u\n", pid);
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (envd_config_load(config, err, sizeof err)) {
+    if (abx_envd_config_load(config, err, sizeof err)) {
         fprintf(stderr, "abx-envd: %s\n", err);
         return 1;
     }
@@ -111,8 +111,8 @@ int main(int argc, char **argv)
     sigaddset(&term, SIGTERM);
     sigaddset(&term, SIGINT);
     pthread_sigmask(SIG_BLOCK, &term, NULL);
-    envd_proc_init();
-    if (envd_http_start(addr, (unsigned)port, err, sizeof err)) {
+    abx_envd_proc_init();
+    if (abx_envd_http_start(addr, (unsigned)port, err, sizeof err)) {
         fprintf(stderr, "abx-envd: %s\n", err);
         return 1;
     }
@@ -122,6 +122,6 @@ int main(int argc, char **argv)
     while (sigwait(&term, &sig) != 0)
         ;
     fprintf(stderr, "abx-envd: stopping on signal %d\n", sig);
-    envd_http_stop();
+    abx_envd_http_stop();
     return 0;
 }

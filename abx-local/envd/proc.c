@@ -29,7 +29,7 @@
 #define BACKLOG_HIGH ((size_t)2 * 1024 * 1024)
 
 struct sub {
-    struct envd_stream *s;
+    struct abx_envd_stream *s;
     int starter;  /* the Start stream: gets deadline_exceeded on timeout */
 };
 
@@ -60,7 +60,7 @@ static struct proc *procs;
  * process and then looks for it (`kill -0`, ps) never sees a zombie. */
 #define KILL_REAP_WAIT_MS 2000
 
-int envd_proc_init(void)
+int abx_envd_proc_init(void)
 {
     signal(SIGPIPE, SIG_IGN);
     return 0;
@@ -69,7 +69,7 @@ int envd_proc_init(void)
 static void proc_free(struct proc *p)
 {
     for (int i = 0; i < p->nsubs; i++)
-        envd_stream_unref(p->subs[i].s);
+        abx_envd_stream_unref(p->subs[i].s);
     if (p->in_fd >= 0)
         close(p->in_fd);
     if (p->pty_fd >= 0)
@@ -92,7 +92,7 @@ static void proc_free(struct proc *p)
 /* Drops processes whose end event has been kept long enough. */
 static void gc_locked(void)
 {
-    int64_t now = envd_now_ms();
+    int64_t now = abx_envd_now_ms();
 
     for (struct proc **pp = &procs; *pp;) {
         struct proc *p = *pp;
@@ -106,7 +106,7 @@ static void gc_locked(void)
     }
 }
 
-static struct proc *find_locked(const struct envd_selector *sel, int running,
+static struct proc *find_locked(const struct abx_envd_selector *sel, int running,
                                 char *err, size_t errlen)
 {
     gc_locked();
@@ -165,10 +165,10 @@ static void broadcast_locked(struct proc *p, const char *env, size_t n)
     int kept = 0;
 
     for (int i = 0; i < p->nsubs; i++) {
-        if (envd_stream_send_raw(p->subs[i].s, env, n) == 0) {
+        if (abx_envd_stream_send_raw(p->subs[i].s, env, n) == 0) {
             p->subs[kept++] = p->subs[i];
         } else {
-            envd_stream_unref(p->subs[i].s);
+            abx_envd_stream_unref(p->subs[i].s);
         }
     }
     p->nsubs = kept;
@@ -197,22 +197,22 @@ static void emit_data(struct proc *p, const char *kind, const char *d,
 
 static void finish_locked(struct proc *p, int status)
 {
-    event_env(&p->end_env, "end", envd_end_event(status));
+    event_env(&p->end_env, "end", abx_envd_end_event(status));
     for (int i = 0; i < p->nsubs; i++) {
-        struct envd_stream *s = p->subs[i].s;
+        struct abx_envd_stream *s = p->subs[i].s;
 
         if (p->timed_out && p->subs[i].starter) {
-            envd_stream_end(s, ABX_CONNECT_DEADLINE_EXCEEDED,
+            abx_envd_stream_end(s, ABX_CONNECT_DEADLINE_EXCEEDED,
                             "context deadline exceeded");
         } else {
-            envd_stream_send_raw(s, p->end_env.data, p->end_env.len);
-            envd_stream_end(s, ABX_CONNECT_OK, NULL);
+            abx_envd_stream_send_raw(s, p->end_env.data, p->end_env.len);
+            abx_envd_stream_end(s, ABX_CONNECT_OK, NULL);
         }
-        envd_stream_unref(s);
+        abx_envd_stream_unref(s);
     }
     p->nsubs = 0;
     p->exited = 1;
-    p->exit_ms = envd_now_ms();
+    p->exit_ms = abx_envd_now_ms();
     if (p->in_fd >= 0) {
         close(p->in_fd);
         p->in_fd = -1;
@@ -249,7 +249,7 @@ static int throttled(struct proc *p)
 
     pthread_mutex_lock(&mu);
     for (int i = 0; i < p->nsubs && !full; i++)
-        full = envd_stream_backlog(p->subs[i].s) > BACKLOG_HIGH;
+        full = abx_envd_stream_backlog(p->subs[i].s) > BACKLOG_HIGH;
     pthread_mutex_unlock(&mu);
     return full;
 }
@@ -268,7 +268,7 @@ static void *waiter(void *arg)
         fds[nf++] = (struct pollfd){.fd = p->out_fd, .events = POLLIN};
         fds[nf++] = (struct pollfd){.fd = p->err_fd, .events = POLLIN};
         if (p->deadline_ms && !p->timed_out) {
-            int64_t left = p->deadline_ms - envd_now_ms();
+            int64_t left = p->deadline_ms - abx_envd_now_ms();
 
             if (left <= 0) {
                 kill(-p->pid, SIGKILL);
@@ -327,7 +327,7 @@ static void *waiter(void *arg)
 }
 
 /* The ProcessConfig as List reports it. */
-static cJSON *config_json(const struct envd_spawn *sp)
+static cJSON *config_json(const struct abx_envd_spawn *sp)
 {
     cJSON *c = cJSON_CreateObject();
 
@@ -343,10 +343,10 @@ static cJSON *config_json(const struct envd_spawn *sp)
     return c;
 }
 
-int envd_proc_start(const struct envd_spawn *sp, struct envd_stream *sub,
+int abx_envd_proc_start(const struct abx_envd_spawn *sp, struct abx_envd_stream *sub,
                     uint32_t *pid, char *err, size_t errlen)
 {
-    struct envd_child ch;
+    struct abx_envd_child ch;
     struct proc *p = calloc(1, sizeof *p);
     struct abx_buf env;
     pthread_t t;
@@ -362,7 +362,7 @@ int envd_proc_start(const struct envd_spawn *sp, struct envd_stream *sub,
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    if (envd_spawn(sp, &ch, err, errlen))
+    if (abx_envd_spawn(sp, &ch, err, errlen))
         goto fail;
     p->pid = ch.pid;
     p->pidfd = ch.pidfd;
@@ -378,8 +378,8 @@ int envd_proc_start(const struct envd_spawn *sp, struct envd_stream *sub,
     abx_buf_init(&env, 0);
     pthread_mutex_lock(&mu);
     if (sub && start_env(&env, p->pid) == 0 &&
-        envd_stream_send_raw(sub, env.data, env.len) == 0) {
-        envd_stream_ref(sub);
+        abx_envd_stream_send_raw(sub, env.data, env.len) == 0) {
+        abx_envd_stream_ref(sub);
         p->subs[p->nsubs++] = (struct sub){sub, 1};
     }
     p->next = procs;
@@ -414,15 +414,15 @@ static void prune_locked(struct proc *p)
     int kept = 0;
 
     for (int i = 0; i < p->nsubs; i++) {
-        if (envd_stream_gone(p->subs[i].s))
-            envd_stream_unref(p->subs[i].s);
+        if (abx_envd_stream_gone(p->subs[i].s))
+            abx_envd_stream_unref(p->subs[i].s);
         else
             p->subs[kept++] = p->subs[i];
     }
     p->nsubs = kept;
 }
 
-int envd_proc_connect(const struct envd_selector *sel, struct envd_stream *s,
+int abx_envd_proc_connect(const struct abx_envd_selector *sel, struct abx_envd_stream *s,
                       char *err, size_t errlen)
 {
     struct abx_buf env;
@@ -433,24 +433,24 @@ int envd_proc_connect(const struct envd_selector *sel, struct envd_stream *s,
     pthread_mutex_lock(&mu);
     if (!(p = find_locked(sel, 0, err, errlen)))
         goto out;
-    if (start_env(&env, p->pid) || envd_stream_send_raw(s, env.data, env.len)) {
+    if (start_env(&env, p->pid) || abx_envd_stream_send_raw(s, env.data, env.len)) {
         snprintf(err, errlen, "stream closed");
         goto out;
     }
     if (p->unsent.len) {
-        envd_stream_send_raw(s, p->unsent.data, p->unsent.len);
+        abx_envd_stream_send_raw(s, p->unsent.data, p->unsent.len);
         abx_buf_reset(&p->unsent);
     }
     rc = 0;
     prune_locked(p);
     if (p->exited) {
-        envd_stream_send_raw(s, p->end_env.data, p->end_env.len);
-        envd_stream_end(s, ABX_CONNECT_OK, NULL);
+        abx_envd_stream_send_raw(s, p->end_env.data, p->end_env.len);
+        abx_envd_stream_end(s, ABX_CONNECT_OK, NULL);
     } else if (p->nsubs == MAX_SUBS) {
-        envd_stream_end(s, ABX_CONNECT_RESOURCE_EXHAUSTED,
+        abx_envd_stream_end(s, ABX_CONNECT_RESOURCE_EXHAUSTED,
                         "too many streams attached to this process");
     } else {
-        envd_stream_ref(s);
+        abx_envd_stream_ref(s);
         p->subs[p->nsubs++] = (struct sub){s, 0};
     }
 out:
@@ -459,7 +459,7 @@ out:
     return rc;
 }
 
-int envd_proc_list(cJSON *array)
+int abx_envd_proc_list(cJSON *array)
 {
     pthread_mutex_lock(&mu);
     gc_locked();
@@ -480,7 +480,7 @@ int envd_proc_list(cJSON *array)
     return 0;
 }
 
-int envd_proc_input(const struct envd_selector *sel, int pty,
+int abx_envd_proc_input(const struct abx_envd_selector *sel, int pty,
                     const void *data, size_t n, char *err, size_t errlen)
 {
     const char *d = data;
@@ -541,7 +541,7 @@ enum control { CTL_EXISTS, CTL_SIGNAL, CTL_CLOSE_STDIN, CTL_RESIZE };
 
 /* One operation on a running process, under the table lock so that the
  * process cannot be reaped (and its pid reused) meanwhile. */
-static int control(const struct envd_selector *sel, enum control op, int sig,
+static int control(const struct abx_envd_selector *sel, enum control op, int sig,
                    const struct winsize *ws, char *err, size_t errlen)
 {
     struct proc *p;
@@ -576,25 +576,25 @@ static int control(const struct envd_selector *sel, enum control op, int sig,
     return rc;
 }
 
-int envd_proc_signal(const struct envd_selector *sel, int sig, char *err,
+int abx_envd_proc_signal(const struct abx_envd_selector *sel, int sig, char *err,
                      size_t errlen)
 {
     return control(sel, CTL_SIGNAL, sig, NULL, err, errlen);
 }
 
-int envd_proc_close_stdin(const struct envd_selector *sel, char *err,
+int abx_envd_proc_close_stdin(const struct abx_envd_selector *sel, char *err,
                           size_t errlen)
 {
     return control(sel, CTL_CLOSE_STDIN, 0, NULL, err, errlen);
 }
 
-int envd_proc_exists(const struct envd_selector *sel, char *err,
+int abx_envd_proc_exists(const struct abx_envd_selector *sel, char *err,
                      size_t errlen)
 {
     return control(sel, CTL_EXISTS, 0, NULL, err, errlen);
 }
 
-int envd_proc_resize(const struct envd_selector *sel, unsigned rows,
+int abx_envd_proc_resize(const struct abx_envd_selector *sel, unsigned rows,
                      unsigned cols, char *err, size_t errlen)
 {
     struct winsize ws = {.ws_row = (unsigned short)rows,

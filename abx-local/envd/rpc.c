@@ -15,7 +15,7 @@
 #define STREAM_REQ_MAX ((size_t)4 * 1024 * 1024)
 #define DEFAULT_KEEPALIVE_S 90
 
-int envd_rpc_fail(struct envd_rpc *rpc, enum abx_connect_code code,
+int abx_envd_rpc_fail(struct abx_envd_rpc *rpc, enum abx_connect_code code,
                   const char *fmt, ...)
 {
     va_list ap;
@@ -53,7 +53,7 @@ static enum MHD_Result reply_connect_error(struct MHD_Connection *c,
 
     abx_buf_init(&b, 0);
     abx_connect_error_json(&b, code, msg);
-    rc = envd_reply_json(c, (unsigned)abx_connect_code_http_status(code),
+    rc = abx_envd_reply_json(c, (unsigned)abx_connect_code_http_status(code),
                          "application/json", b.data ? b.data : "{}",
                          b.data ? b.len : 2);
     abx_buf_free(&b);
@@ -90,10 +90,10 @@ static int64_t parse_keepalive_ms(const char *h)
 }
 
 /* Authorization: Basic base64("user:"), absent => default user. */
-static int select_user(struct MHD_Connection *c, struct envd_user *u,
+static int select_user(struct MHD_Connection *c, struct abx_envd_user *u,
                        char *msg, size_t msglen)
 {
-    const char *h = envd_header(c, MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *h = abx_envd_header(c, MHD_HTTP_HEADER_AUTHORIZATION);
     struct abx_buf dec;
     char tmp[512], name[128];
     const char *colon;
@@ -101,7 +101,7 @@ static int select_user(struct MHD_Connection *c, struct envd_user *u,
     int rc = -1;
 
     if (!h || !*h)
-        return envd_user_lookup(envd_cfg.default_user, u, msg, msglen) ? -1 : 0;
+        return abx_envd_user_lookup(abx_envd_cfg.default_user, u, msg, msglen) ? -1 : 0;
     abx_buf_init(&dec, 1024);
     if (strncasecmp(h, "Basic ", 6) != 0 ||
         abx_b64_decode(h + 6, strlen(h + 6), &dec)) {
@@ -116,7 +116,7 @@ static int select_user(struct MHD_Connection *c, struct envd_user *u,
     }
     memcpy(name, dec.data ? dec.data : "", n);
     name[n] = '\0';
-    if (envd_user_lookup(name, u, tmp, sizeof tmp)) {
+    if (abx_envd_user_lookup(name, u, tmp, sizeof tmp)) {
         snprintf(msg, msglen, "invalid username: '%s'", name);
         goto out;
     }
@@ -134,11 +134,11 @@ static const char *keepalive_for(const char *url)
 
 /* Streams: every failure after negotiation is an end-of-stream error. */
 static enum MHD_Result run_stream(struct MHD_Connection *c, const char *url,
-                                  envd_handler h, struct envd_rpc *rpc,
+                                  abx_envd_handler h, struct abx_envd_rpc *rpc,
                                   struct abx_buf *body, int overflow)
 {
     struct abx_connect_decoder d;
-    struct envd_user user;
+    struct abx_envd_user user;
     struct MHD_Response *r;
     cJSON *req = NULL;
     unsigned flags = 0;
@@ -147,26 +147,26 @@ static enum MHD_Result run_stream(struct MHD_Connection *c, const char *url,
     int got;
     enum MHD_Result rc;
 
-    rpc->stream = envd_stream_new(rpc->keepalive_ms, rpc->deadline_ms,
+    rpc->stream = abx_envd_stream_new(rpc->keepalive_ms, rpc->deadline_ms,
                                   keepalive_for(url));
     if (!rpc->stream)
         return MHD_NO;
     abx_connect_decoder_init(&d, STREAM_REQ_MAX);
     if (overflow) {
-        envd_stream_end(rpc->stream, ABX_CONNECT_RESOURCE_EXHAUSTED,
+        abx_envd_stream_end(rpc->stream, ABX_CONNECT_RESOURCE_EXHAUSTED,
                         "request body too large");
         goto respond;
     }
     abx_connect_decoder_feed(&d, body->data ? body->data : "", body->len);
     got = abx_connect_decoder_next(&d, &flags, &p, &len);
     if (got != 1) {
-        envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
+        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                         got < 0 ? d.err : "request body is not a complete "
                                           "Connect envelope");
         goto respond;
     }
     if (flags & (ABX_CONNECT_FLAG_COMPRESSED | ABX_CONNECT_FLAG_END_STREAM)) {
-        envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
+        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                         flags & ABX_CONNECT_FLAG_COMPRESSED
                             ? "compressed request envelope, but no "
                               "compression was negotiated"
@@ -175,26 +175,26 @@ static enum MHD_Result run_stream(struct MHD_Connection *c, const char *url,
     }
     req = cJSON_ParseWithLength(len ? p : "", len);
     if (!cJSON_IsObject(req)) {
-        envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
+        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                         "unmarshal request: invalid JSON object");
         goto respond;
     }
     if (abx_connect_decoder_next(&d, &flags, &p, &len) != 0 ||
         abx_connect_decoder_finish(&d)) {
-        envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
+        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                         "server streams take exactly one request message");
         goto respond;
     }
     if (select_user(c, &user, rpc->msg, sizeof rpc->msg)) {
-        envd_stream_end(rpc->stream, ABX_CONNECT_UNAUTHENTICATED, rpc->msg);
+        abx_envd_stream_end(rpc->stream, ABX_CONNECT_UNAUTHENTICATED, rpc->msg);
         goto respond;
     }
     rpc->req = req;
     rpc->user = &user;
     h(rpc); /* feeds and eventually ends rpc->stream */
 respond:
-    r = envd_stream_response(rpc->stream, c);
-    envd_stream_unref(rpc->stream);
+    r = abx_envd_stream_response(rpc->stream, c);
+    abx_envd_stream_unref(rpc->stream);
     rpc->stream = NULL;
     cJSON_Delete(req);
     abx_connect_decoder_free(&d);
@@ -205,11 +205,11 @@ respond:
     return rc;
 }
 
-static enum MHD_Result run_unary(struct MHD_Connection *c, envd_handler h,
-                                 struct envd_rpc *rpc, struct abx_buf *body,
+static enum MHD_Result run_unary(struct MHD_Connection *c, abx_envd_handler h,
+                                 struct abx_envd_rpc *rpc, struct abx_buf *body,
                                  int overflow)
 {
-    struct envd_user user;
+    struct abx_envd_user user;
     struct abx_buf out;
     cJSON *req = NULL;
     enum MHD_Result rc;
@@ -239,21 +239,21 @@ static enum MHD_Result run_unary(struct MHD_Connection *c, envd_handler h,
     if (rpc->resp ? abx_json_append(&out, rpc->resp) : abx_buf_appends(&out, "{}"))
         rc = reply_connect_error(c, ABX_CONNECT_INTERNAL, "response too large");
     else
-        rc = envd_reply_json(c, 200, "application/json", out.data, out.len);
+        rc = abx_envd_reply_json(c, 200, "application/json", out.data, out.len);
     abx_buf_free(&out);
     cJSON_Delete(rpc->resp);
     return rc;
 }
 
 /* The method a /pkg.Service/Method path names, or NULL. */
-static const struct envd_method *find_method(const char *url)
+static const struct abx_envd_method *find_method(const char *url)
 {
     static const struct {
         const char *prefix;
-        const struct envd_method *methods;
+        const struct abx_envd_method *methods;
     } services[] = {
-        {"/process.Process/", envd_process_methods},
-        {"/filesystem.Filesystem/", envd_filesystem_methods},
+        {"/process.Process/", abx_envd_process_methods},
+        {"/filesystem.Filesystem/", abx_envd_filesystem_methods},
     };
 
     for (size_t i = 0; i < sizeof services / sizeof services[0]; i++) {
@@ -261,7 +261,7 @@ static const struct envd_method *find_method(const char *url)
 
         if (strncmp(url, services[i].prefix, n) != 0)
             continue;
-        for (const struct envd_method *m = services[i].methods; m->name; m++)
+        for (const struct abx_envd_method *m = services[i].methods; m->name; m++)
             if (strcmp(m->name, url + n) == 0)
                 return m;
     }
@@ -285,19 +285,19 @@ static enum MHD_Result reply_empty_with(struct MHD_Connection *c,
     return rc;
 }
 
-enum MHD_Result envd_rpc_handle(struct MHD_Connection *c, const char *url,
+enum MHD_Result abx_envd_rpc_handle(struct MHD_Connection *c, const char *url,
                                 const char *method, struct abx_buf *body,
                                 int body_overflow)
 {
-    const char *ct = envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
-    const char *ver = envd_header(c, "Connect-Protocol-Version");
-    struct envd_rpc rpc;
-    const struct envd_method *m = find_method(url);
+    const char *ct = abx_envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *ver = abx_envd_header(c, "Connect-Protocol-Version");
+    struct abx_envd_rpc rpc;
+    const struct abx_envd_method *m = find_method(url);
     const char *want;
     int64_t timeout;
 
     if (!m)
-        return envd_reply_json(c, 404, "text/plain; charset=utf-8",
+        return abx_envd_reply_json(c, 404, "text/plain; charset=utf-8",
                                "404 page not found\n", 19);
     if (strcmp(method, "POST") != 0)
         return reply_empty_with(c, MHD_HTTP_METHOD_NOT_ALLOWED, "Allow", "POST");
@@ -309,13 +309,13 @@ enum MHD_Result envd_rpc_handle(struct MHD_Connection *c, const char *url,
     if (ver && strcmp(ver, "1") != 0)
         return reply_connect_error(c, ABX_CONNECT_INVALID_ARGUMENT,
                                    "connect-protocol-version must be \"1\"");
-    timeout = parse_timeout(envd_header(c, "Connect-Timeout-Ms"));
+    timeout = parse_timeout(abx_envd_header(c, "Connect-Timeout-Ms"));
     if (timeout < 0)
         return reply_connect_error(c, ABX_CONNECT_INVALID_ARGUMENT,
                                    "invalid Connect-Timeout-Ms header");
     rpc.timeout_ms = timeout;
-    rpc.deadline_ms = timeout ? envd_now_ms() + timeout : 0;
-    rpc.keepalive_ms = parse_keepalive_ms(envd_header(c, "Keepalive-Ping-Interval"));
+    rpc.deadline_ms = timeout ? abx_envd_now_ms() + timeout : 0;
+    rpc.keepalive_ms = parse_keepalive_ms(abx_envd_header(c, "Keepalive-Ping-Interval"));
     if (m->streaming)
         return run_stream(c, url, m->h, &rpc, body, body_overflow);
     return run_unary(c, m->h, &rpc, body, body_overflow);

@@ -11,7 +11,7 @@
 
 #include "envd.h"
 
-int envd_user_lookup(const char *name, struct envd_user *u, char *err,
+int abx_envd_user_lookup(const char *name, struct abx_envd_user *u, char *err,
                      size_t errlen)
 {
     struct passwd pw, *res = NULL;
@@ -90,7 +90,7 @@ static int clean_path(const char *in, char *out, size_t outlen)
     return 0;
 }
 
-int envd_path_resolve(const char *in, const struct envd_user *u, char *out,
+int abx_envd_path_resolve(const char *in, const struct abx_envd_user *u, char *out,
                       size_t outlen, char *err, size_t errlen)
 {
     char joined[PATH_MAX * 2];
@@ -117,7 +117,7 @@ int envd_path_resolve(const char *in, const struct envd_user *u, char *out,
     return 0;
 }
 
-int envd_mkdirs(const char *path, int self, const struct envd_user *u)
+int abx_envd_mkdirs(const char *path, int self, const struct abx_envd_user *u)
 {
     char tmp[PATH_MAX];
     size_t len = strlen(path);
