@@ -47,7 +47,7 @@ void abx_region_interrupt(void) { g_interrupt = 1; }
 int abx_region_interrupted(void) { return g_interrupt != 0; }
 void abx_region_reset_interrupt(void) { g_interrupt = 0; }
 
-static void push_error(lua_State *L, const char *kind, const char *msg)
+void abx_error_push(lua_State *L, const char *kind, const char *msg)
 {
     lua_createtable(L, 0, 3);
     lua_pushstring(L, kind);
@@ -78,13 +78,13 @@ static void hook(lua_State *L, lua_Debug *ar)
     /* Keep raising at every line and instruction until the region ends. */
     lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
     if (fired == FIRED_INTERRUPT) {
-        push_error(L, "interrupt", "Interrupted: run stopped by a signal");
+        abx_error_push(L, "interrupt", "Interrupted: run stopped by a signal");
     } else {
         snprintf(msg, sizeof msg, "%s %g s",
                  g_region.interruptible ? "Timeout: test exceeded"
                                         : "Timeout: teardown step exceeded",
                  g_region.budget);
-        push_error(L, "timeout", msg);
+        abx_error_push(L, "timeout", msg);
     }
     lua_error(L);
 }
@@ -129,7 +129,7 @@ static int msgh(lua_State *L)
     else
         msg = lua_pushfstring(L, "(error object is a %s value)",
                               luaL_typename(L, 1));
-    push_error(L, "error", msg);
+    abx_error_push(L, "error", msg);
     luaL_traceback(L, L, msg, 1);
     lua_setfield(L, -2, "traceback");
     return 1;
@@ -154,7 +154,7 @@ static void normalise_error(lua_State *L, int status)
                  m ? m : (status == LUA_ERRMEM ? "not enough memory"
                                                : "error in error handling"));
         lua_pop(L, 1);
-        push_error(L, "error", buf);
+        abx_error_push(L, "error", buf);
     }
 }
 

@@ -75,6 +75,8 @@ int abx_region_call(lua_State *L, int nargs, double budget,
  * (never NULL; valid while the value stays on the stack). */
 const char *abx_error_kind(lua_State *L, int idx);
 const char *abx_error_message(lua_State *L, int idx);
+/* Pushes an error value {kind=, message=} with the error metatable. */
+void abx_error_push(lua_State *L, const char *kind, const char *msg);
 
 /* ---- C fixtures (e2e_cfixture.c) -------------------------------------- */
 enum abx_scope { ABX_SCOPE_TEST = 1, ABX_SCOPE_FILE = 2, ABX_SCOPE_SESSION = 3 };

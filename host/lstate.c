@@ -110,10 +110,29 @@ static int pmain(lua_State *L)
     return 0;
 }
 
+/* Loads path and runs its top-level code under the region (timeout and
+ * interrupt apply). 0, -1 (message in err) or -2 (interrupted); the stack
+ * is left empty. */
+static int run_chunk(lua_State *L, const char *path, char *err,
+                     size_t errlen)
+{
+    int rc = 0;
+
+    if (luaL_loadfile(L, path) != LUA_OK) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+        rc = -1;
+    } else if (abx_region_call(L, 0, abx_host.timeout, 1) != LUA_OK) {
+        rc = strcmp(abx_error_kind(L, -1), "interrupt") == 0 ? -2 : -1;
+        snprintf(err, errlen, "%s", abx_error_message(L, -1));
+    }
+    lua_settop(L, 0);
+    return rc;
+}
+
 static int load_conftest(lua_State *L, const char *path, char *err,
                          size_t errlen)
 {
-    int rc = -1;
+    int rc;
 
     lua_pushboolean(L, 1);
     if (call_module(L, "_conftest", 1) != LUA_OK) {
@@ -121,19 +140,7 @@ static int load_conftest(lua_State *L, const char *path, char *err,
         lua_settop(L, 0);
         return -1;
     }
-    if (luaL_loadfile(L, path) != LUA_OK) {
-        snprintf(err, errlen, "%s", lua_tostring(L, -1));
-        lua_pop(L, 1);
-        goto out;
-    }
-    if (abx_region_call(L, 0, abx_host.timeout, 1) != LUA_OK) {
-        snprintf(err, errlen, "%s", abx_error_message(L, -1));
-        lua_pop(L, 1);
-        goto out;
-    }
-    lua_settop(L, 0);
-    rc = 0;
-out:
+    rc = run_chunk(L, path, err, errlen) ? -1 : 0;
     lua_pushboolean(L, 0);
     if (call_module(L, "_conftest", 1) != LUA_OK)
         rc = -1;
@@ -172,25 +179,11 @@ lua_State *abx_lstate_open(const char *dir, int is_session, char *err,
 int abx_lstate_load_test(lua_State *L, const char *path, char *err,
                          size_t errlen)
 {
-    int rc;
-
     lua_pushstring(L, path);
     if (call_module(L, "_begin_file", 1) != LUA_OK) {
         snprintf(err, errlen, "%s", lua_tostring(L, -1));
         lua_settop(L, 0);
         return -1;
     }
-    if (luaL_loadfile(L, path) != LUA_OK) {
-        snprintf(err, errlen, "%s", lua_tostring(L, -1));
-        lua_pop(L, 1);
-        return -1;
-    }
-    if (abx_region_call(L, 0, abx_host.timeout, 1) != LUA_OK) {
-        rc = strcmp(abx_error_kind(L, -1), "interrupt") == 0 ? -2 : -1;
-        snprintf(err, errlen, "%s", abx_error_message(L, -1));
-        lua_settop(L, 0);
-        return rc;
-    }
-    lua_settop(L, 0);
-    return 0;
+    return run_chunk(L, path, err, errlen);
 }

@@ -183,15 +183,7 @@ static lua_State *session_for(const char *dir, char *err, size_t errlen)
 
 static void raise_in(lua_State *L, const char *kind, const char *msg)
 {
-    lua_createtable(L, 0, 2);
-    lua_pushstring(L, kind);
-    lua_setfield(L, -2, "kind");
-    lua_pushstring(L, msg);
-    lua_setfield(L, -2, "message");
-    if (luaL_getmetatable(L, ABX_ERROR_MT) == LUA_TTABLE)
-        lua_setmetatable(L, -2);
-    else
-        lua_pop(L, 1);
+    abx_error_push(L, kind, msg);
     lua_error(L);
 }
 
