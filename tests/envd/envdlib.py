@@ -58,9 +58,14 @@ class Envd:
                "--ro-bind", os.path.join(etc, "passwd"), "/etc/passwd",
                "--ro-bind", os.path.join(etc, "group"), "/etc/group",
                "--ro-bind", run, "/run/abx",
+               # The binary may live under /tmp (a clone there), which the
+               # sandbox's own /tmp hides: bind it where abx-local does.
+               "--tmpfs", "/opt", "--perms", "0755", "--dir", "/opt/abx",
+               "--perms", "0755", "--dir", "/opt/abx/bin",
+               "--ro-bind", os.path.abspath(binary), "/opt/abx/bin/abx-envd",
                "--cap-add", "CAP_SETUID,CAP_SETGID,CAP_KILL,CAP_CHOWN,"
                             "CAP_DAC_OVERRIDE,CAP_FOWNER",
-               "--", os.path.abspath(binary), "--config", "/run/abx/config.json",
+               "--", "/opt/abx/bin/abx-envd", "--config", "/run/abx/config.json",
                "--port", str(self.port), "--listen-addr", "127.0.0.1"]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
         deadline = time.time() + 15
@@ -73,9 +78,10 @@ class Envd:
             if self.proc.poll() is not None:
                 break
             time.sleep(0.05)
+        with open(os.path.join(self.dir, "envd.log"), errors="replace") as f:
+            log = f.read()
         self.stop()
-        raise RuntimeError("abx-envd did not become healthy; log:\n" +
-                           open(os.path.join(self.dir, "envd.log")).read())
+        raise RuntimeError("abx-envd did not become healthy; log:\n" + log)
 
     def envd_pid(self):
         """Host pid of the abx-envd that our bwrap started, or None."""
