@@ -4,7 +4,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DABX_WERROR=ON
 ARGS    ?=
 
-.PHONY: all dev deps build test bench clean install e2e e2e-all e2e-local
+.PHONY: all dev deps build test check-sanitize bench clean install e2e e2e-all e2e-local
 
 all: build
 
@@ -21,6 +21,13 @@ build: deps $(BUILD)/CMakeCache.txt
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure $(ARGS)
+
+# The same tests (but the SDK conformance run) on an AddressSanitizer +
+# UBSan build: memory errors and leaks fail the test that hit them.
+check-sanitize: deps
+	cmake -S . -B $(BUILD)-sanitize $(CMAKE_FLAGS) -DABX_SANITIZE=ON
+	cmake --build $(BUILD)-sanitize -j $(JOBS)
+	ctest --test-dir $(BUILD)-sanitize --output-on-failure -E conformance $(ARGS)
 
 # The suite. `e2e`/`e2e-all` use the platform configured by ABX_SANDBOX_*
 # (environment or .env); `e2e-local` starts abx-local for the run.
@@ -42,7 +49,7 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-sanitize
 
 # Coverage-guided fuzzing with clang + libFuzzer, FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 60
