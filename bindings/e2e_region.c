@@ -94,13 +94,48 @@ void abx_region_install(lua_State *L)
     lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_COUNT);
 }
 
+/* Pushes "<message>\nstack traceback:..." built from the string at
+ * msgidx as a Lua value, so NUL bytes in the message survive. */
+static void push_traceback(lua_State *L, int msgidx)
+{
+    if (lua_type(L, msgidx) == LUA_TSTRING) {
+        lua_pushvalue(L, msgidx);
+        lua_pushliteral(L, "\n");
+        luaL_traceback(L, L, NULL, 1);
+        lua_concat(L, 3);
+    } else {
+        luaL_traceback(L, L, NULL, 1);
+    }
+}
+
+static int call_tostring(lua_State *L)
+{
+    luaL_callmeta(L, 1, "__tostring");
+    return 1;
+}
+
+/* Only e2e's own error objects (metatable ABX_ERROR_MT) are typed: a
+ * plain {kind = "interrupt"} raised by a test must not stop the run. */
+static int is_typed(lua_State *L, int idx)
+{
+    int ok;
+
+    if (!lua_getmetatable(L, idx))
+        return 0;
+    luaL_getmetatable(L, ABX_ERROR_MT);
+    ok = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return ok;
+}
+
 /* Message handler: keeps typed errors (adding a traceback), wraps anything
- * else as {kind="error"}. Runs in C so that a fired hook cannot interfere. */
+ * else as {kind="error"}. Runs in C so that a fired hook cannot interfere.
+ * A __tostring that fails or returns a non-string is said so, not obeyed. */
 static int msgh(lua_State *L)
 {
-    const char *msg;
+    int m;
 
-    if (lua_type(L, 1) == LUA_TTABLE) {
+    if (lua_type(L, 1) == LUA_TTABLE && is_typed(L, 1)) {
         lua_pushliteral(L, "kind");
         if (lua_rawget(L, 1) == LUA_TSTRING) {
             lua_pop(L, 1);
@@ -110,7 +145,7 @@ static int msgh(lua_State *L)
                 lua_pushliteral(L, "traceback");
                 lua_pushliteral(L, "message");
                 lua_rawget(L, 1);
-                luaL_traceback(L, L, lua_tostring(L, -1), 1);
+                push_traceback(L, lua_gettop(L));
                 lua_remove(L, -2);
                 lua_rawset(L, 1);
             } else {
@@ -121,16 +156,34 @@ static int msgh(lua_State *L)
         }
         lua_pop(L, 1);
     }
-    if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)
-        msg = lua_tostring(L, 1);
-    else if (luaL_callmeta(L, 1, "__tostring") &&
-             lua_type(L, -1) == LUA_TSTRING)
-        msg = lua_tostring(L, -1);
-    else
-        msg = lua_pushfstring(L, "(error object is a %s value)",
-                              luaL_typename(L, 1));
-    abx_error_push(L, "error", msg);
-    luaL_traceback(L, L, msg, 1);
+    if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) {
+        lua_pushvalue(L, 1);
+        lua_tolstring(L, -1, NULL);  /* numbers become strings */
+    } else if (luaL_getmetafield(L, 1, "__tostring") != LUA_TNIL) {
+        int st;
+        lua_pop(L, 1);
+        lua_pushcfunction(L, call_tostring);
+        lua_pushvalue(L, 1);
+        st = lua_pcall(L, 1, 1, 0);
+        if (st != LUA_OK) {
+            const char *why = lua_tostring(L, -1);
+            lua_pushfstring(L, "(error object is a %s value whose __tostring "
+                            "failed: %s)", luaL_typename(L, 1),
+                            why ? why : luaL_typename(L, -1));
+        } else if (lua_type(L, -1) != LUA_TSTRING) {
+            lua_pushfstring(L, "(error object is a %s value whose __tostring "
+                            "returned a %s)", luaL_typename(L, 1),
+                            luaL_typename(L, -1));
+        }
+    } else {
+        lua_pushfstring(L, "(error object is a %s value)",
+                        luaL_typename(L, 1));
+    }
+    m = lua_gettop(L);
+    abx_error_push(L, "error", "");
+    lua_pushvalue(L, m);
+    lua_setfield(L, -2, "message");
+    push_traceback(L, m);
     lua_setfield(L, -2, "traceback");
     return 1;
 }
@@ -150,9 +203,9 @@ static void normalise_error(lua_State *L, int status)
     {
         const char *m = lua_tostring(L, -1);
         char buf[256];
-        snprintf(buf, sizeof buf, "%s",
-                 m ? m : (status == LUA_ERRMEM ? "not enough memory"
-                                               : "error in error handling"));
+        if (status == LUA_ERRMEM)
+            m = abx_alloc_oom_message();
+        snprintf(buf, sizeof buf, "%s", m ? m : "error in error handling");
         lua_pop(L, 1);
         abx_error_push(L, "error", buf);
     }

@@ -58,55 +58,106 @@ function M.is_error(e, kind)
 end
 
 ---------------------------------------------------------------------------
--- Value rendering and diffs for assertion messages.
+-- Value rendering and diffs for assertion messages. Tables are walked raw
+-- (next/rawget/rawlen): a user's __index/__pairs/__len/__tostring cannot
+-- fail or fool an assertion message, and every rendering is bounded so a
+-- huge or cyclic value costs neither unbounded time nor memory.
 ---------------------------------------------------------------------------
+local next, rawlen = next, rawlen
+local STR_MAX = 2000        -- characters of one string shown
+local ITEMS_MAX = 100       -- entries of one table shown
+local TEXT_MAX = 64 * 1024  -- one rendering, in total
+
 local function qstr(s)
+  local more = ""
+  if #s > STR_MAX then
+    more = sfmt("...(%d more bytes)", #s - STR_MAX)
+    s = ssub(s, 1, STR_MAX)
+  end
   s = sgsub(s, '[%c"\\]', function(c)
     if c == "\n" then return "\\n" elseif c == "\t" then return "\\t"
     elseif c == "\r" then return "\\r" elseif c == '"' then return '\\"'
     elseif c == "\\" then return "\\\\" end
     return sfmt("\\%03d", c:byte())
   end)
-  return '"' .. s .. '"'
+  return '"' .. s .. '"' .. more
+end
+
+-- tostring that a failing or non-string __tostring cannot break.
+local function safe_tostring(v)
+  local ok, s = pcall(tostring, v)
+  if ok and type(s) == "string" then return s end
+  return sfmt("%s: %p", type(v), v)
 end
 
 local function sorted_keys(t)
   local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
+  for k in next, t do keys[#keys + 1] = k end
+  local ids = {}
+  for _, k in ipairs(keys) do
+    local tk = type(k)
+    if tk ~= "number" and tk ~= "string" then ids[k] = safe_tostring(k) end
+  end
   tsort(keys, function(a, b)
     local ta, tb = type(a), type(b)
     if ta ~= tb then return ta < tb end
-    if ta == "number" or ta == "string" then return a < b end
-    return tostring(a) < tostring(b)
+    if ta == "number" then
+      if a ~= a then return false end        -- NaN keys cannot exist; defensive
+      return a < b
+    end
+    if ta == "string" then return a < b end
+    return ids[a] < ids[b]
   end)
   return keys
 end
 
 local function is_ident(k) return type(k) == "string" and k:match("^[%a_][%w_]*$") ~= nil end
 
--- repr(v, multiline): a Lua-ish literal, depth- and cycle-safe.
-local function repr(v, multiline, indent, seen)
+-- repr(v, multiline): a Lua-ish literal, depth-, cycle- and size-safe.
+local function repr(v, multiline, indent, seen, budget)
   local tv = type(v)
   if tv == "string" then return qstr(v) end
   if tv ~= "table" then
     if tv == "number" and mtype(v) == "float" and v == floor(v) and v < 2^53 and v > -2^53 then
+      if v == 0 and 1 / v < 0 then return "-0.0" end
       return sfmt("%.1f", v)
     end
-    return tostring(v)
+    return safe_tostring(v)
   end
   indent, seen = indent or "", seen or {}
+  budget = budget or { left = TEXT_MAX }
   if seen[v] then return "<cycle>" end
   if #indent > 16 then return "{...}" end
+  if budget.left <= 0 then return "{...}" end
   seen[v] = true
-  local n, parts = #v, {}
-  for i = 1, n do parts[#parts + 1] = repr(v[i], multiline, indent .. "  ", seen) end
-  for _, k in ipairs(sorted_keys(v)) do
+  local n, parts = rawlen(v), {}
+  local shown, total = 0, 0
+  local function add(s)
+    total = total + 1
+    if shown >= ITEMS_MAX or budget.left <= 0 then return end
+    shown = shown + 1
+    budget.left = budget.left - #s
+    parts[#parts + 1] = s
+  end
+  for i = 1, n do
+    if shown >= ITEMS_MAX or budget.left <= 0 then total = total + (n - i + 1); break end
+    add(repr(rawget(v, i), multiline, indent .. "  ", seen, budget))
+  end
+  local nkeys = 0
+  for _ in next, v do nkeys = nkeys + 1 end
+  -- A plain sequence needs no key sort (a big list stays cheap to show).
+  for _, k in ipairs(nkeys > n and sorted_keys(v) or {}) do
     if not (mtype(k) == "integer" and k >= 1 and k <= n) then
-      local ks = is_ident(k) and k or ("[" .. repr(k, false, "", seen) .. "]")
-      parts[#parts + 1] = ks .. " = " .. repr(v[k], multiline, indent .. "  ", seen)
+      if shown >= ITEMS_MAX or budget.left <= 0 then
+        total = total + 1
+      else
+        local ks = is_ident(k) and k or ("[" .. repr(k, false, "", seen, budget) .. "]")
+        add(ks .. " = " .. repr(rawget(v, k), multiline, indent .. "  ", seen, budget))
+      end
     end
   end
   seen[v] = nil
+  if total > shown then parts[#parts + 1] = sfmt("...(%d more)", total - shown) end
   if #parts == 0 then return "{}" end
   if multiline then
     return "{\n" .. indent .. "  " .. tconcat(parts, ",\n" .. indent .. "  ") .. "\n" .. indent .. "}"
@@ -115,44 +166,75 @@ local function repr(v, multiline, indent, seen)
 end
 M.repr = function(v) return repr(v, false) end
 
-local function deep_eq(a, b, seen)
-  if rawequal(a, b) then return true end
-  if type(a) ~= "table" or type(b) ~= "table" then
-    if type(a) == "number" and type(b) == "number" then return a == b end
-    return false
-  end
-  seen = seen or {}
-  if seen[a] == b then return true end
-  seen[a] = b
-  for k, va in pairs(a) do
-    if not deep_eq(va, rawget(b, k), seen) then return false end
-  end
-  for k in pairs(b) do
-    if rawget(a, k) == nil then return false end
+-- A table with an __eq metamethod compares with == (as Lua and Python do).
+local function has_eq(v)
+  local mt = getmetatable(v)
+  return type(mt) == "table" and rawget(mt, "__eq") ~= nil
+end
+
+-- Structural equality, iterative (no recursion limit on deep values) and
+-- cycle-safe: each (a, b) pair is compared once.
+local function deep_eq(a, b)
+  local work, n, seen = { a, b }, 2, {}
+  while n > 0 do
+    local x, y = work[n - 1], work[n]
+    work[n - 1], work[n] = nil, nil
+    n = n - 2
+    if not rawequal(x, y) then
+      if type(x) ~= "table" or type(y) ~= "table" then
+        if not (type(x) == "number" and type(y) == "number" and x == y) then return false end
+      elseif has_eq(x) or has_eq(y) then
+        if not (x == y) then return false end
+      else
+        local partners = seen[x]
+        if not partners then partners = {}; seen[x] = partners end
+        if not partners[y] then
+          partners[y] = true
+          for k, vx in next, x do
+            local vy = rawget(y, k)
+            if vy == nil then return false end
+            work[n + 1], work[n + 2] = vx, vy
+            n = n + 2
+          end
+          for k in next, y do
+            if rawget(x, k) == nil then return false end
+          end
+        end
+      end
+    end
   end
   return true
 end
-M.deep_eq = function(a, b) return deep_eq(a, b) end
+M.deep_eq = deep_eq
 
 -- Path to the first difference between two tables (for the message).
 local function first_diff(a, b, path, depth)
-  if deep_eq(a, b) then return nil end
-  if type(a) ~= "table" or type(b) ~= "table" or depth > 16 then
+  if type(a) ~= "table" or type(b) ~= "table" or depth > 16 or has_eq(a) or has_eq(b) then
     return path, a, b
   end
   for _, k in ipairs(sorted_keys(a)) do
-    if not deep_eq(a[k], rawget(b, k)) then
+    if not deep_eq(rawget(a, k), rawget(b, k)) then
       local seg = is_ident(k) and ("." .. k) or ("[" .. repr(k) .. "]")
-      return first_diff(a[k], rawget(b, k), path .. seg, depth + 1)
+      return first_diff(rawget(a, k), rawget(b, k), path .. seg, depth + 1)
     end
   end
   for _, k in ipairs(sorted_keys(b)) do
     if rawget(a, k) == nil then
       local seg = is_ident(k) and ("." .. k) or ("[" .. repr(k) .. "]")
-      return path .. seg, nil, b[k]
+      return path .. seg, nil, rawget(b, k)
     end
   end
   return path, a, b
+end
+
+-- Byte offset of the first difference of two strings, with a little
+-- context from each (long strings: the message shows where, not all).
+local function string_diff(x, y)
+  local i, step = 1, 4096
+  while ssub(x, i, i + step - 1) == ssub(y, i, i + step - 1) do i = i + step end
+  while ssub(x, i, i) == ssub(y, i, i) do i = i + 1 end
+  local from = i > 40 and i - 40 or 1
+  return i, ssub(x, from, i + 40), ssub(y, from, i + 40)
 end
 
 local function split_lines(s)
@@ -164,7 +246,11 @@ end
 -- Line diff by longest common subsequence; capped so a huge value can never
 -- make an assertion message quadratic in time.
 local MAX_DIFF_LINES = 400
+local MAX_DIFF_BYTES = 64 * 1024
 local function line_diff(exp, act)
+  if #exp > MAX_DIFF_BYTES or #act > MAX_DIFF_BYTES then
+    return "  (values too long for a line diff: " .. #exp .. " vs " .. #act .. " bytes)"
+  end
   local a, b = split_lines(exp), split_lines(act)
   if #a > MAX_DIFF_LINES or #b > MAX_DIFF_LINES then
     return "  (values too long for a line diff: " .. #a .. " vs " .. #b .. " lines)"
@@ -207,6 +293,10 @@ local function eq_message(expected, actual, label)
     if path and path ~= "" then
       lines[#lines + 1] = "  first difference at " .. path .. ": expected " .. repr(x) .. ", got " .. repr(y)
     end
+  end
+  if type(expected) == "string" and type(actual) == "string" and (#expected > STR_MAX or #actual > STR_MAX) then
+    local at, x, y = string_diff(expected, actual)
+    lines[#lines + 1] = sfmt("  first difference at byte %d: expected %s, got %s", at, qstr(x), qstr(y))
   end
   if needs_diff(expected) and needs_diff(actual) and type(expected) == type(actual) then
     local ea = type(expected) == "string" and expected or repr(expected, true)
@@ -281,7 +371,7 @@ function Expect:contains(x)
       raise_failure(pre(self) .. "expected " .. repr(v) .. " to contain " .. repr(x))
     end
   elseif type(v) == "table" then
-    for _, item in pairs(v) do
+    for _, item in next, v do
       if deep_eq(item, x) then return self end
     end
     raise_failure(pre(self) .. "expected table " .. repr(v) .. " to contain " .. repr(x))
@@ -308,6 +398,9 @@ function Expect:le(x) return cmp(self, x, "<=", "at most", function(a, b) return
 
 function Expect:near(x, tol)
   tol = tol or 1e-9
+  if type(x) ~= "number" or type(tol) ~= "number" then
+    error("near: expected a number and a numeric tolerance, got " .. type(x) .. " and " .. type(tol), 2)
+  end
   if type(self.v) ~= "number" or math.abs(self.v - x) > tol then
     raise_failure(pre(self) .. "expected " .. repr(self.v) .. " to be within " .. tol .. " of " .. repr(x))
   end
@@ -319,8 +412,9 @@ function Expect:len(n)
   if type(v) ~= "string" and type(v) ~= "table" then
     raise_failure(pre(self) .. "len needs a string or table, got " .. type(v))
   end
-  if #v ~= n then
-    raise_failure(pre(self) .. "expected length " .. n .. ", got " .. #v .. " for " .. repr(v))
+  local len = type(v) == "string" and #v or rawlen(v)
+  if len ~= n then
+    raise_failure(pre(self) .. "expected length " .. tostring(n) .. ", got " .. len .. " for " .. repr(v))
   end
   return self
 end
@@ -348,7 +442,7 @@ function M.eventually(fn, opts)
   opts = opts or {}
   local timeout, interval = opts.timeout or 10, opts.interval or 0.5
   if type(fn) ~= "function" then error("eventually: fn must be a function", 2) end
-  if type(timeout) ~= "number" or timeout < 0 or type(interval) ~= "number" or interval <= 0 then
+  if type(timeout) ~= "number" or not (timeout >= 0) or type(interval) ~= "number" or not (interval > 0) then
     error("eventually: timeout must be >= 0 and interval > 0", 2)
   end
   local deadline, attempts, last = core.clock() + timeout, 0, "condition returned a falsy value"

@@ -55,6 +55,11 @@ void abx_e2e_add_secret(lua_State *L, const char *s, size_t len);
 /* ---- deadlines and interrupts (e2e_region.c) -------------------------- */
 #define ABX_ERROR_MT "e2e.Error"  /* registry name of the error metatable */
 
+/* Allocator with a process-wide ceiling (e2e_alloc.c); 0 = none. */
+void abx_alloc_set_limit(size_t bytes);
+void *abx_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+const char *abx_alloc_oom_message(void);  /* for LUA_ERRMEM */
+
 double abx_clock(void);              /* monotonic seconds */
 void abx_region_install(lua_State *L);  /* permanent count hook */
 void abx_region_interrupt(void);     /* async-signal-safe: request stop */

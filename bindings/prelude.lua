@@ -93,6 +93,8 @@ function M.test(name, opts, fn)
   if running then error("test() cannot be called while tests are running", 2) end
   if fn == nil and type(opts) == "function" then opts, fn = {}, opts end
   if type(name) ~= "string" or name == "" then error("test: name must be a non-empty string", 2) end
+  if sfind(name, "\0", 1, true) then error("test: name " .. qstr(name) .. " contains a NUL byte", 2) end
+  if not utf8.len(name) then error("test: name " .. qstr(name) .. " is not valid UTF-8", 2) end
   if type(opts) ~= "table" then error("test: opts must be a table", 2) end
   if type(fn) ~= "function" then error("test: missing test function for " .. qstr(name), 2) end
   local parts = {}
@@ -124,7 +126,11 @@ function M.test(name, opts, fn)
     t.skip = opts.skip
   end
   if opts.timeout ~= nil then
-    if type(opts.timeout) ~= "number" or opts.timeout <= 0 then error("test: timeout must be a positive number", 2) end
+    local tmo = opts.timeout
+    -- NaN or inf would switch off the deadline and the parent's watchdog.
+    if type(tmo) ~= "number" or not (tmo > 0 and tmo < math.huge) then
+      error("test: timeout must be a positive, finite number of seconds, got " .. repr(tmo), 2)
+    end
     t.timeout = opts.timeout
   end
   if opts.known_issue ~= nil then
@@ -143,7 +149,10 @@ function M.test(name, opts, fn)
 end
 
 function M.describe(name, fn)
+  if running then error("describe() cannot be called while tests are running", 2) end
   if type(name) ~= "string" or name == "" then error("describe: name must be a non-empty string", 2) end
+  if sfind(name, "\0", 1, true) then error("describe: name " .. qstr(name) .. " contains a NUL byte", 2) end
+  if not utf8.len(name) then error("describe: name " .. qstr(name) .. " is not valid UTF-8", 2) end
   if type(fn) ~= "function" then error("describe: missing function for " .. qstr(name), 2) end
   groups[#groups + 1] = name
   local ok, err = pcall(fn)
@@ -153,10 +162,28 @@ end
 
 local SCOPES = { test = 1, file = 2, session = 3 }
 
+-- Names a parameter can never carry (keywords), or must not (_ENV would
+-- replace the test's globals with the fixture's value).
+local RESERVED = {}
+for w in ([[and break do else elseif end false for function goto if in
+  local nil not or repeat return then true until while _ENV]]):gmatch("%S+") do
+  RESERVED[w] = true
+end
+
 function M.fixture(name, opts, fn)
+  if running then error("fixture() cannot be called while tests are running", 2) end
   if fn == nil and type(opts) == "function" then opts, fn = {}, opts end
   if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
     error("fixture: name must be an identifier, got " .. repr(name), 2)
+  end
+  if RESERVED[name] then
+    error("fixture: " .. qstr(name) .. " is reserved in Lua and cannot name a parameter", 2)
+  end
+  local prev = fixtures[name]
+  -- A test file may override a conftest fixture (pytest); defining one
+  -- twice in the same file is a mistake that would silently pick the last.
+  if prev and prev.conftest == loading_conftest then
+    error(sfmt("fixture %s defined twice (first at %s)", qstr(name), prev.where or "?"), 2)
   end
   if type(opts) ~= "table" or type(fn) ~= "function" then error("fixture: usage is fixture(name, [opts], fn)", 2) end
   local scope = opts.scope or "test"
@@ -165,7 +192,7 @@ function M.fixture(name, opts, fn)
     error("fixture " .. qstr(name) .. ": session fixtures belong in conftest.lua (one session per worker)", 2)
   end
   fixtures[name] = { name = name, scope = scope, fn = fn, params = params_of(fn),
-    needs_platform = opts.needs_platform == true, where = user_where(2) }
+    needs_platform = opts.needs_platform == true, where = user_where(2), conftest = loading_conftest }
 end
 
 ---------------------------------------------------------------------------

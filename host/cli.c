@@ -33,6 +33,8 @@ static const char HELP[] =
     "  --maxfail N          stop after N failures or errors\n"
     "  --timeout S          per-test timeout in seconds (default 300; 0 =\n"
     "                       none); teardown gets its own budget (min(S,60))\n"
+    "  --max-memory MB      Lua heap ceiling per worker (default 2048;\n"
+    "                       0 = none): past it a test errors, not the OS\n"
     "  -n N|auto            run files in N worker processes (auto = CPUs)\n"
     "  -s                   do not capture print/io.write output\n"
     "\n"
@@ -187,6 +189,7 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
     memset(o, 0, sizeof *o);
     o->durations = -1;
     o->timeout = ABX_DEFAULT_TIMEOUT;
+    o->max_memory_mb = ABX_DEFAULT_MAX_MEMORY_MB;
     o->color = abx_stdout_isatty() && !(color && *color);
     memcpy(o->report_chars, "fE", 3);
     o->paths = abx_xcalloc((size_t)argc + 1, sizeof *o->paths);
@@ -202,6 +205,7 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
         o->script_args = argv + i + 2;
         o->nscript_args = argc - i - 2;
         o->timeout = 0;
+        o->max_memory_mb = 0;  /* a plain script: no ceiling */
         return 0;
     }
     for (; i < argc; i++) {
@@ -242,6 +246,11 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
             if (!(v = value(argc, argv, &i, "--durations")) ||
                 abx_parse_long(v, 0, 1000000, &o->durations) != 0)
                 return usage("--durations expects a number, got '%s'", v ? v : "");
+        } else if (is_opt(a, "--max-memory")) {
+            if (!(v = value(argc, argv, &i, "--max-memory")) ||
+                abx_parse_long(v, 0, 1L << 30, &o->max_memory_mb) != 0)
+                return usage("--max-memory expects megabytes, got '%s'",
+                             v ? v : "");
         } else if (is_opt(a, "--timeout")) {
             if (!(v = value(argc, argv, &i, "--timeout")) ||
                 abx_parse_double(v, 0, 86400 * 7, &o->timeout) != 0)

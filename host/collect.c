@@ -6,6 +6,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,34 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Directories already walked, by identity: a symlink loop or two links
+ * to one folder must not collect the same files again and again. */
+#define MAX_VISITED 4096
+struct visited {
+    dev_t dev[MAX_VISITED];
+    ino_t ino[MAX_VISITED];
+    size_t n;
+};
+static struct visited g_visited;
+
+/* 1 if dir was seen already (or cannot be recorded), else records it. */
+static int seen_dir(const char *dir)
+{
+    struct stat st;
+    size_t i;
+
+    if (stat(dir, &st) != 0)
+        return 0;  /* opendir reports it */
+    for (i = 0; i < g_visited.n; i++)
+        if (g_visited.dev[i] == st.st_dev && g_visited.ino[i] == st.st_ino)
+            return 1;
+    if (g_visited.n == MAX_VISITED)
+        return 1;
+    g_visited.dev[g_visited.n] = st.st_dev;
+    g_visited.ino[g_visited.n++] = st.st_ino;
+    return 0;
+}
+
 /* Adds test_*.lua under dir, recursively, in sorted order. */
 static int walk(struct abx_collection *c, const char *dir, int depth)
 {
@@ -61,8 +91,10 @@ static int walk(struct abx_collection *c, const char *dir, int depth)
     size_t n = 0, cap = 0, i;
     int rc = 0;
 
-    if (depth > 16 || !(d = opendir(dir)))
-        return depth > 16 ? 0 : -1;
+    if (depth > 16 || seen_dir(dir))
+        return 0;
+    if (!(d = opendir(dir)))
+        return -1;
     while ((de = readdir(d))) {
         if (de->d_name[0] == '.')
             continue;
@@ -84,7 +116,10 @@ static int walk(struct abx_collection *c, const char *dir, int depth)
         char path[4096];
         struct stat st;
 
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (strcmp(dir, ".") == 0)  /* node ids read test_x.lua, not ./ */
+            snprintf(path, sizeof path, "%s", names[i]);
+        else
+            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (rc == 0 && stat(path, &st) == 0) {
             if (S_ISDIR(st.st_mode))
                 rc = walk(c, path, depth + 1);
@@ -102,9 +137,14 @@ static void normalise(const char *in, char *out, size_t len)
 {
     size_t n;
 
-    while (in[0] == '.' && in[1] == '/')
+    /* "./a" and ".//a" -> "a"; "./" -> "." (never "" or "/": ".//"
+     * once meant walking the whole file system). */
+    while (in[0] == '.' && in[1] == '/') {
         in += 2;
-    snprintf(out, len, "%s", in);
+        while (*in == '/')
+            in++;
+    }
+    snprintf(out, len, "%s", *in ? in : ".");
     n = strlen(out);
     while (n > 1 && out[n - 1] == '/')
         out[--n] = '\0';
@@ -149,6 +189,10 @@ static int discover(const struct abx_opts *o, struct abx_collection *c,
             }
             continue;
         }
+        if (!S_ISREG(st.st_mode)) {  /* a FIFO would block loading forever */
+            snprintf(err, errlen, "not a regular file: %s", o->paths[i]);
+            return -1;
+        }
         if (!(f = file_for(c, path)))
             return -1;
         if (sep) {
@@ -161,12 +205,17 @@ static int discover(const struct abx_opts *o, struct abx_collection *c,
     return 0;
 }
 
-static void set_collect_error(struct abx_file *f, const char *msg)
+static void set_collect_error(struct abx_file *f, const char *raw)
 {
     struct abx_result *r = abx_result_new();
+    struct abx_buf clean;
+    const char *msg;
 
     if (!r)
         return;
+    abx_buf_init(&clean, 2 * 1024 * 1024);
+    abx_clean_text(&clean, raw, strlen(raw), 1024 * 1024);
+    msg = abx_buf_cstr(&clean);
     abx_result_set(&r->nodeid, f->path);
     abx_result_set(&r->file, f->path);
     abx_result_set(&r->name, f->path);
@@ -175,6 +224,7 @@ static void set_collect_error(struct abx_file *f, const char *msg)
     r->when = ABX_PHASE_COLLECT;
     abx_result_set(&r->message, msg);
     abx_result_set(&r->longrepr, msg);
+    abx_buf_free(&clean);
     abx_result_free(f->collect_error);
     f->collect_error = r;
 }
@@ -240,15 +290,52 @@ out:
     return idx;
 }
 
+/* Seconds a collector may spend on one file past --timeout before it is
+ * killed: the Lua hook cannot stop a file blocked in C (os.execute("sleep
+ * 1e6") at top level), and collection must still end. */
+#define COLLECT_GRACE 30.0
+
+static double collect_limit(const struct abx_opts *o)
+{
+    double extra = COLLECT_GRACE;
+    const char *g = getenv("ABX_E2E_WATCHDOG_EXTRA");
+
+    if (o->timeout <= 0)
+        return 0;
+    if (abx_host.selftest && g)  /* the self-tests shorten it */
+        abx_parse_double(g, 0, 3600, &extra);
+    return o->timeout + extra;
+}
+
+/* Waits for fd to be readable until deadline (0 = none): 1 ready, 0
+ * deadline passed. */
+static int wait_readable(int fd, double deadline)
+{
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        double left = deadline - abx_clock();
+        int ms = deadline <= 0 ? 1000 : left <= 0 ? 0
+                 : left > 1 ? 1000 : (int)(left * 1000) + 1;
+        int rc = poll(&p, 1, ms);
+
+        if (rc > 0)
+            return 1;
+        if (deadline > 0 && abx_clock() >= deadline)
+            return 0;
+    }
+}
+
 /* Runs one collector child from file `start`; returns the index of the
  * next file to collect (c->n when done), or -1 if interrupted. */
-static long run_collector(struct abx_collection *c, size_t start)
+static long run_collector(struct abx_collection *c, size_t start,
+                          double limit)
 {
-    int fds[2], status = 0, pid_list[1];
+    int fds[2], status = 0, pid_list[1], killed = 0;
     struct abx_buf buf;
     long next = (long)start, r;
     pid_t pid;
     char chunk[65536], *nl;
+    double deadline = limit > 0 ? abx_clock() + limit : 0;
 
     if (pipe(fds) != 0)
         return -2;
@@ -264,6 +351,7 @@ static long run_collector(struct abx_collection *c, size_t start)
         abx_relay_child();
         close(fds[0]);
         fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+        abx_stdin_null();
         abx_collector_main(fds[1], c, start);
     }
     close(fds[1]);
@@ -271,8 +359,14 @@ static long run_collector(struct abx_collection *c, size_t start)
     abx_signals_set_children(pid_list, 1);
     abx_buf_init(&buf, ABX_BUF_DEFAULT_MAX);
     for (;;) {
-        ssize_t n = read(fds[0], chunk, sizeof chunk);
+        ssize_t n;
 
+        if (!wait_readable(fds[0], deadline)) {
+            kill(pid, SIGKILL);
+            killed = 1;
+            break;
+        }
+        n = read(fds[0], chunk, sizeof chunk);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0 || abx_buf_append(&buf, chunk, (size_t)n) != 0)
@@ -285,6 +379,8 @@ static long run_collector(struct abx_collection *c, size_t start)
                 next = -1;
             else if (r >= 0 && next >= 0)
                 next = r + 1;
+            if (limit > 0)  /* a file is done: the next one gets it all */
+                deadline = abx_clock() + limit;
         }
     }
     close(fds[0]);
@@ -295,7 +391,12 @@ static long run_collector(struct abx_collection *c, size_t start)
     if (next >= 0 && (size_t)next < c->n &&
         (WIFSIGNALED(status) || WEXITSTATUS(status) != 0)) {
         char msg[4400];
-        if (WIFSIGNALED(status))
+        if (killed)
+            snprintf(msg, sizeof msg, "collector killed by the watchdog: "
+                     "loading %s took longer than %g s (blocked outside "
+                     "Lua, where --timeout cannot reach?)",
+                     c->files[next].path, limit);
+        else if (WIFSIGNALED(status))
             snprintf(msg, sizeof msg, "collector crashed: signal %d (%s) "
                      "while loading %s", WTERMSIG(status),
                      strsignal(WTERMSIG(status)), c->files[next].path);
@@ -321,7 +422,7 @@ int abx_collect(const struct abx_opts *o, struct abx_collection *c,
     if (discover(o, c, err, errlen) != 0)
         return -1;
     while (next >= 0 && (size_t)next < c->n) {
-        next = run_collector(c, (size_t)next);
+        next = run_collector(c, (size_t)next, collect_limit(o));
         if (next == -2) {
             snprintf(err, errlen, "cannot start the collector: %s",
                      strerror(errno));

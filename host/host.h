@@ -14,6 +14,7 @@
 #define ABX_E2E_VERSION "0.1.0"
 #define ABX_DEFAULT_TIMEOUT 300.0
 #define ABX_TEARDOWN_BUDGET 60.0
+#define ABX_DEFAULT_MAX_MEMORY_MB 2048L
 #define ABX_LASTFAILED_PATH ".abx-e2e/lastfailed.json"
 
 /* ---- options (cli.c) -------------------------------------------------- */
@@ -26,6 +27,7 @@ struct abx_opts {
     long shard_k, shard_n;     /* 0/0 = no sharding */
     long durations;            /* -1 = off, 0 = all */
     double timeout;            /* per test, s; 0 = none */
+    long max_memory_mb;        /* Lua heap ceiling per worker; 0 = none */
     int workers;               /* -n; 0 = not given (one worker) */
     int verbose;               /* -v count */
     int quiet;                 /* -q count */
@@ -181,5 +183,13 @@ void *abx_xcalloc(size_t n, size_t size);
 int abx_parse_long(const char *s, long min, long max, long *out);
 int abx_parse_double(const char *s, double min, double max, double *out);
 int abx_color_enabled(void);
+/* Appends text made fit for reports: NUL shown as \0, invalid UTF-8 as
+ * U+FFFD, at most max input bytes (then a "[... N more bytes]" note). */
+/* In a collector or worker child: stdin becomes /dev/null, so a test's
+ * io.read() sees end of input instead of waiting on the user's terminal
+ * (or a CI pipe) where no timeout can reach it. */
+void abx_stdin_null(void);
+void abx_clean_text(struct abx_buf *out, const char *text, size_t len,
+                    size_t max);
 
 #endif

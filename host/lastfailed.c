@@ -11,15 +11,22 @@
 #include "host.h"
 #include "out.h"
 
-static cJSON *load_doc(void)
+/* A damaged cache is said once (on --lf/--ff) and then replaced: --lf
+ * silently running everything would look like "nothing failed". */
+static cJSON *load_doc(int warn)
 {
     char *data = NULL, err[256];
     size_t len = 0;
     cJSON *doc = NULL;
 
     if (abx_read_file(ABX_LASTFAILED_PATH, 16 * 1024 * 1024, &data, &len,
-                      err, sizeof err) == 0)
+                      err, sizeof err) == 0) {
         doc = cJSON_ParseWithLength(data, len);
+        if (warn && !cJSON_IsObject(doc))
+            abx_out_printf(ABX_OUT_STDERR, "abx-e2e: warning: ignoring %s: "
+                           "not a JSON object of node ids (it will be "
+                           "rewritten)\n", ABX_LASTFAILED_PATH);
+    }
     free(data);
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
@@ -30,7 +37,7 @@ static cJSON *load_doc(void)
 
 int abx_lastfailed_load(struct abx_strlist *ids)
 {
-    cJSON *doc = load_doc(), *it;
+    cJSON *doc = load_doc(1), *it;
 
     cJSON_ArrayForEach(it, doc) if (it->string)
         abx_strlist_push(ids, it->string);
@@ -41,7 +48,7 @@ int abx_lastfailed_load(struct abx_strlist *ids)
 void abx_lastfailed_update(struct abx_result *const *res, size_t n,
                            const struct abx_collection *c)
 {
-    cJSON *doc = load_doc();
+    cJSON *doc = load_doc(0);
     size_t i;
     char *text, err[512];
 

@@ -15,6 +15,7 @@
 #define MODULE_KEY "abx.e2e"
 
 struct abx_e2e_host abx_host;
+static int g_exec;  /* exec mode: a plain script, debug.sethook allowed */
 
 static void emit_stdout(void *ud, const char *s, size_t len)
 {
@@ -41,7 +42,20 @@ void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
     abx_host.run_id = run_id;
     abx_host.worker = -1;
     abx_host.selftest = st && strcmp(st, "1") == 0;
+    abx_alloc_set_limit((size_t)o->max_memory_mb << 20);
+    g_exec = o->exec;
     abx_bindings_init(abx_host.selftest);
+}
+
+/* Everything runs under lua_pcall; reaching this is a bug, said once. */
+static int panic(lua_State *L)
+{
+    const char *m = lua_tostring(L, -1);
+
+    abx_out_printf(ABX_OUT_STDERR, "abx-e2e: internal error: unprotected "
+                   "Lua error: %s\n", m ? m : "(not a string)");
+    abx_out_flush();
+    return 0;  /* Lua aborts */
 }
 
 void abx_dirname(const char *path, char *out, size_t outlen)
@@ -104,6 +118,13 @@ static int pmain(lua_State *L)
                          "allowed in tests (use e2e.fail or e2e.skip)', 2) "
                          "end") != LUA_OK)
         return lua_error(L);
+    /* debug.sethook would remove the hook that enforces timeouts and
+     * interrupts: a test could then hang the run past every budget. */
+    if (!g_exec && luaL_dostring(L, "debug.sethook = function() error("
+                                 "'debug.sethook is not allowed in tests "
+                                 "(the runner uses the hook for timeouts)',"
+                                 " 2) end") != LUA_OK)
+        return lua_error(L);
     lua_pushglobaltable(L);
     if (call_module(L, "_strict_globals", 1) != LUA_OK)
         return lua_error(L);
@@ -122,8 +143,13 @@ static int run_chunk(lua_State *L, const char *path, char *err,
         snprintf(err, errlen, "%s", lua_tostring(L, -1));
         rc = -1;
     } else if (abx_region_call(L, 0, abx_host.timeout, 1) != LUA_OK) {
-        rc = strcmp(abx_error_kind(L, -1), "interrupt") == 0 ? -2 : -1;
-        snprintf(err, errlen, "%s", abx_error_message(L, -1));
+        const char *kind = abx_error_kind(L, -1);
+        rc = strcmp(kind, "interrupt") == 0 ? -2 : -1;
+        if (strcmp(kind, "timeout") == 0)  /* no test runs yet: say what */
+            snprintf(err, errlen, "Timeout: loading %s took longer than "
+                     "%g s (--timeout)", path, abx_host.timeout);
+        else
+            snprintf(err, errlen, "%s", abx_error_message(L, -1));
     }
     lua_settop(L, 0);
     return rc;
@@ -151,13 +177,14 @@ static int load_conftest(lua_State *L, const char *path, char *err,
 lua_State *abx_lstate_open(const char *dir, int is_session, char *err,
                            size_t errlen)
 {
-    lua_State *L = luaL_newstate();
+    lua_State *L = lua_newstate(abx_alloc, NULL);
     char conf[4096];
 
     if (!L) {
         snprintf(err, errlen, "cannot create a Lua state: out of memory");
         return NULL;
     }
+    lua_atpanic(L, panic);
     abx_host.is_session = is_session;
     abx_region_install(L);
     lua_pushcfunction(L, pmain);

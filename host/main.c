@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include "host.h"
@@ -24,6 +25,21 @@ static int usage_error(const char *msg)
     return ABX_EXIT_USAGE_ERROR;
 }
 
+/* A report path that is a directory can never be written: say so before
+ * the run, not after an hour of tests. */
+static int report_path_ok(const char *opt, const char *path, char *err,
+                          size_t errlen)
+{
+    struct stat st;
+
+    if (path && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s %s: is a directory (give a file name)",
+                 opt, path);
+        return 0;
+    }
+    return 1;
+}
+
 static int run(struct abx_opts *o, const struct abx_env *env)
 {
     struct abx_collection c;
@@ -36,6 +52,9 @@ static int run(struct abx_opts *o, const struct abx_env *env)
     memset(&r, 0, sizeof r);
     r.started = abx_clock();
     r.started_wall = wall_now();
+    if (!report_path_ok("--junitxml", o->junitxml, err, sizeof err) ||
+        !report_path_ok("--json", o->json, err, sizeof err))
+        return usage_error(err);
     rc = abx_collect(o, &c, err, sizeof err);
     if (rc == -1) {
         code = usage_error(err);

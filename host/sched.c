@@ -140,6 +140,8 @@ static int spawn(struct sched *s, struct worker *w, int index)
         dup2(out[1], STDOUT_FILENO);
         dup2(out[1], STDERR_FILENO);
         close(out[1]);
+        if (!s->o->no_capture)  /* -s: a test may read the terminal */
+            abx_stdin_null();
         abx_worker_main(to[0], msg[1], index,
                         s->o->maxfail > 0 ? s->o->maxfail - s->failures : 0);
     }

@@ -1,5 +1,7 @@
 /* Small helpers shared by the host files. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +9,7 @@
 
 #include "host.h"
 #include "out.h"
+#include "utf8.h"
 
 static void oom(void)
 {
@@ -61,4 +64,38 @@ int abx_parse_double(const char *s, double min, double max, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+void abx_clean_text(struct abx_buf *out, const char *text, size_t len,
+                    size_t max)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0, start = 0, cut = len > max ? max : len;
+
+    while (i < cut) {
+        uint32_t cp;
+        size_t k = 1;
+
+        if (s[i] != 0 && (s[i] < 0x80 ||
+                          (k = abx_utf8_decode(s + i, cut - i, &cp)) > 0)) {
+            i += k;
+            continue;
+        }
+        abx_buf_append(out, s + start, i - start);
+        abx_buf_appends(out, s[i] == 0 ? "\\0" : "\xEF\xBF\xBD");
+        start = ++i;
+    }
+    abx_buf_append(out, s + start, cut - start);
+    if (cut < len)
+        abx_buf_appendf(out, "\n[... %zu more bytes not shown]", len - cut);
+}
+
+void abx_stdin_null(void)
+{
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+    if (fd >= 0) {
+        dup2(fd, STDIN_FILENO);  /* dup2 clears CLOEXEC on fd 0 */
+        close(fd);
+    }
 }

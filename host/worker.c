@@ -215,11 +215,29 @@ static void session_fixture(void *ud, lua_State *L, const char *name)
 }
 
 /* ---- results from Lua ------------------------------------------------- */
+/* Report texts are bounded: a 100 MB error message must neither flood the
+ * terminal nor outgrow the pipe line limit (the result would be lost). */
+#define FIELD_MAX ((size_t)1024 * 1024 + 4096)  /* capture cap + note */
+#define MESSAGE_MAX 4096  /* the one-line message */
+
+/* Copies a Lua string field for the reports (abx_clean_text: NULs shown,
+ * invalid UTF-8 replaced, capped at FIELD_MAX with a note). */
 static void set_field(lua_State *L, int idx, const char *key, char **dst)
 {
+    struct abx_buf b;
+    const char *s;
+    size_t len;
+
     lua_getfield(L, idx, key);
-    if (lua_type(L, -1) == LUA_TSTRING)
-        abx_result_set(dst, lua_tostring(L, -1));
+    if (lua_type(L, -1) != LUA_TSTRING) {
+        lua_pop(L, 1);
+        return;
+    }
+    s = lua_tolstring(L, -1, &len);
+    abx_buf_init(&b, FIELD_MAX + 256);
+    abx_clean_text(&b, s, len, FIELD_MAX);
+    abx_result_set(dst, abx_buf_cstr(&b));
+    abx_buf_free(&b);
     lua_pop(L, 1);
 }
 
@@ -290,6 +308,12 @@ static struct abx_result *result_from_lua(lua_State *L, const char *file,
             abx_result_set(&r->longrepr, full);
         if ((nl = strchr(full, '\n')))
             *nl = '\0';
+        if (strlen(full) > MESSAGE_MAX) {
+            size_t cut = MESSAGE_MAX - 3;
+            while (cut > 0 && ((unsigned char)full[cut] & 0xC0) == 0x80)
+                cut--;  /* never split a UTF-8 sequence */
+            memcpy(full + cut, "...", 4);
+        }
         abx_result_set(&r->message, full);
         free(full);
     }
@@ -306,12 +330,17 @@ static struct abx_result *result_from_lua(lua_State *L, const char *file,
 }
 
 static struct abx_result *error_result(const char *nodeid, const char *file,
-                                       const char *msg)
+                                       const char *raw)
 {
     struct abx_result *r = abx_result_new();
+    struct abx_buf clean;
+    const char *msg;
 
     if (!r)
         return NULL;
+    abx_buf_init(&clean, FIELD_MAX + 256);
+    abx_clean_text(&clean, raw ? raw : "", raw ? strlen(raw) : 0, FIELD_MAX);
+    msg = abx_buf_cstr(&clean);
     abx_result_set(&r->nodeid, nodeid);
     abx_result_set(&r->file, file);
     abx_result_set(&r->name, nodeid);
@@ -319,6 +348,7 @@ static struct abx_result *error_result(const char *nodeid, const char *file,
     r->when = ABX_PHASE_COLLECT;
     abx_result_set(&r->message, msg);
     abx_result_set(&r->longrepr, msg);
+    abx_buf_free(&clean);
     r->worker = g_index;
     return r;
 }
@@ -331,19 +361,25 @@ static int should_stop(long maxfail, long failures)
 
 static long g_failures;
 
-/* Index (1-based) of nodeid in the collected list at ci, or 0. */
-static int find_collected(lua_State *L, int ci, const char *nodeid)
+/* Index (1-based) of nodeid in the collected list at ci, or 0. Jobs list
+ * tests in collection order, so the search starts after the previous hit
+ * (*hint): linear over a file, not quadratic in its 10 000 tests. */
+static int find_collected(lua_State *L, int ci, const char *nodeid,
+                          lua_Integer *hint)
 {
-    lua_Integer i, n = (lua_Integer)lua_rawlen(L, ci);
+    lua_Integer k, n = (lua_Integer)lua_rawlen(L, ci);
 
-    for (i = 1; i <= n; i++) {
+    for (k = 0; k < n; k++) {
+        lua_Integer i = (*hint + k) % n + 1;
         int found;
         lua_rawgeti(L, ci, i);
         lua_getfield(L, -1, "nodeid");
         found = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), nodeid) == 0;
         lua_pop(L, 2);
-        if (found)
+        if (found) {
+            *hint = i;
             return (int)i;
+        }
     }
     return 0;
 }
@@ -390,6 +426,7 @@ static void run_file(const char *path, const cJSON *ids, long maxfail)
     char err[4096];
     lua_State *L;
     const cJSON *id;
+    lua_Integer hint = 0;
     int ci;
 
     abx_dirname(path, g_dir, sizeof g_dir);
@@ -415,7 +452,7 @@ static void run_file(const char *path, const cJSON *ids, long maxfail)
 
         if (!cJSON_IsString(id) || should_stop(maxfail, g_failures))
             break;
-        idx = find_collected(L, ci, id->valuestring);
+        idx = find_collected(L, ci, id->valuestring, &hint);
         if (idx == 0) {
             send_result(error_result(id->valuestring, path,
                                      "test not collected by the worker "
