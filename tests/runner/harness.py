@@ -488,23 +488,27 @@ def sc_cli(c):
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 
-def main():
+def main(scenarios=None, ctx=None):
+    """Runs one scenario by name, or "all"; shared by hostile.py."""
+    scenarios = SCENARIOS if scenarios is None else scenarios
+    ctx = Ctx if ctx is None else ctx
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("scenario")
     a = ap.parse_args()
-    names = sorted(SCENARIOS) if a.scenario == "all" else [a.scenario]
+    names = sorted(scenarios) if a.scenario == "all" else [a.scenario]
     failed = 0
     for name in names:
-        if name not in SCENARIOS:
+        if name not in scenarios:
             print("unknown scenario " + name)
             return 2
-        c = Ctx(os.path.abspath(a.bin))
+        c = ctx(os.path.abspath(a.bin))
         t0 = time.time()
         try:
-            SCENARIOS[name](c)
+            scenarios[name](c)
             print(f"ok   {name} ({time.time() - t0:.1f}s)")
-        except (Fail, AssertionError, subprocess.TimeoutExpired, ET.ParseError, KeyError) as e:
+        except (Fail, AssertionError, subprocess.TimeoutExpired, ET.ParseError, KeyError,
+                ValueError) as e:
             failed += 1
             print(f"FAIL {name}: {type(e).__name__}: {e}")
             print(f"     (kept {c.dir})")

@@ -10,14 +10,12 @@ usage: hostile.py --bin PATH/abx-e2e SCENARIO   (or "all")
 Uses harness.py's helpers; the Lua files are in hostile/ (copied to a
 fresh directory as cases/, so node ids read "cases/test_x.lua::name")."""
 
-import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import xml.etree.ElementTree as ET
 
 import harness
@@ -298,31 +296,5 @@ def sc_runtime(c):
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("scenario")
-    a = ap.parse_args()
-    names = sorted(SCENARIOS) if a.scenario == "all" else [a.scenario]
-    failed = 0
-    for name in names:
-        if name not in SCENARIOS:
-            print("unknown scenario " + name)
-            return 2
-        c = Ctx(os.path.abspath(a.bin))
-        t0 = time.time()
-        try:
-            SCENARIOS[name](c)
-            print(f"ok   {name} ({time.time() - t0:.1f}s)")
-        except (Fail, AssertionError, subprocess.TimeoutExpired, ET.ParseError, KeyError,
-                ValueError) as e:
-            failed += 1
-            print(f"FAIL {name}: {type(e).__name__}: {e}")
-            print(f"     (kept {c.dir})")
-            continue
-        c.cleanup()
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.main(SCENARIOS, Ctx))
