@@ -22,7 +22,9 @@ static const char HELP[] =
     "                       on file, group and test names and markers\n"
     "  -m EXPR              marker expression; names match exactly\n"
     "  --lf, --last-failed  rerun only the tests that failed last time\n"
-    "                       (all tests if none failed)\n"
+    "  --lfnf, --last-failed-no-failures all|none\n"
+    "                       with --lf/--ff and no recorded failures: run\n"
+    "                       all tests (all, the default) or none (exit 5)\n"
     "  --ff, --failed-first run last failures first, then the rest\n"
     "  --shard K/N          run only shard K of N (deterministic split)\n"
     "  --collect-only, --co, --list\n"
@@ -42,8 +44,13 @@ static const char HELP[] =
     "  -v, --verbose        more output (-vv: full messages, all durations)\n"
     "  -q, --quiet          less output\n"
     "  -r CHARS             short summary: f failed, E error, s skipped,\n"
-    "                       x xfailed, X xpassed, p passed, a all but\n"
-    "                       passes, A all, N none (default fE)\n"
+    "                       x xfailed, X xpassed, p passed, P passed with\n"
+    "                       output (a PASSES section with their captured\n"
+    "                       output), a all but passes, A all (PpsxXEf),\n"
+    "                       N none (default fE). On a terminal, messages\n"
+    "                       are cut to its width (COLUMNS or the tty\n"
+    "                       size), except with -vv or when CI or\n"
+    "                       BUILD_NUMBER is set\n"
     "  --durations N        show the N slowest phases (0 = all)\n"
     "  --junitxml FILE      write a JUnit XML report (pytest's shape)\n"
     "  --json FILE          write a JSON report (one record per test)\n"
@@ -232,6 +239,14 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
         } else if (strcmp(a, "--lf") == 0 ||
                    strcmp(a, "--last-failed") == 0) {
             o->lf = 1;
+        } else if (is_opt(a, "--lfnf") ||
+                   is_opt(a, "--last-failed-no-failures")) {
+            if (!(v = value(argc, argv, &i, a[3] == 'f' ? "--lfnf"
+                                        : "--last-failed-no-failures")) ||
+                (strcmp(v, "all") != 0 && strcmp(v, "none") != 0))
+                return usage("%s expects all or none, got '%s'", a,
+                             v ? v : "");
+            o->lfnf_none = strcmp(v, "none") == 0;
         } else if (strcmp(a, "--ff") == 0 ||
                    strcmp(a, "--failed-first") == 0) {
             o->ff = 1;

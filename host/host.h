@@ -23,6 +23,7 @@ struct abx_opts {
     const char *markexpr;      /* -m */
     long maxfail;              /* -x = 1; 0 = unlimited */
     int lf, ff;
+    int lfnf_none;             /* --lfnf none: no failures -> run nothing */
     int collect_only;
     long shard_k, shard_n;     /* 0/0 = no sharding */
     long durations;            /* -1 = off, 0 = all */
@@ -102,6 +103,7 @@ struct abx_collection {
     size_t n, cap;
     struct abx_buf usage;       /* unknown markers etc. (exit 4) */
     unsigned deselected;
+    const char *lf_status;      /* --lf/--ff header note (static text) */
 };
 
 /* Discovers files from o->paths (or tests-lua/), loads each in a fresh
@@ -176,6 +178,7 @@ int abx_relay_start(void);   /* 0, or -1 (output stays direct) */
 void abx_relay_stop(void);   /* drains, bounded */
 void abx_relay_child(void);  /* after fork, in the child */
 int abx_stdout_isatty(void); /* of the real stdout */
+int abx_stdout_columns(void); /* its width (TIOCGWINSZ), or 0 if unknown */
 
 /* Small helpers (util.c). */
 char *abx_xstrdup(const char *s);  /* aborts the run on out of memory */

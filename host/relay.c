@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "host.h"
@@ -30,6 +31,17 @@ static void before_fork(void) { pthread_mutex_lock(&g_mu); }
 static void after_fork(void) { pthread_mutex_unlock(&g_mu); }
 
 int abx_stdout_isatty(void) { return g_running ? g_tty[1] : isatty(1); }
+
+/* While relaying, fd 1 is our pipe: ask the real stdout for its size. */
+int abx_stdout_columns(void)
+{
+    struct winsize ws;
+    int fd = g_running && g_real[1] >= 0 ? g_real[1] : 1;
+
+    if (ioctl(fd, TIOCGWINSZ, &ws) != 0)
+        return 0;
+    return ws.ws_col;
+}
 
 static void *relay(void *arg)
 {

@@ -117,7 +117,22 @@ static void apply_lf(const struct abx_opts *o, struct abx_collection *c)
                 abx_strlist_contains(&failed, f->items[k].nodeid))
                 hits++;
     }
-    if (hits == 0) {  /* --lfnf=all: nothing failed, run everything */
+    if (failed.n == 0) {  /* pytest's --lfnf: nothing failed last time */
+        c->lf_status = o->lfnf_none ? "no previously failed tests, "
+                                      "deselecting all items."
+                                    : "no previously failed tests, not "
+                                      "deselecting items.";
+        for (i = 0; o->lfnf_none && i < c->n; i++) {
+            struct abx_file *f = &c->files[i];
+            for (k = 0; k < f->n; k++) {
+                if (f->items[k].selected) {
+                    f->items[k].selected = 0;
+                    c->deselected++;
+                }
+            }
+        }
+    }
+    if (hits == 0) {  /* stale entries only: run everything (pytest) */
         abx_strlist_free(&failed);
         return;
     }

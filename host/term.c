@@ -92,6 +92,9 @@ void abx_term_header(const struct abx_opts *o, const struct abx_collection *c,
     abx_out_puts(ABX_OUT_STDOUT, o->workers > 1 ? "" : "\n");
     if (o->workers > 1)
         abx_out_printf(ABX_OUT_STDOUT, " (%d workers)\n", o->workers);
+    if (c->lf_status)
+        abx_out_printf(ABX_OUT_STDOUT, "run-last-failure: %s\n",
+                       c->lf_status);
     abx_out_puts(ABX_OUT_STDOUT, "\n");
 }
 
@@ -188,6 +191,84 @@ static void failure_sections(const struct abx_run *run)
     }
 }
 
+/* -r P: pytest's PASSES section, the captured output of passing tests. */
+static void passes_section(const struct abx_opts *o,
+                           const struct abx_run *run)
+{
+    size_t i;
+    int any = 0;
+
+    if (!strchr(o->report_chars, 'P'))
+        return;
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        if (r->outcome != ABX_OUTCOME_PASSED || !r->output || !*r->output)
+            continue;
+        if (!any++)
+            rule(ABX_OUT_STDOUT, '=', "PASSES", GREEN);
+        rule(ABX_OUT_STDOUT, '_', r->nodeid, GREEN);
+        rule(ABX_OUT_STDOUT, '-', "Captured output", NULL);
+        abx_out_puts(ABX_OUT_STDOUT, r->output);
+        if (r->output[strlen(r->output) - 1] != '\n')
+            abx_out_puts(ABX_OUT_STDOUT, "\n");
+    }
+}
+
+/* Width of the short summary, or 0 for "do not truncate". pytest cuts
+ * the message to the terminal except on CI (CI or BUILD_NUMBER set) and
+ * with -vv; we only cut on a terminal, where a wrapped line hurts. */
+static int summary_width(const struct abx_opts *o)
+{
+    const char *ci = getenv("CI"), *bn = getenv("BUILD_NUMBER");
+    const char *cols = getenv("COLUMNS");
+    long w = 0;
+
+    if ((ci && *ci) || (bn && *bn) || o->verbose >= 2 ||
+        !abx_stdout_isatty())
+        return 0;
+    if (!cols || abx_parse_long(cols, 1, 100000, &w) != 0)
+        w = abx_stdout_columns();
+    /* As Python's shutil.get_terminal_size via pytest: narrow means 80. */
+    return w < 40 ? WIDTH : (int)w;
+}
+
+/* Columns taken by s: one per UTF-8 character (no wide-glyph table). */
+static size_t text_cols(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* pytest's _format_trimmed(" - {}", msg, avail): the message goes when
+ * even " - ..." does not fit; else it is cut to fit, ending in "...",
+ * never inside a UTF-8 sequence. */
+static void trim_message(char *msg, size_t cap, long avail)
+{
+    size_t cut = 0, cols = 0, keep;
+
+    if (3 + 3 > avail) {
+        msg[0] = '\0';
+        return;
+    }
+    if (3 + (long)text_cols(msg) <= avail)
+        return;
+    keep = (size_t)(avail - 3 - 3);
+    while (msg[cut] && cols < keep) {
+        cut++;
+        while (((unsigned char)msg[cut] & 0xC0) == 0x80)
+            cut++;
+        cols++;
+    }
+    if (cut + 4 > cap)
+        cut = cap - 4;
+    while (cut > 0 && ((unsigned char)msg[cut] & 0xC0) == 0x80)
+        cut--;
+    memcpy(msg + cut, "...", 4);
+}
+
 static void first_line(const char *s, char *out, size_t len)
 {
     const char *nl = s ? strchr(s, '\n') : NULL;
@@ -242,6 +323,7 @@ static void short_summary(const struct abx_opts *o, const struct abx_run *run)
     size_t i;
     int header = 0;
     char msg[4096];
+    int width = summary_width(o);
 
     for (c = o->report_chars; *c; c++) {
         for (i = 0; i < run->n; i++) {
@@ -271,6 +353,10 @@ static void short_summary(const struct abx_opts *o, const struct abx_run *run)
                 first_line(r->reason, msg, sizeof msg);
             else
                 first_line(r->message, msg, sizeof msg);
+            if (width && *msg && (*c == 'f' || *c == 'E'))
+                trim_message(msg, sizeof msg,
+                             width - (long)text_cols(r->nodeid) -
+                                 (*c == 'f' ? 7 : 6));
             abx_out_printf(ABX_OUT_STDOUT, "%s%s%s %s%s%s\n",
                            col(*c == 'f' || *c == 'E' ? RED : YELLOW),
                            *c == 'f' ? "FAILED" : *c == 'E' ? "ERROR"
@@ -336,8 +422,10 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
         abx_out_puts(ABX_OUT_STDOUT, "\n");
         g_live_shown = 0;
     }
-    if (o->quiet < 2)
+    if (o->quiet < 2) {
         failure_sections(run);
+        passes_section(o, run);
+    }
     if (o->durations >= 0)
         durations(o, run);
     if (o->quiet < 2)

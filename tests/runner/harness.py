@@ -139,7 +139,9 @@ def sc_outcomes(c):
     check("e2e_slow" in t[O + "slow one"]["markers"], "e2e_slow marker")
     check("known_issue" in t[O + "known issue fails"]["markers"], "known_issue marker")
     check("output of a failing test" in p.stdout, "captured output of a failure shown")
-    check("output of a passing test" not in p.stdout, "captured output of a pass hidden")
+    head, _, passes = p.stdout.partition(" PASSES ")  # -rA includes P (pytest)
+    check("output of a passing test" not in head, "captured output of a pass hidden")
+    check("output of a passing test" in passes, "-rA: pass output in PASSES")
     p2 = c.run("cases/test_outcomes.lua::passes", "-s")
     check("output of a passing test" in p2.stdout, "-s passes output through")
     line = summary_line(p.stdout)
@@ -250,6 +252,74 @@ def sc_lastfailed(c):
     check(doc["tests"][0]["nodeid"].startswith("cases/test_fixtures.lua") or
           doc["tests"][0]["nodeid"].startswith(O), "ff ran")
     check(len(outcomes(doc)) == 23, "--ff runs everything (%d)" % len(outcomes(doc)))
+
+
+def sc_lfnf(c):
+    for opt in (["--lfnf", "none"], ["--last-failed-no-failures=none"]):
+        p, doc = c.json_run("--lf", *opt, "cases/test_outcomes.lua")
+        check(p.returncode == 5 and doc["tests"] == [], f"none: exit {p.returncode} {outcomes(doc)}")
+        check("no previously failed tests, deselecting all items." in p.stdout, p.stdout)
+    p, doc = c.json_run("--lf", "--lfnf", "all", "cases/test_outcomes.lua")
+    check(len(doc["tests"]) == 15 and "not deselecting items." in p.stdout, p.stdout)
+    p, doc = c.json_run("--lf", "--lfnf", "none", "cases/test_outcomes.lua")  # failures now
+    check(p.returncode == 1 and O + "fails with assertion" in outcomes(doc), str(outcomes(doc)))
+    check(c.run("--lfnf", "some").returncode == 4, "--lfnf some accepted")
+
+
+def sc_passes(c):
+    for r in ("P", "A"):
+        p = c.run("-r" + r, "cases/test_outcomes.lua")
+        check(re.search(r"^=+ PASSES =+$", p.stdout, re.M), "no PASSES section:\n" + p.stdout)
+        sec = p.stdout.split(" PASSES ")[1]
+        check(re.search(r"^_+ " + re.escape(O + "passes") + r" _+\n-+ Captured output -+\n"
+                        r"output of a passing test\n", sec, re.M), sec)
+        check("output of a failing test" not in sec, "failure output in PASSES")
+        check((("\nPASSED " + O + "passes\n") in p.stdout) == (r == "A"), "-r%s PASSED lines" % r)
+    check(" PASSES " not in c.run("cases/test_outcomes.lua").stdout, "PASSES without -rP")
+    with open(os.path.join(c.dir, "cases", "test_key.lua"), "w") as f:
+        f.write('require "e2e".test("k", function() print("key", os.getenv("ABX_SANDBOX_API_KEY")) end)\n')
+    p = c.run("-rP", "cases/test_key.lua", env={"ABX_SANDBOX_API_KEY": SECRET})
+    check(SECRET not in p.stdout and "key\t[MASKED]" in p.stdout.split(" PASSES ")[1], p.stdout)
+
+
+def pty_run(c, args, env):
+    import fcntl, pty, struct, termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 70, 0, 0))
+    e = {k: v for k, v in c.env(env).items() if v is not None}
+    p = subprocess.Popen([c.bin, *args], cwd=c.dir, env=e, stdin=subprocess.DEVNULL,
+                         stdout=slave, stderr=slave)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    p.wait(timeout=60)
+    text = out.decode("utf-8")  # strict: a cut UTF-8 character raises
+    return [l for l in text.replace("\r", "").split("\n") if l.startswith(("FAILED ", "ERROR "))]
+
+
+def sc_truncate(c):
+    with open(os.path.join(c.dir, "cases", "test_wide.lua"), "w") as f:
+        f.write('require "e2e".test("w", function() error("' + "é✓" * 40 + '", 0) end)\n')
+    args = ["-q", "cases/test_outcomes.lua", "cases/test_wide.lua"]
+    for width, env in ((60, {"COLUMNS": "60"}), (70, {"COLUMNS": None})):
+        lines = pty_run(c, args, {"CI": None, "BUILD_NUMBER": None, **env})
+        check(len(lines) == 6, "summary lines: %r" % lines)
+        for l in lines:
+            check(len(l) <= width and l.endswith("..."), f"not cut to {width}: {l!r}")
+        check(any(len(l) == width for l in lines), f"none exactly {width}: {lines!r}")
+    for env in ({"CI": "true"}, {"CI": None, "BUILD_NUMBER": "7"}):
+        lines = pty_run(c, args, {"COLUMNS": "60", **env})
+        check(any("condition returned a falsy value" in l for l in lines), f"{env} cut: {lines!r}")
+    lines = pty_run(c, args + ["-vv"], {"COLUMNS": "60", "CI": None, "BUILD_NUMBER": None})
+    check(any(l.endswith("é✓" * 40) for l in lines), f"-vv cut: {lines!r}")
 
 
 def sc_parallel(c):
@@ -465,9 +535,11 @@ def sc_cli(c):
     check(p.returncode == 0, "help exit")
     for opt in ["-k", "-m", "--lf", "--ff", "--shard", "--collect-only", "--list", "-x", "--maxfail",
                 "--timeout", "-n", "-s", "-v", "-q", "-r", "--durations", "--junitxml", "--json",
-                "--evidence", "--version", "exec", "--help", "--color"]:
+                "--evidence", "--version", "exec", "--help", "--color", "--lfnf",
+                "--last-failed-no-failures"]:
         check(re.search(r"(^|[\s,])" + re.escape(opt) + r"([\s,=]|$)", p.stdout, re.M),
               "help lacks " + opt)
+    check("P passed with" in p.stdout and "BUILD_NUMBER" in p.stdout, "help lacks -r P / cutting")
     p = c.run("--version")
     check(p.returncode == 0 and p.stdout.startswith("abx-e2e "), p.stdout)
     p, doc = c.json_run("cases/test_outcomes.lua", "--durations", "3", "-q")
