@@ -277,6 +277,15 @@ static void first_line(const char *s, char *out, size_t len)
              s ? s : "");
 }
 
+/* "path:line" where a test was skipped, as pytest folds SKIPPED lines. */
+static void skip_location(const struct abx_result *r, char *out, size_t len)
+{
+    if (r->skip_loc)
+        snprintf(out, len, "%s", r->skip_loc);
+    else
+        snprintf(out, len, "%s:%d", r->file ? r->file : "?", r->line);
+}
+
 static void skipped_folded(const struct abx_run *run)
 {
     size_t i, k;
@@ -289,21 +298,13 @@ static void skipped_folded(const struct abx_run *run)
 
         if (r->outcome != ABX_OUTCOME_SKIPPED || done[i])
             continue;
-        if (r->skip_loc)
-            snprintf(loc, sizeof loc, "%s", r->skip_loc);
-        else
-            snprintf(loc, sizeof loc, "%s:%d", r->file ? r->file : "?",
-                     r->line);
+        skip_location(r, loc, sizeof loc);
         for (k = i; k < run->n; k++) {
             const struct abx_result *q = run->results[k];
             char ql[1200];
             if (q->outcome != ABX_OUTCOME_SKIPPED || done[k])
                 continue;
-            if (q->skip_loc)
-                snprintf(ql, sizeof ql, "%s", q->skip_loc);
-            else
-                snprintf(ql, sizeof ql, "%s:%d", q->file ? q->file : "?",
-                         q->line);
+            skip_location(q, ql, sizeof ql);
             if (strcmp(ql, loc) == 0 &&
                 strcmp(q->reason ? q->reason : "", r->reason ? r->reason
                                                              : "") == 0) {
