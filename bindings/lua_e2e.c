@@ -18,7 +18,7 @@ extern const size_t abx_expect_lua_len, abx_prelude_lua_len;
 /* Registry key of the host description (set by abx_bindings_open). */
 const char abx_e2e_host_key = 'h';
 
-static const struct abx_e2e_host *host_of(lua_State *L)
+const struct abx_e2e_host *abx_e2e_host_of(lua_State *L)
 {
     const struct abx_e2e_host *h;
 
@@ -40,7 +40,7 @@ static int core_emit(lua_State *L)
 {
     size_t len;
     const char *s = luaL_checklstring(L, 1, &len);
-    const struct abx_e2e_host *h = host_of(L);
+    const struct abx_e2e_host *h = abx_e2e_host_of(L);
 
     if (h->emit)
         h->emit(h->ud, s, len);
@@ -58,7 +58,7 @@ static int core_set_error_mt(lua_State *L)
 static int core_session_fixture(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
-    const struct abx_e2e_host *h = host_of(L);
+    const struct abx_e2e_host *h = abx_e2e_host_of(L);
 
     if (!h->session_fixture)
         return luaL_error(L, "session fixture '%s' is not available here",
@@ -70,7 +70,7 @@ static int core_session_fixture(lua_State *L)
 
 void abx_e2e_add_secret(lua_State *L, const char *s, size_t len)
 {
-    const struct abx_e2e_host *h = host_of(L);
+    const struct abx_e2e_host *h = abx_e2e_host_of(L);
 
     if (abx_mask_add(abx_out_masker(), s, len) == 0 && h->secret)
         h->secret(h->ud, s, len);
@@ -140,7 +140,7 @@ int luaopen_e2e(lua_State *L)
         {"crash", NULL},
         {NULL, NULL},
     };
-    const struct abx_e2e_host *h = host_of(L);
+    const struct abx_e2e_host *h = abx_e2e_host_of(L);
 
     luaL_newlib(L, core);  /* stack: core */
     set_config(L, h);

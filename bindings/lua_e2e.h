@@ -15,6 +15,8 @@
 
 #include <lua.h>
 
+struct abx_platform;
+
 /* ---- host description ------------------------------------------------ */
 struct abx_e2e_host {
     void *ud;
@@ -34,7 +36,15 @@ struct abx_e2e_host {
     const char *run_id;      /* e2e.run_id: tags everything of this run */
     int worker;              /* e2e.worker_id = "gw<N>"; -1 outside workers */
     int selftest;            /* ABX_E2E_SELFTEST=1: test-only hooks */
+    /* The platform (NULL without credentials) and the suite's knobs. */
+    const struct abx_platform *platform;
+    long sandbox_ttl;          /* E2E_SANDBOX_TTL, s (300) */
+    const char *server_template;  /* E2E_SERVER_TEMPLATE (python-hello) */
+    long server_port;          /* E2E_SERVER_PORT (8080) */
+    int keep_failed;           /* --keep-failed */
 };
+/* The host description of L (raises if none). */
+const struct abx_e2e_host *abx_e2e_host_of(lua_State *L);
 
 /* Process-wide registrations of every binding (C fixtures); call once at
  * start-up, before any state is opened or any worker forked. */

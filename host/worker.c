@@ -99,6 +99,14 @@ static void send_kv(const char *type, const char *key, const char *val,
     free(copy);
 }
 
+static void secret_to_parent(void *ud, const char *s, size_t len);
+
+/* Secrets the C clients learn (access tokens) reach the parent too. */
+static void secret_hook(const char *s, size_t len)
+{
+    secret_to_parent(NULL, s, len);
+}
+
 static void emit_to_parent(void *ud, const char *s, size_t len)
 {
     (void)ud;
@@ -560,6 +568,7 @@ void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
     abx_signals_worker();
     abx_host.emit = emit_to_parent;
     abx_host.secret = secret_to_parent;
+    abx_out_set_secret_hook(secret_hook);
     abx_host.session_fixture = session_fixture;
     abx_host.worker = index;
     abx_buf_init(&in, ABX_BUF_DEFAULT_MAX);

@@ -39,6 +39,21 @@ struct abx_mask *abx_out_masker(void)
     return g_mask;
 }
 
+static void (*g_secret_hook)(const char *s, size_t len);
+
+void abx_out_set_secret_hook(void (*hook)(const char *s, size_t len))
+{
+    g_secret_hook = hook;
+}
+
+void abx_out_add_secret(const void *s, size_t len)
+{
+    if (!s || !abx_out_masker())
+        return;
+    if (abx_mask_add(g_mask, s, len) == 0 && g_secret_hook)
+        g_secret_hook(s, len);
+}
+
 static struct chan *chan_of(int c)
 {
     if (c == ABX_OUT_STDOUT)

@@ -31,6 +31,13 @@ enum abx_out_chan {
  * abx_mask_add_str(abx_out_masker(), api_key). */
 struct abx_mask *abx_out_masker(void);
 
+/* A secret learned at run time (an access token from a create reply, a
+ * signature): joins the global masker at once and is passed to the hook
+ * (a worker forwards it to its parent, whose reports must mask it too).
+ * Safe to call with short or known values (ignored). */
+void abx_out_add_secret(const void *s, size_t len);
+void abx_out_set_secret_hook(void (*hook)(const char *s, size_t len));
+
 /* Masks and writes to the channel. Returns 0 or -1 (write error, EPIPE,
  * out of memory). Partial writes and EINTR are retried. */
 int abx_out_write(int chan, const void *data, size_t len);

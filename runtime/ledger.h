@@ -1,0 +1,74 @@
+/* The run ledger and the sweeper.
+ *
+ * Ledger: an append-only text file per run (.abx-e2e/runs/<run id>.ledger),
+ * written by every worker with O_APPEND (one line per write, < PIPE_BUF,
+ * so lines never interleave):
+ *   create <sandbox id> <unix time> <test id>     fsync'd before the
+ *                                                 handle reaches Lua
+ *   kill <sandbox id>                             deleted (or gone)
+ *   keep <sandbox id>                             --keep-failed: leave it
+ * A hard-killed run leaves the exact list of what may still be alive.
+ *
+ * Sweeper: kills every ledger id neither killed nor kept, then lists the
+ * platform by the run's tag (metadata e2e=<run id>) and kills what is
+ * left (kept ids excepted), repeating until the list is empty or the
+ * budget is spent. Used by the runner at the end of a run and on
+ * SIGINT/SIGTERM, by the guardian after a hard kill, and by the janitor. */
+#ifndef ABX_LEDGER_H
+#define ABX_LEDGER_H
+
+#include <stddef.h>
+
+#include "api.h"
+#include "buf.h"
+
+#define ABX_RUNS_DIR ".abx-e2e/runs"
+#define ABX_TAG_KEY "e2e"             /* metadata e2e=<run id> */
+#define ABX_TAG_TEST_KEY "e2e_test"   /* the test (node id) that created it */
+#define ABX_TAG_NONCE_KEY "e2e_nonce" /* unique per create (retry check) */
+
+/* Path of the ledger of run_id into out ("<dir>/<run id>.ledger"). */
+int abx_ledger_path(const char *run_id, char *out, size_t outlen);
+/* Opens (creating dirs and file) for appending; the fd is kept for the
+ * process (after fork, children append to the same file). 0 or -1. */
+int abx_ledger_open(const char *path, char *err, size_t errlen);
+void abx_ledger_after_fork(void);   /* keeps the fd; placeholder for reopen */
+/* Appends a line; "create" lines are fsync'd. 0 or -1 (err). */
+int abx_ledger_append(const char *event, const char *sandbox_id,
+                      const char *detail, char *err, size_t errlen);
+
+struct abx_ledger_entry {
+    char id[128];
+    long created;        /* unix s */
+    char test[256];
+    int killed, kept;
+};
+struct abx_ledger {
+    struct abx_ledger_entry *e;
+    size_t n;
+    char run_id[128];
+};
+/* Reads a ledger (a torn last line is ignored). 0, 1 missing, -1 error. */
+int abx_ledger_load(const char *path, struct abx_ledger *out, char *err,
+                    size_t errlen);
+void abx_ledger_free(struct abx_ledger *l);
+
+struct abx_sweep_report {
+    size_t from_ledger;   /* ids the ledger still listed alive */
+    size_t from_tag;      /* extra ids found by the tag listing */
+    size_t killed;
+    size_t gone;          /* already deleted (404) */
+    size_t kept;          /* left alive on purpose (--keep-failed) */
+    size_t errors;
+    struct abx_buf log;   /* one line per error ("<id>: <message>") */
+};
+void abx_sweep_report_init(struct abx_sweep_report *r);
+void abx_sweep_report_free(struct abx_sweep_report *r);
+/* Sweeps run_id (ledger_path may be NULL: tag only) within budget s.
+ * Appends "kill" lines to the ledger for what it deleted. 0 when nothing
+ * tagged is left alive (kept ones aside), -1 otherwise. */
+int abx_sweep_run(const struct abx_platform *p, const char *run_id,
+                  const char *ledger_path, double budget,
+                  struct abx_sweep_report *r);
+
+#endif

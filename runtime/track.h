@@ -1,0 +1,69 @@
+/* Sandbox tracking inside a worker: the only way a sandbox is created.
+ *
+ * abx_track_create merges the run's tags into the metadata (e2e=<run id>,
+ * e2e_test=<test id>, e2e_nonce=<random>; a caller's values for these keys
+ * are overwritten, never dropped), creates through the control plane,
+ * appends the id to the ledger (fsync'd) and registers it in a group, and
+ * only then returns. Groups are scopes: the bindings open one per
+ * finalizer stack (test, file, session) and kill it when the scope ends,
+ * all members concurrently. Whatever is still registered when the worker
+ * ends is killed by abx_track_kill_all.
+ *
+ * --keep-failed: sandboxes touched by a failed test are marked; a group
+ * kill leaves them alive (ledger "keep"), and the run prints them. */
+#ifndef ABX_TRACK_H
+#define ABX_TRACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "buf.h"
+#include "errclass.h"
+
+struct abx_track_cfg {
+    const struct abx_platform *platform;
+    const char *run_id;
+    const char *ledger_path;   /* NULL: no ledger (tests of this module) */
+    int keep_failed;
+};
+/* Copies cfg (the platform pointer must outlive the process). 0 or -1. */
+int abx_track_init(const struct abx_track_cfg *cfg, char *err,
+                   size_t errlen);
+
+/* Opaque handle of a tracked sandbox (shared by every Lua handle of it;
+ * lives until the process ends, so Lua userdata may point at it). */
+struct abx_tracked {
+    struct abx_sandbox_info info;
+    uint64_t group;
+    int alive;        /* 0 once killed (by scope end or explicitly) */
+    int failed;       /* touched by a failed test */
+    int kept;
+    unsigned touched; /* serial of the last test that used it */
+};
+
+/* The current test (serial increases per test; test_id = node id). */
+void abx_track_begin_test(unsigned serial, const char *test_id);
+/* Records that the current test used t. */
+void abx_track_touch(struct abx_tracked *t);
+/* The current test failed: marks what it touched; appends their ids
+ * (one per line) to ids if not NULL. Returns how many. */
+size_t abx_track_test_failed(struct abx_buf *ids);
+
+struct abx_tracked *abx_track_create(uint64_t group, const char *test_id,
+                                     const struct abx_create_opts *o,
+                                     struct abx_err *err);
+/* Kills one (ledger "kill"); 1 killed, 0 was gone, -1 error. */
+int abx_track_kill(struct abx_tracked *t, struct abx_err *err);
+/* Finds a live tracked sandbox by id (NULL if not ours or dead). */
+struct abx_tracked *abx_track_find(const char *id);
+
+/* Kills every live member of group concurrently (kept ones aside when
+ * keep_failed). Errors appended to errs as "<id>: <message>" lines.
+ * Returns the number of errors. */
+int abx_track_kill_group(uint64_t group, struct abx_buf *errs);
+int abx_track_kill_all(struct abx_buf *errs);
+/* Lines "<id> <template>" of sandboxes kept so far. */
+void abx_track_kept(struct abx_buf *out);
+
+#endif
