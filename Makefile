@@ -4,7 +4,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DABX_WERROR=ON
 ARGS    ?=
 
-.PHONY: all dev deps build test check-sanitize bench clean install e2e e2e-all e2e-local
+.PHONY: all dev deps build test check-sanitize bench clean install e2e e2e-all e2e-local e2e-cleanup
 
 all: build
 
@@ -30,7 +30,9 @@ check-sanitize: deps
 	ctest --test-dir $(BUILD)-sanitize --output-on-failure -E conformance $(ARGS)
 
 # The suite. `e2e`/`e2e-all` use the platform configured by ABX_SANDBOX_*
-# (environment or .env); `e2e-local` starts abx-local for the run.
+# (environment or .env); `e2e-local` starts abx-local for the run
+# (abx-e2e --local). `e2e-cleanup` is the janitor: a dry run listing the
+# sandboxes earlier runs left; ARGS=--yes deletes them.
 E2E_FAST = -m "not e2e_slow" -r a
 
 e2e: build
@@ -40,7 +42,10 @@ e2e-all: build
 	$(BUILD)/host/abx-e2e -r a $(ARGS)
 
 e2e-local: build
-	scripts/e2e-local.sh $(BUILD) $(E2E_FAST) $(ARGS)
+	$(BUILD)/host/abx-e2e --local $(E2E_FAST) $(ARGS)
+
+e2e-cleanup: build
+	$(BUILD)/host/abx-e2e cleanup $(ARGS)
 
 bench: build
 	@for b in bench/*.sh; do [ -x "$$b" ] && "$$b" $(BUILD) || true; done

@@ -5,6 +5,7 @@
 #include <lualib.h>
 
 #include "lua_e2e.h"
+#include "lua_sandbox.h"
 
 extern const char abx_e2e_host_key;
 
@@ -20,7 +21,10 @@ void abx_bindings_open(lua_State *L, const struct abx_e2e_host *h)
 {
     static const luaL_Reg modules[] = {
         {"e2e", luaopen_e2e},
-        /* {"e2e.sandbox", luaopen_e2e_sandbox}, ... (later issues) */
+        {"e2e.sandbox", luaopen_e2e_sandbox},
+        {"e2e.commands", luaopen_e2e_commands},
+        {"e2e.files", luaopen_e2e_files},
+        {"e2e.fixtures", luaopen_e2e_fixtures},
         {NULL, NULL},
     };
     const luaL_Reg *m;

@@ -89,6 +89,15 @@ static void hook(lua_State *L, lua_Debug *ar)
     lua_error(L);
 }
 
+double abx_region_deadline(void)
+{
+    return g_region.armed ? g_region.deadline : 0;
+}
+
+int abx_region_interruptible(void) { return g_region.interruptible; }
+
+void abx_region_check(lua_State *L) { hook(L, NULL); }
+
 void abx_region_install(lua_State *L)
 {
     lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_COUNT);

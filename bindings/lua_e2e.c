@@ -143,6 +143,7 @@ int luaopen_e2e(lua_State *L)
     const struct abx_e2e_host *h = abx_e2e_host_of(L);
 
     luaL_newlib(L, core);  /* stack: core */
+    abx_track_core_add(L);
     set_config(L, h);
     lua_pushboolean(L, h->is_session);
     lua_setfield(L, -2, "is_session");

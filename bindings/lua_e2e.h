@@ -59,6 +59,16 @@ void abx_bindings_open(lua_State *L, const struct abx_e2e_host *h);
  * abx_bindings_open). */
 int luaopen_e2e(lua_State *L);
 
+/* Adds the sandbox-tracking functions (e2e_track.c) to the core table at
+ * the top of L: track_group_new, track_kill_group, track_begin_test,
+ * track_test_failed, set_sandbox_scope. */
+void abx_track_core_add(lua_State *L);
+
+/* luaopen for `e2e.fixtures` (lua_fixtures.c): registers the built-in
+ * fixtures (base_sandbox, ...) in L's e2e module. The host loads it into
+ * every state before conftest.lua, which may override them. */
+int luaopen_e2e_fixtures(lua_State *L);
+
 /* Registers a secret with the process masker and tells the host. */
 void abx_e2e_add_secret(lua_State *L, const char *s, size_t len);
 
@@ -75,6 +85,14 @@ void abx_region_install(lua_State *L);  /* permanent count hook */
 void abx_region_interrupt(void);     /* async-signal-safe: request stop */
 int abx_region_interrupted(void);
 void abx_region_reset_interrupt(void);
+/* The armed deadline of the current region (abx_clock() value), 0 if
+ * none; whether a pending interrupt stops the current region. */
+double abx_region_deadline(void);
+int abx_region_interruptible(void);
+/* Raises the region's typed timeout/interrupt error now if its deadline
+ * passed or an interrupt is pending (as the hook would at the next
+ * instruction); returns otherwise. For C calls that were cut short. */
+void abx_region_check(lua_State *L);
 /* Lua: core.region(budget_or_nil, interruptible, fn, ...) ->
  *   true, ... | false, errtable{kind, message, traceback} */
 int abx_region_l(lua_State *L);

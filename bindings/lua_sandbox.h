@@ -1,7 +1,8 @@
 /* Internals shared by the sandbox-facing Lua modules (lua_sandbox.c,
- * lua_commands.c, lua_files.c, lua_code.c): the sandbox userdata, error
- * values, and JSON <-> Lua conversion. The public Lua API is documented
- * in docs/lua-api.md. */
+ * lua_sbxhttp.c, lua_code.c, lua_commands.c, lua_files.c): the sandbox
+ * userdata, error values, JSON <-> Lua conversion and the cancellation
+ * hook (lua_sbxerr.c). The public Lua API is documented in
+ * docs/lua-api.md. */
 #ifndef ABX_LUA_SANDBOX_H
 #define ABX_LUA_SANDBOX_H
 
@@ -29,7 +30,9 @@ struct abx_lsandbox {
     int killed;                   /* killed through this handle */
 };
 
-/* The sandbox at idx; raises (misuse) if it is not one, or was killed. */
+/* The sandbox at idx; raises (misuse) if it is not one, or was killed
+ * ("sandbox <id> was killed"). Marks it as used by the current test (so a
+ * failure names it, and --keep-failed keeps it). */
 struct abx_lsandbox *abx_lsandbox_check(lua_State *L, int idx);
 /* Its info (tracked or own). */
 const struct abx_sandbox_info *abx_lsandbox_info(struct abx_lsandbox *s);
@@ -37,7 +40,10 @@ const struct abx_sandbox_info *abx_lsandbox_info(struct abx_lsandbox *s);
 /* Pushes an error value {class=, message=, status=, code=} with
  * metatable ABX_SBXERR_MT (__tostring "<class>: <message>"). */
 void abx_lerr_push(lua_State *L, const struct abx_err *e);
-/* Pushes it and raises it (never returns). */
+/* Pushes it and raises it (never returns). A Timeout/Canceled error that
+ * came from the test's deadline or an interrupt raises the runner's own
+ * timeout/interrupt error instead, so the test ends as a timeout. Free
+ * every C resource before calling it. */
 int abx_lerr_raise(lua_State *L, const struct abx_err *e);
 
 /* JSON -> Lua: objects become tables, arrays sequences, null nil. */
@@ -45,6 +51,40 @@ void abx_ljson_push(lua_State *L, const cJSON *v);
 /* Lua table of string keys -> JSON object of string values (envs,
  * metadata). nil gives NULL. Raises (argerror on arg) on other shapes. */
 cJSON *abx_ljson_string_map(lua_State *L, int idx, int arg);
+
+/* Same, naming the option in the message ("metadata", "envs"): e.g.
+ * "bad argument #1 to 'create' (envs: value of 'K' must be a string, got
+ * number)". Validates fully before allocating, so a raise strands
+ * nothing; out of memory raises after freeing. */
+cJSON *abx_ljson_string_map_opt(lua_State *L, int idx, int arg,
+                                const char *what);
+
+/* The platform of this state's host; raises (misuse) if none. */
+const struct abx_platform *abx_lsandbox_platform(lua_State *L);
+
+/* sbx.commands / sbx.files (lua_commands.c / lua_files.c): push a new
+ * userdata of ABX_COMMANDS_MT / ABX_FILES_MT bound to the sandbox at
+ * sbx_idx (keep a reference to it, e.g. as a user value, so the sandbox
+ * userdata outlives them). The sandbox caches the result in its own user
+ * values, so each is called at most once per sandbox handle. */
+void abx_lcommands_push(lua_State *L, int sbx_idx);
+void abx_lfiles_push(lua_State *L, int sbx_idx);
+
+/* Module openers (registered in bindings.c): e2e.sandbox (lua_sandbox.c),
+ * e2e.commands (lua_commands.c), e2e.files (lua_files.c); each returns
+ * its module table (commands/files: the methods, metatables registered). */
+int luaopen_e2e_sandbox(lua_State *L);
+int luaopen_e2e_commands(lua_State *L);
+int luaopen_e2e_files(lua_State *L);
+
+/* sbx:http(port, {method=, path=, body=, headers=, timeout=})
+ * (lua_sbxhttp.c). */
+int abx_lsandbox_http(lua_State *L);
+
+/* sbx:run_code / sbx:create_code_context (lua_code.c), installed in the
+ * sandbox methods by lua_sandbox.c. */
+int abx_lcode_run(lua_State *L);
+int abx_lcode_create_context(lua_State *L);
 
 /* Installs the cancellation check of the HTTP engine: a test's deadline
  * or an interrupt stops a call blocked in C. */

@@ -72,6 +72,7 @@ local file_id = "?"      -- node-id prefix of the file being collected
 local usage_errors = {}
 local running = false
 local loading_conftest = false
+local loading_builtin = false   -- e2e.fixtures: overridable anywhere
 
 local function params_of(fn)
   local names, i = {}, 1
@@ -191,8 +192,11 @@ function M.fixture(name, opts, fn)
   if scope == "session" and not loading_conftest and not core.is_session then
     error("fixture " .. qstr(name) .. ": session fixtures belong in conftest.lua (one session per worker)", 2)
   end
+  -- Built-in fixtures carry a marker no file compares equal to, so both
+  -- conftest.lua and a test file may override them.
   fixtures[name] = { name = name, scope = scope, fn = fn, params = params_of(fn),
-    needs_platform = opts.needs_platform == true, where = user_where(2), conftest = loading_conftest }
+    needs_platform = opts.needs_platform == true, where = user_where(2),
+    conftest = loading_builtin and "builtin" or loading_conftest }
 end
 
 ---------------------------------------------------------------------------
@@ -207,6 +211,27 @@ function M.defer(fn)
   if not current_stack then error("defer: only valid inside a test or fixture", 2) end
   tinsert(current_stack, { fn = fn, what = user_where(2) or "?" })
 end
+
+-- Sandboxes belong to the scope that created them: one tracking group per
+-- finalizer stack, created with the first sandbox, whose finalizer kills
+-- the whole group concurrently when the scope ends (and, being pushed
+-- first, after every finalizer added later that may still use them). The
+-- group is then forgotten, so a reused stack (the next test) gets a new one.
+local sandbox_groups = setmetatable({}, { __mode = "k" })
+core.set_sandbox_scope(function()
+  local stack = current_stack
+  if not stack then return nil end
+  local g = sandbox_groups[stack]
+  if not g then
+    g = core.track_group_new()
+    sandbox_groups[stack] = g
+    tinsert(stack, { fn = function()
+      if sandbox_groups[stack] == g then sandbox_groups[stack] = nil end
+      core.track_kill_group(g)
+    end, what = "sandboxes of this scope" })
+  end
+  return g
+end)
 
 local function fixture_def(name)
   local def = fixtures[name]
@@ -360,6 +385,7 @@ end
 ---------------------------------------------------------------------------
 function M._begin_file(id) file_id = id end
 function M._conftest(on) loading_conftest = on end
+function M._builtin(on) loading_builtin = on end
 
 function M._collected()
   local list = {}
@@ -396,6 +422,7 @@ function M._run(i)
   local t = tests[i]
   if not t then error("no collected test #" .. tostring(i)) end
   running = true
+  core.track_begin_test(t.nodeid)
   local r = { nodeid = t.nodeid, setup = 0, call = 0, teardown = 0 }
   if t.skip then
     r.outcome, r.message, r.reason, r.when = "skipped", t.skip, t.skip, "setup"
@@ -455,6 +482,12 @@ function M._run(i)
     else
       r.outcome = "error"
     end
+  end
+  -- Sandboxes the failed test used are named in its report (and kept
+  -- alive with --keep-failed): marked before its finalizers kill them.
+  if r.outcome == "failed" or r.outcome == "error" then
+    local ids = core.track_test_failed()
+    if #ids > 0 then r.sandboxes = ids end
   end
   -- Test-scope finalizers always run, each with its own budget.
   local terrs, t2 = {}, core.clock()

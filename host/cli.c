@@ -10,6 +10,8 @@
 static const char HELP[] =
     "usage: abx-e2e [run] [options] [PATH|NODEID ...]\n"
     "       abx-e2e exec SCRIPT.lua [ARGS ...]\n"
+    "       abx-e2e cleanup [--yes] [--run-id ID | --all-tagged]\n"
+    "                       [--older-than MINUTES]\n"
     "       abx-e2e --help | --version\n"
     "\n"
     "Runs the Lua end-to-end suite: test_*.lua under tests-lua/ (or the\n"
@@ -40,6 +42,25 @@ static const char HELP[] =
     "  -n N|auto            run files in N worker processes (auto = CPUs)\n"
     "  -s                   do not capture print/io.write output\n"
     "\n"
+    "sandboxes:\n"
+    "  --local              start abx-local (a local E2B-compatible\n"
+    "                       platform) on free loopback ports for the run\n"
+    "                       and stop it at the end; needs no credentials\n"
+    "                       (binary: $ABX_LOCAL_BIN, the build tree, PATH)\n"
+    "  --keep-failed        leave the sandboxes of failed tests alive and\n"
+    "                       print how to reach them (delete them later with\n"
+    "                       `abx-e2e cleanup --run-id ID --yes`)\n"
+    "  --trace-http         print one line per HTTP request (method, URL\n"
+    "                       with signatures masked, status, time; never\n"
+    "                       headers)\n"
+    "  Every sandbox is tagged e2e=<run id>, written to\n"
+    "  .abx-e2e/runs/<run id>.ledger and deleted at the end of its scope;\n"
+    "  the run ends with a sweep of the tag, also on SIGINT/SIGTERM, and a\n"
+    "  guardian process sweeps if the runner is killed.\n"
+    "  cleanup              the janitor: lists (dry run) or deletes (--yes)\n"
+    "                       sandboxes tagged e2e left by earlier runs; see\n"
+    "                       `abx-e2e cleanup --help`\n"
+    "\n"
     "reporting:\n"
     "  -v, --verbose        more output (-vv: full messages, all durations)\n"
     "  -q, --quiet          less output\n"
@@ -60,7 +81,9 @@ static const char HELP[] =
     "  -h, --help           print this help and exit\n"
     "\n"
     "configuration: ABX_SANDBOX_API_KEY (or E2B_API_KEY),\n"
-    "ABX_SANDBOX_BASE_URL, ABX_SANDBOX_DOMAIN, ABX_SANDBOX_URL, E2E_RUN_ID,\n"
+    "ABX_SANDBOX_BASE_URL (E2B_API_URL), ABX_SANDBOX_DOMAIN (E2B_DOMAIN),\n"
+    "ABX_SANDBOX_URL (E2B_SANDBOX_URL), E2E_RUN_ID, E2E_SANDBOX_TTL (300 s),\n"
+    "E2E_SERVER_TEMPLATE (python-hello), E2E_SERVER_PORT (8080),\n"
     "from the environment, then tests-lua/.env, .env, client-sdk/.env.\n"
     "Without credentials, tests that need the platform are skipped.\n"
     "\n"
@@ -214,6 +237,11 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
         o->timeout = 0;
         o->max_memory_mb = 0;  /* a plain script: no ceiling */
         return 0;
+    } else if (i < argc && strcmp(argv[i], "cleanup") == 0) {
+        o->cleanup = 1;
+        o->cleanup_args = argv + i + 1;
+        o->ncleanup_args = argc - i - 1;
+        return 0;
     }
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -317,6 +345,12 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
                 o->color = 0;
             else if (strcmp(v, "auto") != 0)
                 return usage("--color expects yes, no or auto, got '%s'", v ? v : "");
+        } else if (strcmp(a, "--local") == 0) {
+            o->local = 1;
+        } else if (strcmp(a, "--keep-failed") == 0) {
+            o->keep_failed = 1;
+        } else if (strcmp(a, "--trace-http") == 0) {
+            o->trace_http = 1;
         } else if (strcmp(a, "--") == 0) {
             for (i++; i < argc; i++)
                 o->paths[npos++] = argv[i];

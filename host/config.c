@@ -6,8 +6,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "dotenv.h"
 #include "host.h"
+#include "ledger.h"
 #include "out.h"
 
 static void make_run_id(char *out, size_t len)
@@ -26,6 +28,49 @@ static void make_run_id(char *out, size_t len)
     snprintf(out, len, "e2e-%04d%02d%02d%02d%02d%02d-%04x", tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
              r & 0xffffu);
+}
+
+/* The platform and the suite's knobs. A platform value that does not
+ * parse is kept as e->platform_err: fatal unless --local replaces it. */
+static int load_platform(struct abx_env *e, const struct abx_config *cfg,
+                         const char *key, char *err, size_t errlen)
+{
+    static const char *const api[] = {"ABX_SANDBOX_BASE_URL", "E2B_API_URL",
+                                      NULL};
+    static const char *const dom[] = {"ABX_SANDBOX_DOMAIN", "E2B_DOMAIN",
+                                      NULL};
+    static const char *const sbx[] = {"ABX_SANDBOX_URL", "E2B_SANDBOX_URL",
+                                      NULL};
+    const char *tmpl = abx_config_get(cfg, "E2E_SERVER_TEMPLATE", NULL);
+    const char *which = NULL;
+    size_t i;
+
+    if (abx_config_get_long(cfg, "E2E_SANDBOX_TTL", 300, 1, 86400,
+                            &e->sandbox_ttl, err, errlen) != 0 ||
+        abx_config_get_long(cfg, "E2E_SERVER_PORT", 8080, 1, 65535,
+                            &e->server_port, err, errlen) != 0)
+        return -1;
+    tmpl = tmpl && *tmpl ? tmpl : "python-hello";
+    for (i = 0; tmpl[i]; i++)
+        if ((unsigned char)tmpl[i] <= ' ' || tmpl[i] == 0x7f)
+            break;
+    if (tmpl[i] || i >= sizeof e->server_template) {
+        snprintf(err, errlen, "E2E_SERVER_TEMPLATE: expected a template "
+                 "name (no spaces, at most %zu bytes)",
+                 sizeof e->server_template - 1);
+        return -1;
+    }
+    memcpy(e->server_template, tmpl, i + 1);
+    if (!e->has_credentials)
+        return 0;
+    if (abx_platform_init(&e->platform, key,
+                          abx_config_get_any(cfg, api, &which, NULL),
+                          abx_config_get_any(cfg, dom, NULL, NULL),
+                          abx_config_get_any(cfg, sbx, NULL, NULL),
+                          e->platform_err, sizeof e->platform_err) != 0)
+        return 0;
+    e->has_platform = 1;
+    return 0;
 }
 
 int abx_env_load(struct abx_env *e, char *err, size_t errlen)
@@ -61,10 +106,22 @@ int abx_env_load(struct abx_env *e, char *err, size_t errlen)
     snprintf(e->endpoint, sizeof e->endpoint, "%s",
              url && *url ? url : "(default)");
     rid = abx_config_get(cfg, "E2E_RUN_ID", NULL);
-    if (rid && *rid)
+    if (rid && *rid) {
+        char path[512];
+        /* It names the ledger file and the metadata tag. */
+        if (strlen(rid) >= sizeof e->run_id ||
+            abx_ledger_path(rid, path, sizeof path) != 0) {
+            snprintf(err, errlen, "E2E_RUN_ID: expected letters, digits, "
+                     "'.', '_' or '-' (at most %zu, not starting with "
+                     "'.')", sizeof e->run_id - 1);
+            goto out;
+        }
         snprintf(e->run_id, sizeof e->run_id, "%s", rid);
-    else
+    } else {
         make_run_id(e->run_id, sizeof e->run_id);
+    }
+    if (load_platform(e, cfg, key, err, errlen) != 0)
+        goto out;
     rc = 0;
 out:
     abx_config_free(cfg);

@@ -7,6 +7,7 @@
 
 #include <lua.h>
 
+#include "api.h"
 #include "buf.h"
 #include "lua_e2e.h"
 #include "result.h"
@@ -44,6 +45,14 @@ struct abx_opts {
     char **script_args;
     int nscript_args;
     char *argv_line;           /* the command line, for evidence */
+    /* sandboxes (issue 4) */
+    int local;                 /* --local: start abx-local for the run */
+    int keep_failed;           /* --keep-failed */
+    int trace_http;            /* --trace-http */
+    /* cleanup [ARGS]: the janitor parses its own options */
+    int cleanup;
+    char **cleanup_args;
+    int ncleanup_args;
 };
 
 /* 0 ok (run), 1 printed --help/--version (exit 0), -1 usage error
@@ -57,9 +66,18 @@ struct abx_env {
     char missing[128];     /* "ABX_SANDBOX_API_KEY" */
     char endpoint[512];    /* base URL for evidence ("(default)") */
     char run_id[96];
+    /* The platform (valid when has_platform) and the suite's knobs. */
+    struct abx_platform platform;
+    int has_platform;
+    char platform_err[512];  /* why the configured platform is unusable */
+    long sandbox_ttl;        /* E2E_SANDBOX_TTL (300) */
+    char server_template[128];  /* E2E_SERVER_TEMPLATE (python-hello) */
+    long server_port;        /* E2E_SERVER_PORT (8080) */
 };
 /* Loads env + .env layers, registers the API key with the masker.
- * 0, or -1 with err (a malformed .env: usage error). */
+ * 0, or -1 with err (a malformed .env or a bad knob value, named: usage
+ * error). A platform URL that does not parse is not an error here
+ * (platform_err; --local may replace it). */
 int abx_env_load(struct abx_env *e, char *err, size_t errlen);
 
 /* ---- Lua states (lstate.c) -------------------------------------------- */
@@ -133,6 +151,8 @@ struct abx_run {
     char interrupted_at[512];  /* node id of the test a signal stopped */
     int internal_error;
     int stopped_maxfail;
+    int worker_crashed;  /* a worker died abnormally (may have left an
+                            untracked sandbox: the run sweeps its tag) */
     double started;     /* abx_clock() */
     double started_wall;  /* epoch seconds */
 };
@@ -179,6 +199,42 @@ void abx_relay_stop(void);   /* drains, bounded */
 void abx_relay_child(void);  /* after fork, in the child */
 int abx_stdout_isatty(void); /* of the real stdout */
 int abx_stdout_columns(void); /* its width (TIOCGWINSZ), or 0 if unknown */
+int abx_relay_real_fd(int chan); /* the real fd 1/2 behind the relay */
+
+/* ---- sandboxes: ledger, sweep, guardian, janitor, --local ------------ */
+/* Run start (parent, before any fork): opens the run's ledger and starts
+ * the guardian. Without a platform it does nothing. 0, or -1 with err. */
+int abx_sandboxes_begin(const struct abx_env *e, int local_pid, char *err,
+                        size_t errlen);
+/* The ledger path of this run ("" before begin / without a platform). */
+const char *abx_run_ledger(void);
+/* Run end (parent): sweeps within budget (shorter after a signal); the
+ * tag is swept when the ledger lists a sandbox or the run is suspect
+ * (interrupted, a worker crashed: a create may have lost its line),
+ * prints "sandboxes: ..." with errors and kept ones (the line only if
+ * something happened when quiet_if_none: exec mode), tells the guardian.
+ * Returns 0, or -1 if anything is left alive. */
+int abx_sandboxes_end(const struct abx_env *e, int suspect,
+                      int quiet_if_none);
+/* Sandbox tracking in a worker (or exec): after fork, before tests. */
+void abx_sandboxes_worker_init(void);
+/* Worker end: deletes what is still tracked; errors go to stderr. */
+void abx_sandboxes_worker_end(void);
+
+/* Guardian (guardian.c). local_pid > 0: abx-local to stop after the
+ * sweep. 0, or -1 (not started; the run goes on without it). */
+int abx_guardian_start(const struct abx_platform *p, const char *run_id,
+                       const char *ledger, int local_pid);
+void abx_guardian_done(void);
+
+/* `abx-e2e cleanup` (janitor.c): returns the exit code. */
+int abx_janitor_main(const struct abx_opts *o, const struct abx_env *e);
+
+/* --local (local.c): starts abx-local and fills e's platform (its key
+ * joins the masker). 0, or -1 with err (including its stderr). */
+int abx_local_start(struct abx_env *e, char *err, size_t errlen);
+int abx_local_pid(void);      /* 0 when not running */
+void abx_local_stop(void);    /* SIGTERM, wait, SIGKILL; idempotent */
 
 /* Small helpers (util.c). */
 char *abx_xstrdup(const char *s);  /* aborts the run on out of memory */

@@ -26,7 +26,8 @@ static void emit_stdout(void *ud, const char *s, size_t len)
 void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
 {
     const char *st = getenv("ABX_E2E_SELFTEST");
-    static char missing[128], run_id[96];
+    static char missing[128], run_id[96], tmpl[128];
+    static struct abx_platform platform;
 
     memset(&abx_host, 0, sizeof abx_host);
     abx_host.emit = emit_stdout;
@@ -42,6 +43,15 @@ void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
     abx_host.run_id = run_id;
     abx_host.worker = -1;
     abx_host.selftest = st && strcmp(st, "1") == 0;
+    /* The platform lives here for the whole process: workers and the
+     * tracker keep pointers to it. */
+    platform = e->platform;
+    abx_host.platform = e->has_platform ? &platform : NULL;
+    abx_host.sandbox_ttl = e->sandbox_ttl;
+    snprintf(tmpl, sizeof tmpl, "%s", e->server_template);
+    abx_host.server_template = tmpl;
+    abx_host.server_port = e->server_port;
+    abx_host.keep_failed = o->keep_failed;
     abx_alloc_set_limit((size_t)o->max_memory_mb << 20);
     g_exec = o->exec;
     abx_bindings_init(abx_host.selftest);
@@ -101,6 +111,9 @@ static int pmain(lua_State *L)
     abx_bindings_open(L, &abx_host);
     luaL_requiref(L, "e2e", luaopen_e2e, 0);
     lua_setfield(L, LUA_REGISTRYINDEX, MODULE_KEY);
+    /* Built-in fixtures (base_sandbox, ...), before conftest.lua. */
+    luaL_requiref(L, "e2e.fixtures", luaopen_e2e_fixtures, 0);
+    lua_pop(L, 1);
     lua_getglobal(L, "package");
     lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", dir, dir);
     lua_getfield(L, -2, "path");

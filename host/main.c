@@ -9,6 +9,7 @@
 #include <sys/time.h>
 
 #include "host.h"
+#include "http.h"
 #include "out.h"
 
 static double wall_now(void)
@@ -38,6 +39,49 @@ static int report_path_ok(const char *opt, const char *path, char *err,
         return 0;
     }
     return 1;
+}
+
+/* exec SCRIPT: the script's sandboxes are tracked in this process. */
+static int exec_with_sandboxes(const struct abx_opts *o,
+                               const struct abx_env *env)
+{
+    char err[1024];
+    int code;
+
+    if (abx_sandboxes_begin(env, abx_local_pid(), err, sizeof err) != 0)
+        return usage_error(err);
+    abx_sandboxes_worker_init();
+    code = abx_exec_main(o);
+    abx_sandboxes_worker_end();
+    if (abx_sandboxes_end(env, abx_signal_count() > 0 || code != 0, 1) != 0 &&
+        code == 0)
+        code = ABX_EXIT_TESTS_FAILED;
+    return code;
+}
+
+/* Platform settings that need the command line: --trace-http, --local,
+ * and a configured platform that does not parse. 0, or an exit code. */
+static int setup_platform(const struct abx_opts *o, struct abx_env *env)
+{
+    char err[8192];
+
+    if (o->trace_http) {
+        struct abx_http_cfg cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.trace = 1;
+        abx_http_configure(&cfg);
+    }
+    if (o->local && !o->collect_only) {  /* listing needs no platform */
+        if (abx_local_start(env, err, sizeof err) != 0) {
+            abx_out_printf(ABX_OUT_STDERR, "ERROR: --local: %s\n", err);
+            return ABX_EXIT_INTERNAL_ERROR;
+        }
+    } else if (env->has_credentials && !env->has_platform) {
+        abx_out_printf(ABX_OUT_STDERR, "ERROR: configuration: %s\n",
+                       env->platform_err);
+        return ABX_EXIT_USAGE_ERROR;
+    }
+    return 0;
 }
 
 static int run(struct abx_opts *o, const struct abx_env *env)
@@ -94,6 +138,12 @@ static int run(struct abx_opts *o, const struct abx_env *env)
                       : ABX_EXIT_NO_TESTS_COLLECTED;
         goto out_collection;
     }
+    if (abx_sandboxes_begin(env, abx_local_pid(), err, sizeof err) != 0) {
+        abx_out_printf(ABX_OUT_STDERR, "INTERNAL ERROR: sandbox ledger: "
+                       "%s\n", err);
+        code = ABX_EXIT_INTERNAL_ERROR;
+        goto out_collection;
+    }
     abx_term_header(o, &c, env);
     abx_schedule(o, &c, &r);
 
@@ -106,6 +156,13 @@ static int run(struct abx_opts *o, const struct abx_env *env)
                             : abx_summary_exit_code(&sum, r.interrupted);
     sum.exit_code = code;
     abx_term_finish(o, &r, &sum);
+    /* Whatever the outcome: delete what is left and sweep the tag. A
+     * leak fails an otherwise green run. */
+    if (abx_sandboxes_end(env, r.interrupted || r.worker_crashed, 0) != 0 &&
+        code == ABX_EXIT_OK) {
+        code = ABX_EXIT_TESTS_FAILED;
+        sum.exit_code = code;
+    }
     if (abx_reports_write(o, env, &r, &sum) != 0 && code == ABX_EXIT_OK)
         code = ABX_EXIT_INTERNAL_ERROR;
     if (o->evidence)
@@ -146,8 +203,17 @@ int main(int argc, char **argv)
         abx_relay_stop();
         return rc == 1 ? ABX_EXIT_OK : ABX_EXIT_USAGE_ERROR;
     }
+    if (o.cleanup) {
+        rc = abx_janitor_main(&o, &env);
+        goto out;
+    }
+    rc = setup_platform(&o, &env);
+    if (rc != 0)
+        goto out;
     abx_host_init(&o, &env);
-    rc = o.exec ? abx_exec_main(&o) : run(&o, &env);
+    rc = o.exec ? exec_with_sandboxes(&o, &env) : run(&o, &env);
+out:
+    abx_local_stop();
     abx_cli_free(&o);
     abx_relay_stop();
     return rc;

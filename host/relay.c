@@ -161,3 +161,12 @@ void abx_relay_child(void)
     }
     g_running = 0;
 }
+
+/* The real stdout/stderr behind the relay (the fd itself when not
+ * relaying): for a child that must write past the relay (the guardian). */
+int abx_relay_real_fd(int chan)
+{
+    return g_running && (chan == 1 || chan == 2) && g_real[chan] >= 0
+               ? g_real[chan]
+               : chan;
+}

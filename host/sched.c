@@ -381,6 +381,8 @@ static void worker_died(struct sched *s, struct worker *w, int status)
                  strsignal(WTERMSIG(status)));
     else
         snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(status));
+    if (status != 0)
+        s->run->worker_crashed = 1;
     if (w->pending.n > 0 && !(s->run->interrupted && w->inflight == NULL)) {
         snprintf(msg, sizeof msg, "worker crashed: %s while running %s", why,
                  w->inflight ? w->inflight

@@ -144,6 +144,13 @@ static void section(const struct abx_result *r, const char *title,
     rule(ABX_OUT_STDOUT, '_', head, RED);
     if (text && *text)
         abx_out_printf(ABX_OUT_STDOUT, "%s\n", text);
+    if (r->sandbox_ids.n > 0) {  /* to find them on the platform */
+        size_t i;
+        abx_out_puts(ABX_OUT_STDOUT, "sandboxes:");
+        for (i = 0; i < r->sandbox_ids.n; i++)
+            abx_out_printf(ABX_OUT_STDOUT, " %s", r->sandbox_ids.items[i]);
+        abx_out_puts(ABX_OUT_STDOUT, "\n");
+    }
     if (r->output && *r->output) {
         rule(ABX_OUT_STDOUT, '-', "Captured output", NULL);
         abx_out_puts(ABX_OUT_STDOUT, r->output);

@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -296,6 +298,8 @@ static struct abx_result *result_from_lua(lua_State *L, const char *file,
     lua_pop(L, 1);
     abx_strlist_free(&groups);
     strlist_field(L, ii, "marks", &r->markers);
+    /* Ids of the sandboxes a failed test used (the prelude sets them). */
+    strlist_field(L, ri, "sandboxes", &r->sandbox_ids);
 
     lua_getfield(L, ri, "outcome");
     o = abx_outcome_parse(lua_tostring(L, -1));
@@ -566,11 +570,17 @@ void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
     g_out_fd = out_fd;
     g_index = index;
     abx_signals_worker();
+    /* A runner killed outright interrupts its workers at once: their
+     * teardowns delete what they track while the guardian sweeps. */
+    prctl(PR_SET_PDEATHSIG, SIGUSR1);
+    if (getppid() == 1)
+        abx_region_interrupt();
     abx_host.emit = emit_to_parent;
     abx_host.secret = secret_to_parent;
     abx_out_set_secret_hook(secret_hook);
     abx_host.session_fixture = session_fixture;
     abx_host.worker = index;
+    abx_sandboxes_worker_init();
     abx_buf_init(&in, ABX_BUF_DEFAULT_MAX);
     while (!abx_region_interrupted() && read_line(in_fd, &in, &line) == 1) {
         cJSON *job = cJSON_Parse(line);
@@ -588,6 +598,9 @@ void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
     }
     abx_buf_free(&in);
     finish_sessions();
+    /* Normal end, stop request or SIGTERM alike: nothing tracked
+     * outlives the worker (kept ones aside). */
+    abx_sandboxes_worker_end();
     free(g_last);
     _exit(0);
 }

@@ -27,11 +27,14 @@ struct abx_endpoint {
     int header_routing;      /* send E2b-Sandbox-Id/Port (always harmless) */
     char *access_token;      /* X-Access-Token (malloc'd) or NULL */
     double request_timeout;  /* unary calls, s */
+    char *traffic_token;     /* E2B-Traffic-Access-Token (malloc'd) or
+                                NULL: the proxy's token for sandboxes
+                                without public traffic */
 };
 /* base_url: platform sandbox_url if set; else
  * https://<port>-<id>.<domain> with domain = info->domain or p->domain
  * (http:// when that domain is localhost[:N] or an IP literal, as abx-local
- * serves). The token is copied. 0 or -1 (err: too long). */
+ * serves). The tokens are copied. 0 or -1 (err: too long). */
 int abx_endpoint_init(struct abx_endpoint *ep, const struct abx_platform *p,
                       const struct abx_sandbox_info *info, int port,
                       struct abx_err *err);
@@ -191,7 +194,7 @@ int abx_envd_upload(const struct abx_endpoint *ep, const char *local_path,
 /* Signed /files URL (3.4) on the direct (non shared-host) URL. op "read"
  * or "write"; expires_in s (< 0: no expiration). Unsigned when the
  * sandbox has no token (expires_in >= 0 is then InvalidArgument). The
- * signature joins the masker. 0 or -1. */
+ * signature and the whole signed URL join the masker. 0 or -1. */
 int abx_envd_file_url(const struct abx_endpoint *ep, const char *path,
                       const char *op, const char *user, long expires_in,
                       char *out, size_t outlen, struct abx_err *err);

@@ -77,6 +77,10 @@ struct abx_http_req {
     const struct abx_http_part *parts; /* multipart/form-data */
     size_t nparts;
     double timeout;                    /* whole transfer, s; 0 = none */
+    double stall_timeout;              /* s below cfg.low_speed_limit
+                                          before the transfer is dropped;
+                                          0 = cfg.low_speed_time, < 0 =
+                                          never (idle streams) */
     int idempotent;                    /* allows retries on 502/503 */
     int no_retry;                      /* no retries at all */
     /* Response body: to sink, else to save_path (2xx only; written to
@@ -130,7 +134,18 @@ void abx_http_xfer_fail(struct abx_http_xfer *x, const struct abx_err *err);
 int abx_http_finish(struct abx_http_xfer *x, struct abx_http_resp *resp,
                     struct abx_err *err);
 
+/* Waits for x (from abx_http_start, NULL: returns -1 with err as the
+ * start left it) and collects it: abx_http_do's second half. */
+int abx_http_complete(struct abx_http_xfer *x, struct abx_http_resp *resp,
+                      struct abx_err *err);
+
 double abx_http_now(void);    /* monotonic seconds */
+/* Asks the cancel hook: 1 with err set (Canceled, or Timeout for 2) if
+ * the run is being stopped, else 0. */
+int abx_http_check_cancel(struct abx_err *err);
+/* Waits s seconds while driving the transfers in flight; 0, or -1 with
+ * err if the cancel hook fired meanwhile. */
+int abx_http_sleep(double s, struct abx_err *err);
 
 /* URL helpers. Percent-encodes everything but RFC 3986 unreserved bytes
  * (E2B's rule for signed URLs and metadata values). 0 or -1 (cap). */

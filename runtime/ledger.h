@@ -30,12 +30,25 @@
 /* Path of the ledger of run_id into out ("<dir>/<run id>.ledger"). */
 int abx_ledger_path(const char *run_id, char *out, size_t outlen);
 /* Opens (creating dirs and file) for appending; the fd is kept for the
- * process (after fork, children append to the same file). 0 or -1. */
+ * process (after fork, children append to the same file) and holds a
+ * shared flock (abx_ledger_in_use). 0 or -1 (also if another process
+ * holds it exclusively). */
 int abx_ledger_open(const char *path, char *err, size_t errlen);
 void abx_ledger_after_fork(void);   /* keeps the fd; placeholder for reopen */
-/* Appends a line; "create" lines are fsync'd. 0 or -1 (err). */
+/* Appends a line; "create" lines are fsync'd. event: "create", "kill"
+ * or "keep"; detail: for create the test id (the unix time is added
+ * here), else an optional note. Control bytes in detail become spaces;
+ * the line is capped below PIPE_BUF. 0 or -1 (err). */
 int abx_ledger_append(const char *event, const char *sandbox_id,
                       const char *detail, char *err, size_t errlen);
+
+/* Appends to another run's ledger (the janitor); the file must exist. */
+int abx_ledger_append_to(const char *path, const char *event,
+                         const char *sandbox_id, const char *detail,
+                         char *err, size_t errlen);
+/* 1 while a live run holds the ledger (abx_ledger_open takes a shared
+ * lock that its forked workers inherit), else 0. */
+int abx_ledger_in_use(const char *path);
 
 struct abx_ledger_entry {
     char id[128];
@@ -60,6 +73,7 @@ struct abx_sweep_report {
     size_t gone;          /* already deleted (404) */
     size_t kept;          /* left alive on purpose (--keep-failed) */
     size_t errors;
+    size_t left;          /* ids still alive (or in doubt) at the end */
     struct abx_buf log;   /* one line per error ("<id>: <message>") */
 };
 void abx_sweep_report_init(struct abx_sweep_report *r);

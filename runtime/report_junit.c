@@ -50,6 +50,24 @@ static int simple(struct abx_buf *o, const char *tag, const char *type,
            abx_buf_appendf(o, "</%s>", tag);
 }
 
+/* <properties> as pytest's record_property writes them: the ids of the
+ * sandboxes a failed test used, space-separated. */
+static int properties(struct abx_buf *o, const struct abx_result *r)
+{
+    size_t i;
+    int rc;
+
+    if (r->sandbox_ids.n == 0)
+        return 0;
+    rc = abx_buf_appends(o, "<properties><property name=\"sandboxes\" "
+                            "value=\"");
+    for (i = 0; !rc && i < r->sandbox_ids.n; i++) {
+        const char *id = r->sandbox_ids.items[i];
+        rc = (i && abx_buf_appendc(o, ' ')) || escape(o, id, strlen(id), 1);
+    }
+    return rc || abx_buf_appends(o, "\" /></properties>");
+}
+
 static int open_case(struct abx_buf *o, const struct abx_result *r,
                      double t)
 {
@@ -57,7 +75,7 @@ static int open_case(struct abx_buf *o, const struct abx_result *r,
 
     return abx_buf_appends(o, "<testcase") ||
            attr(o, "classname", r->classname) || attr(o, "name", name) ||
-           abx_buf_appendf(o, " time=\"%.3f\">", t);
+           abx_buf_appendf(o, " time=\"%.3f\">", t) || properties(o, r);
 }
 
 /* message='failed on <phase> with "<msg>"' as pytest's append_error. */

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "api.h"
 #include "buf.h"
 #include "errclass.h"
@@ -50,6 +52,7 @@ void abx_track_touch(struct abx_tracked *t);
  * (one per line) to ids if not NULL. Returns how many. */
 size_t abx_track_test_failed(struct abx_buf *ids);
 
+/* test_id NULL or "": the current test's (abx_track_begin_test). */
 struct abx_tracked *abx_track_create(uint64_t group, const char *test_id,
                                      const struct abx_create_opts *o,
                                      struct abx_err *err);
@@ -65,5 +68,18 @@ int abx_track_kill_group(uint64_t group, struct abx_buf *errs);
 int abx_track_kill_all(struct abx_buf *errs);
 /* Lines "<id> <template>" of sandboxes kept so far. */
 void abx_track_kept(struct abx_buf *out);
+
+/* 1 once abx_track_init succeeded. */
+int abx_track_ready(void);
+/* A new group id (never 0; unique within the process). */
+uint64_t abx_track_group_new(void);
+
+/* The metadata sent on create: a copy of user (object of strings, may be
+ * NULL) with e2e=<run_id>, e2e_test=<test_id sanitized to printable
+ * ASCII, at most 128 bytes> and e2e_nonce=<nonce> set over whatever the
+ * caller gave for those keys. NULL on out of memory. (Exposed for the
+ * unit tests.) */
+cJSON *abx_track_tags(const cJSON *user, const char *run_id,
+                      const char *test_id, const char *nonce);
 
 #endif

@@ -220,7 +220,11 @@ static enum MHD_Result create(struct MHD_Connection *c, const struct abx_buf *bo
     }
     fprintf(stderr, "abx-local: sandbox %s created (template %s, timeout %lds)\n", s->id, t.id,
             timeout);
-    ret = abx_http_json(c, 201, abx_json_sandbox(s));
+    if (abx_faults_take_create_drop())   /* a lost reply: the sandbox stays */
+        ret = abx_http_error(c, 503, "injected fault: create reply dropped (sandbox %s exists)",
+                             s->id);
+    else
+        ret = abx_http_json(c, 201, abx_json_sandbox(s));
 out:
     abx_sbx_unref(s);
     if (have_tmpl)

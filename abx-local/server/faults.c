@@ -37,6 +37,8 @@ static const struct setting {
     {"errorStatus", "--fault-error-status", 400, 599, K_INT, AT(error_status)},
     {"dropStreamAfterBytes", "--fault-drop-stream-after", 0, 1e15, K_LLONG,
      AT(drop_stream_after_bytes)},
+    {"dropCreateReplies", "--fault-drop-create-replies", 0, 1000000, K_LONG,
+     AT(drop_create_replies)},
 #undef AT
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
@@ -158,4 +160,16 @@ int abx_faults_roll(bool data_plane)
     if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
         return 0;
     return ((double)r / 4294967296.0) < rate ? f.error_status : 0;
+}
+
+bool abx_faults_take_create_drop(void)
+{
+    bool take = false;
+    pthread_mutex_lock(&faults_lock);
+    if (cur.drop_create_replies > 0) {
+        cur.drop_create_replies--;
+        take = true;
+    }
+    pthread_mutex_unlock(&faults_lock);
+    return take;
 }

@@ -52,7 +52,7 @@ static const char usage[] =
     "  --max-sandboxes N    concurrent sandboxes before create answers 429 (100)\n"
     "  --fault-latency-ms N, --fault-create-latency-ms N, --fault-delete-delay-ms N,\n"
     "  --fault-error-rate F, --fault-data-error-rate F, --fault-error-status N,\n"
-    "  --fault-drop-stream-after N\n"
+    "  --fault-drop-stream-after N, --fault-drop-create-replies N\n"
     "                       fault injection (also POST /admin/faults at run time)\n";
 
 static int parse_addr(const char *s, struct sockaddr_in *sa)

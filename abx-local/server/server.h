@@ -37,6 +37,7 @@ struct abx_faults {
     double error_rate, data_error_rate;
     int error_status;
     long long drop_stream_after_bytes; /* 0 = off */
+    long drop_create_replies;  /* next N creates succeed but answer 503 */
 };
 void abx_faults_get(struct abx_faults *out);
 /* Applies the members present in obj; 0, or -1 with err naming the field. */
@@ -47,6 +48,8 @@ int abx_faults_flag(const char *flag, const char *val, char *err, size_t errlen)
 cJSON *abx_faults_json(void);
 /* Sleeps latency_ms; returns the status to fail with (0 = none). */
 int abx_faults_roll(bool data_plane);
+/* True (and one fewer left) if this create's reply is to be lost. */
+bool abx_faults_take_create_drop(void);
 void abx_sleep_ms(long ms);
 
 /* ---- templates (tmpl.c) ---- */

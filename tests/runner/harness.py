@@ -557,6 +557,50 @@ def sc_cli(c):
     check(p.returncode == 5, f"no tests: exit {p.returncode}")
 
 
+def sc_sandbox_cli(c):
+    """Issue 4's options without a platform: --help names them, cleanup
+    refuses bad usage (exit 4), --local fails clearly when abx-local is
+    missing, and bad knob values are usage errors naming the variable."""
+    p = c.run("--help")
+    for opt in ["--local", "--keep-failed", "--trace-http", "cleanup", "E2E_SANDBOX_TTL",
+                "E2E_SERVER_TEMPLATE", "E2E_SERVER_PORT"]:
+        check(re.search(r"(^|[\s,(])" + re.escape(opt) + r"([\s,=)]|$)", p.stdout, re.M),
+              "help lacks " + opt)
+    for args, want in [(["cleanup", "--bogus"], "unrecognized argument --bogus"),
+                       (["cleanup", "--older-than", "-3"], "--older-than"),
+                       (["cleanup", "--run-id"], "--run-id expects an ID"),
+                       (["cleanup", "--run-id", "a b"], "not a run id"),
+                       (["cleanup", "--all-tagged", "--run-id", "x"], "exclude each other"),
+                       (["cleanup"], "ABX_SANDBOX_API_KEY")]:
+        p = c.run(*args)
+        check(p.returncode == 4, f"{args}: exit {p.returncode} (want 4)")
+        check(want in p.stderr, f"{args}: stderr lacks {want!r}: {p.stderr}")
+    p = c.run("cleanup", "--help")
+    check(p.returncode == 0 and "--yes" in p.stdout and "--older-than" in p.stdout,
+          "cleanup --help")
+    p = c.run("--local", "cases/test_outcomes.lua", env={"ABX_LOCAL_BIN": "/nonexistent"})
+    check(p.returncode == 3, f"--local without abx-local: exit {p.returncode} (want 3)")
+    check("ABX_LOCAL_BIN=/nonexistent is not an executable file" in p.stderr,
+          "--local names the missing binary: " + p.stderr)
+    fake = os.path.join(c.dir, "fake-local.sh")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\necho 'fake abx-local: cannot bind' >&2\nexit 7\n")
+    os.chmod(fake, 0o755)
+    p = c.run("--local", "cases/test_outcomes.lua", env={"ABX_LOCAL_BIN": fake})
+    check(p.returncode == 3 and "before it was ready" in p.stderr and
+          "cannot bind" in p.stderr, "--local shows why abx-local failed: " + p.stderr)
+    for var, val in [("E2E_SANDBOX_TTL", "ten"), ("E2E_SERVER_PORT", "70000"),
+                     ("E2E_SERVER_TEMPLATE", "two words"), ("E2E_RUN_ID", "../up")]:
+        p = c.run("cases/test_outcomes.lua", env={var: val})
+        check(p.returncode == 4 and var in p.stderr, f"{var}={val}: exit {p.returncode}, "
+              f"stderr {p.stderr!r}")
+    p = c.run("cases/test_outcomes.lua::needs platform",
+              env={"E2B_API_KEY": SECRET, "ABX_SANDBOX_BASE_URL": "ftp://nowhere"})
+    check(p.returncode == 4 and "ftp://nowhere" in p.stderr and "http" in p.stderr,
+          f"a bad base URL is a usage error: exit {p.returncode}, {p.stderr!r}")
+    check(SECRET not in p.stdout + p.stderr, "the key is never printed")
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 

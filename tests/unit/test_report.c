@@ -275,6 +275,16 @@ static void test_junit(const char *dir)
                  "assert f.getAttribute(\"message\")==\"a\\nb\\tc\\rd\"",
                  path),
               0);
+    /* sandboxes of a failed test: a property, as record_property */
+    abx_buf_reset(&x);
+    abx_strlist_push(&rs[1]->sandbox_ids, "sbx-a");
+    abx_strlist_push(&rs[1]->sandbox_ids, "sbx-<b>");
+    CHECK_INT(abx_junit_write(&x, rs + 1, 1, &o), 0);
+    CHECK(strstr(abx_buf_cstr(&x), "\"><properties><property "
+                                   "name=\"sandboxes\" value=\"sbx-a "
+                                   "sbx-&lt;b&gt;\" /></properties><failure"));
+    if (!strstr(abx_buf_cstr(&x), "/></properties><failure"))
+        fprintf(stderr, "%s\n", abx_buf_cstr(&x));
     /* empty run */
     abx_buf_reset(&x);
     CHECK_INT(abx_junit_write(&x, NULL, 0, NULL), 0);

@@ -1,0 +1,575 @@
+/* Module e2e.sandbox (docs/lua-api.md): create/connect/list/kill and the
+ * sandbox userdata (metatable e2e.Sandbox). Creation goes only through
+ * abx_track_create, which tags, records in the ledger and registers the
+ * sandbox in the group of the current scope before Lua sees the handle.
+ * The tracked record outlives every handle, so __gc only frees what the
+ * handle itself owns (its envd endpoint, a connected sandbox's info). */
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lua_e2e.h"
+#include "lua_sandbox.h"
+#include "lua_util.h"
+
+#define SCOPE_KEY "e2e.sandbox_scope"   /* prelude's group provider */
+#define INFOBOX_MT "e2e.SandboxInfoBox"
+#define UV_COMMANDS 1
+#define UV_FILES 2
+
+/* ---- an anchor for C-owned replies while they are turned into Lua ---- */
+struct infobox {
+    struct abx_sandbox_info info;
+    struct abx_list_page page;
+};
+
+static int infobox_gc(lua_State *L)
+{
+    struct infobox *b = luaL_checkudata(L, 1, INFOBOX_MT);
+    abx_sandbox_info_free(&b->info);
+    abx_list_page_free(&b->page);
+    return 0;
+}
+
+static struct infobox *infobox_push(lua_State *L)
+{
+    struct infobox *b = lua_newuserdatauv(L, sizeof *b, 0);
+
+    memset(b, 0, sizeof *b);
+    if (luaL_newmetatable(L, INFOBOX_MT)) {
+        lua_pushcfunction(L, infobox_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    return b;
+}
+
+static void set_str(lua_State *L, const char *key, const char *v)
+{
+    if (v && v[0]) {
+        lua_pushstring(L, v);
+        lua_setfield(L, -2, key);
+    }
+}
+
+static void set_int(lua_State *L, const char *key, long v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, key);
+}
+
+static void push_info(lua_State *L, const struct abx_sandbox_info *i)
+{
+    lua_createtable(L, 0, 12);
+    set_str(L, "sandbox_id", i->sandbox_id);
+    set_str(L, "template_id", i->template_id);
+    set_str(L, "name", i->alias);
+    set_str(L, "client_id", i->client_id);
+    set_str(L, "started_at", i->started_at);
+    set_str(L, "end_at", i->end_at);
+    set_str(L, "state", i->state);
+    set_str(L, "envd_version", i->envd_version);
+    set_int(L, "cpu_count", i->cpu_count);
+    set_int(L, "memory_mb", i->memory_mb);
+    set_int(L, "disk_size_mb", i->disk_size_mb);
+    if (i->metadata)
+        abx_ljson_push(L, i->metadata);
+    else
+        lua_newtable(L);
+    lua_setfield(L, -2, "metadata");
+}
+
+/* ---- the sandbox userdata -------------------------------------------- */
+const struct abx_sandbox_info *abx_lsandbox_info(struct abx_lsandbox *s)
+{
+    return s->t ? &s->t->info : &s->own;
+}
+
+static int is_killed(const struct abx_lsandbox *s)
+{
+    return s->killed || (s->t && !s->t->alive);
+}
+
+struct abx_lsandbox *abx_lsandbox_check(lua_State *L, int idx)
+{
+    struct abx_lsandbox *s = luaL_checkudata(L, idx, ABX_SANDBOX_MT);
+
+    if (is_killed(s))
+        luaL_error(L, "sandbox %s was killed", abx_lsandbox_info(s)->sandbox_id);
+    abx_track_touch(s->t);
+    return s;
+}
+
+static struct abx_lsandbox *sbx_new(lua_State *L)
+{
+    struct abx_lsandbox *s = lua_newuserdatauv(L, sizeof *s, 2);
+
+    memset(s, 0, sizeof *s);
+    luaL_setmetatable(L, ABX_SANDBOX_MT);
+    return s;
+}
+
+/* Fills the envd endpoint once the info is known; raises on failure (the
+ * userdata, already anchored, frees what was made). */
+static void sbx_ready(lua_State *L, struct abx_lsandbox *s)
+{
+    struct abx_err err;
+
+    if (abx_endpoint_init(&s->envd, abx_lsandbox_platform(L),
+                          abx_lsandbox_info(s), ABX_ENVD_PORT, &err) != 0)
+        abx_lerr_raise(L, &err);
+}
+
+static int sbx_gc(lua_State *L)
+{
+    struct abx_lsandbox *s = luaL_checkudata(L, 1, ABX_SANDBOX_MT);
+
+    abx_endpoint_free(&s->envd);
+    if (!s->t)
+        abx_sandbox_info_free(&s->own);
+    return 0;
+}
+
+static int sbx_tostring(lua_State *L)
+{
+    struct abx_lsandbox *s = luaL_checkudata(L, 1, ABX_SANDBOX_MT);
+
+    lua_pushfstring(L, "Sandbox(%s)", abx_lsandbox_info(s)->sandbox_id);
+    return 1;
+}
+
+/* Cached sbx.commands / sbx.files. */
+static void push_sub(lua_State *L, int uv, void (*make)(lua_State *, int))
+{
+    if (lua_getiuservalue(L, 1, uv) != LUA_TNIL)
+        return;
+    lua_pop(L, 1);
+    make(L, 1);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, 1, uv);
+}
+
+static int sbx_index(lua_State *L)
+{
+    struct abx_lsandbox *s = luaL_checkudata(L, 1, ABX_SANDBOX_MT);
+    const struct abx_sandbox_info *i = abx_lsandbox_info(s);
+    const char *k = lua_tostring(L, 2);
+
+    if (lua_getfield(L, lua_upvalueindex(1), k ? k : "") != LUA_TNIL ||
+        !k)
+        return 1;
+    if (strcmp(k, "id") == 0 || strcmp(k, "sandbox_id") == 0)
+        lua_pushstring(L, i->sandbox_id);
+    else if (strcmp(k, "template_id") == 0)
+        lua_pushstring(L, i->template_id);
+    else if (strcmp(k, "envd_version") == 0)
+        lua_pushstring(L, i->envd_version);
+    else if (strcmp(k, "domain") == 0)
+        lua_pushstring(L, i->domain[0] ? i->domain
+                                       : abx_lsandbox_platform(L)->domain);
+    else if (strcmp(k, "commands") == 0)
+        push_sub(L, UV_COMMANDS, abx_lcommands_push);
+    else if (strcmp(k, "files") == 0)
+        push_sub(L, UV_FILES, abx_lfiles_push);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+static int sbx_newindex(lua_State *L)
+{
+    return luaL_error(L, "cannot set field '%s' of a Sandbox",
+                      luaL_tolstring(L, 2, NULL));
+}
+
+/* ---- module functions ------------------------------------------------- */
+/* The group of the current scope (prelude: current finalizer stack). */
+static lua_Integer current_group(lua_State *L)
+{
+    lua_Integer g;
+
+    if (lua_getfield(L, LUA_REGISTRYINDEX, SCOPE_KEY) != LUA_TFUNCTION)
+        luaL_error(L, "sandbox.create: only inside a test or a fixture");
+    lua_call(L, 0, 1);
+    if (!lua_isinteger(L, -1))
+        luaL_error(L, "sandbox.create: only inside a test or a fixture");
+    g = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return g;
+}
+
+static long default_ttl(lua_State *L)
+{
+    long ttl = abx_e2e_host_of(L)->sandbox_ttl;
+    return ttl > 0 ? ttl : 300;
+}
+
+static long opt_timeout(lua_State *L, int arg, const char *key, long def)
+{
+    lua_Integer v = abx_lopt_integer(L, arg, key, def);
+
+    if (v <= 0 || v > 86400L * 30)
+        luaL_argerror(L, arg, lua_pushfstring(L, "option '%s': seconds out "
+                      "of range (1 to 2592000)", key));
+    return (long)v;
+}
+
+/* sandbox.create{template=, timeout=, metadata=, envs=, secure=,
+ * allow_internet_access=} */
+static int l_create(lua_State *L)
+{
+    static const char *const known[] = {"template", "timeout", "metadata",
+        "envs", "secure", "allow_internet_access", NULL};
+    struct abx_create_opts o;
+    struct abx_lbox *md, *envs;
+    struct abx_lsandbox *s;
+    struct abx_tracked *t;
+    struct abx_err err;
+    lua_Integer group;
+
+    memset(&o, 0, sizeof o);
+    abx_lopt_check(L, 1, "create", known);
+    o.template_id = abx_lopt_string(L, 1, "template", "base");
+    if (!o.template_id[0])
+        luaL_argerror(L, 1, "option 'template': must not be empty");
+    o.timeout = opt_timeout(L, 1, "timeout", default_ttl(L));
+    o.secure = abx_lopt_bool(L, 1, "secure", 1);
+    o.allow_internet = -1;
+    if (abx_lopt_push(L, 1, "allow_internet_access", LUA_TBOOLEAN))
+        o.allow_internet = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    /* Each map goes into a box as it is built, so a bad envs table after a
+     * good metadata one strands nothing. */
+    abx_lopt_push(L, 1, "metadata", LUA_TTABLE);
+    abx_lopt_push(L, 1, "envs", LUA_TTABLE);
+    md = abx_lbox_push(L, 0);
+    envs = abx_lbox_push(L, 0);
+    md->json = abx_ljson_string_map_opt(L, -4, 1, "metadata");
+    envs->json = abx_ljson_string_map_opt(L, -3, 1, "envs");
+    o.metadata = md->json;
+    o.envs = envs->json;
+    group = current_group(L);
+    abx_lsandbox_platform(L);  /* raises now without a platform */
+    s = sbx_new(L);
+    t = abx_track_create((uint64_t)group, NULL, &o, &err);
+    abx_lbox_release(md);
+    abx_lbox_release(envs);
+    if (!t)
+        return abx_lerr_raise(L, &err);
+    s->t = t;
+    sbx_ready(L, s);
+    return 1;
+}
+
+/* Connects the userdata s (at the top) to id; tracked ids share their
+ * record. */
+static void do_connect(lua_State *L, struct abx_lsandbox *s, const char *id,
+                       long timeout)
+{
+    const struct abx_platform *p = abx_lsandbox_platform(L);
+    struct abx_tracked *t = abx_track_find(id);
+    struct infobox *b = infobox_push(L);
+    struct abx_err err;
+
+    if (abx_api_connect(p, id, timeout, t ? &b->info : &s->own, &err) != 0)
+        abx_lerr_raise(L, &err);
+    lua_pop(L, 1);  /* the box: its info (if used) freed by __gc */
+    s->t = t;
+    abx_track_touch(t);
+    sbx_ready(L, s);
+}
+
+/* sandbox.connect(id, {timeout=}) and sbx:connect{timeout=}: the id is
+ * arg 1, or the one of `from`; the options are arg 2. */
+static int connect_common(lua_State *L, struct abx_lsandbox *from)
+{
+    static const char *const known[] = {"timeout", NULL};
+    long timeout;
+
+    abx_lopt_check(L, 2, "connect", known);
+    timeout = opt_timeout(L, 2, "timeout", default_ttl(L));
+    lua_settop(L, 2);
+    if (from)
+        lua_pushstring(L, abx_lsandbox_info(from)->sandbox_id);
+    else
+        lua_pushvalue(L, 1);
+    do_connect(L, sbx_new(L), lua_tostring(L, 3), timeout);
+    return 1;
+}
+
+static int l_connect(lua_State *L)
+{
+    luaL_checkstring(L, 1);
+    return connect_common(L, NULL);
+}
+
+/* sandbox.list{metadata=, state=, limit=} -> array of info tables */
+static int l_list(lua_State *L)
+{
+    static const char *const known[] = {"metadata", "state", "limit", NULL};
+    struct abx_list_query q;
+    struct abx_lbox *md;
+    struct infobox *b;
+    struct abx_err err;
+    lua_Integer limit;
+    size_t i;
+
+    memset(&q, 0, sizeof q);
+    abx_lopt_check(L, 1, "list", known);
+    q.state = abx_lopt_string(L, 1, "state", NULL);
+    if (q.state && strcmp(q.state, "running") != 0 &&
+        strcmp(q.state, "paused") != 0 &&
+        strcmp(q.state, "running,paused") != 0 &&
+        strcmp(q.state, "paused,running") != 0)
+        luaL_argerror(L, 1, "option 'state': expected \"running\", "
+                      "\"paused\" or \"running,paused\"");
+    limit = abx_lopt_integer(L, 1, "limit", 0);
+    if (limit < 0 || limit > 100)
+        luaL_argerror(L, 1, "option 'limit': page size out of range (1 to "
+                      "100)");
+    q.limit = (long)limit;
+    abx_lopt_push(L, 1, "metadata", LUA_TTABLE);
+    md = abx_lbox_push(L, 0);
+    md->json = abx_ljson_string_map_opt(L, -2, 1, "metadata");
+    q.metadata = md->json;
+    b = infobox_push(L);
+    if (abx_api_list_all(abx_lsandbox_platform(L), &q, 0, &b->page,
+                         &err) != 0)
+        return abx_lerr_raise(L, &err);
+    lua_createtable(L, (int)b->page.n, 0);
+    for (i = 0; i < b->page.n; i++) {
+        push_info(L, &b->page.items[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+/* Pushes rc == 1 as a boolean, or raises err when rc < 0. */
+static int bool_result(lua_State *L, int rc, const struct abx_err *err)
+{
+    if (rc < 0)
+        return abx_lerr_raise(L, err);
+    lua_pushboolean(L, rc == 1);
+    return 1;
+}
+
+/* sandbox.kill(id) -> bool */
+static int l_kill(lua_State *L)
+{
+    const char *id = luaL_checkstring(L, 1);
+    const struct abx_platform *p = abx_lsandbox_platform(L);
+    struct abx_tracked *t = abx_track_find(id);
+    struct abx_err err;
+
+    if (t)
+        return bool_result(L, abx_track_kill(t, &err), &err);
+    return bool_result(L, abx_api_kill(p, id, &err), &err);
+}
+
+/* ---- methods ---------------------------------------------------------- */
+static int m_info(lua_State *L)
+{
+    struct abx_lsandbox *s = abx_lsandbox_check(L, 1);
+    struct infobox *b = infobox_push(L);
+    struct abx_err err;
+
+    if (abx_api_get(abx_lsandbox_platform(L), abx_lsandbox_info(s)->sandbox_id,
+                    &b->info, &err) != 0)
+        return abx_lerr_raise(L, &err);
+    push_info(L, &b->info);
+    return 1;
+}
+
+/* The sandbox at 1 for kill and is_running, which answer false for a
+ * killed sandbox instead of raising: NULL (false pushed) then. */
+static struct abx_lsandbox *unless_killed(lua_State *L)
+{
+    struct abx_lsandbox *s = luaL_checkudata(L, 1, ABX_SANDBOX_MT);
+
+    if (!is_killed(s))
+        return s;
+    lua_pushboolean(L, 0);
+    return NULL;
+}
+
+static int m_kill(lua_State *L)
+{
+    struct abx_lsandbox *s = unless_killed(L);
+    struct abx_err err;
+    int rc;
+
+    if (!s)
+        return 1;
+    if (s->t)
+        rc = abx_track_kill(s->t, &err);
+    else
+        rc = abx_api_kill(abx_lsandbox_platform(L), s->own.sandbox_id, &err);
+    if (rc >= 0)
+        s->killed = 1;
+    return bool_result(L, rc, &err);
+}
+
+static int m_set_timeout(lua_State *L)
+{
+    struct abx_lsandbox *s = abx_lsandbox_check(L, 1);
+    lua_Integer sec = luaL_checkinteger(L, 2);
+    struct abx_err err;
+
+    luaL_argcheck(L, sec > 0 && sec <= 86400L * 30, 2,
+                  "seconds out of range (1 to 2592000)");
+    if (abx_api_set_timeout(abx_lsandbox_platform(L),
+                            abx_lsandbox_info(s)->sandbox_id, (long)sec,
+                            &err) != 0)
+        return abx_lerr_raise(L, &err);
+    return 0;
+}
+
+static int m_is_running(lua_State *L)
+{
+    struct abx_lsandbox *s = unless_killed(L);
+    struct abx_err err;
+    int rc;
+
+    if (!s)
+        return 1;
+    abx_track_touch(s->t);
+    rc = abx_envd_health(&s->envd, &err);
+    if (rc < 0 && err.cls == ABX_E_NOT_FOUND)
+        rc = 0;
+    return bool_result(L, rc, &err);
+}
+
+static int m_connect(lua_State *L)
+{
+    return connect_common(L, abx_lsandbox_check(L, 1));
+}
+
+static int m_pause(lua_State *L)
+{
+    struct abx_lsandbox *s = abx_lsandbox_check(L, 1);
+    struct abx_err err;
+
+    return bool_result(L, abx_api_pause(abx_lsandbox_platform(L),
+                                        abx_lsandbox_info(s)->sandbox_id,
+                                        &err), &err);
+}
+
+static int m_metrics(lua_State *L)
+{
+    struct abx_lsandbox *s = abx_lsandbox_check(L, 1);
+    struct abx_lbox *b = abx_lbox_push(L, 0);
+    struct abx_err err;
+
+    if (abx_api_metrics(abx_lsandbox_platform(L),
+                        abx_lsandbox_info(s)->sandbox_id, 0, 0, &b->json,
+                        &err) != 0)
+        return abx_lerr_raise(L, &err);
+    abx_ljson_push(L, b->json);
+    abx_lbox_release(b);
+    return 1;
+}
+
+static int check_port(lua_State *L, int arg)
+{
+    lua_Integer port = luaL_checkinteger(L, arg);
+
+    luaL_argcheck(L, port >= 1 && port <= 65535, arg,
+                  "port out of range (1 to 65535)");
+    return (int)port;
+}
+
+static int m_get_host(lua_State *L)
+{
+    struct abx_lsandbox *s = abx_lsandbox_check(L, 1);
+    int port = check_port(L, 2);
+    char host[512];
+
+    if (abx_endpoint_host(abx_lsandbox_platform(L), abx_lsandbox_info(s),
+                          port, host, sizeof host) != 0)
+        return luaL_error(L, "get_host: host name too long");
+    lua_pushstring(L, host);
+    return 1;
+}
+
+/* Validates a URL path: starts with '/', no whitespace or control bytes. */
+static const char *check_path(lua_State *L, int arg, const char *path)
+{
+    const unsigned char *p = (const unsigned char *)path;
+
+    if (path[0] != '/')
+        luaL_argerror(L, arg, "path must start with '/'");
+    for (; *p; p++)
+        if (*p <= 0x20 || *p == 0x7f)
+            luaL_argerror(L, arg, "path contains a space or control byte");
+    return path;
+}
+
+static int m_url(lua_State *L)
+{
+    struct abx_lsandbox *s = abx_lsandbox_check(L, 1);
+    int port = check_port(L, 2);
+    const char *path = check_path(L, 3, luaL_optstring(L, 3, "/"));
+    struct abx_endpoint ep;
+    struct abx_err err;
+    char base[sizeof ep.base_url];
+
+    if (abx_endpoint_init(&ep, abx_lsandbox_platform(L), abx_lsandbox_info(s),
+                          port, &err) != 0)
+        return abx_lerr_raise(L, &err);
+    memcpy(base, ep.base_url, sizeof base);
+    abx_endpoint_free(&ep);
+    lua_pushfstring(L, "%s%s", base, path);
+    return 1;
+}
+
+static const luaL_Reg sbx_methods[] = {
+    {"info", m_info},
+    {"kill", m_kill},
+    {"set_timeout", m_set_timeout},
+    {"is_running", m_is_running},
+    {"connect", m_connect},
+    {"pause", m_pause},
+    {"metrics", m_metrics},
+    {"get_host", m_get_host},
+    {"url", m_url},
+    {"http", abx_lsandbox_http},
+    {"run_code", abx_lcode_run},
+    {"create_code_context", abx_lcode_create_context},
+    {NULL, NULL},
+};
+
+int luaopen_e2e_sandbox(lua_State *L)
+{
+    static const luaL_Reg funcs[] = {
+        {"create", l_create},
+        {"connect", l_connect},
+        {"list", l_list},
+        {"kill", l_kill},
+        {NULL, NULL},
+    };
+    const struct abx_e2e_host *h = abx_e2e_host_of(L);
+
+    if (luaL_newmetatable(L, ABX_SANDBOX_MT)) {
+        luaL_newlib(L, sbx_methods);
+        lua_pushcclosure(L, sbx_index, 1);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, sbx_newindex);
+        lua_setfield(L, -2, "__newindex");
+        lua_pushcfunction(L, sbx_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, sbx_tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
+    lua_pop(L, 1);
+    abx_lsandbox_install_cancel();
+    luaL_newlib(L, funcs);
+    lua_pushinteger(L, default_ttl(L));
+    lua_setfield(L, -2, "default_timeout");
+    lua_pushstring(L, h->server_template && h->server_template[0]
+                      ? h->server_template : "python-hello");
+    lua_setfield(L, -2, "server_template");
+    lua_pushinteger(L, h->server_port > 0 ? h->server_port : 8080);
+    lua_setfield(L, -2, "server_port");
+    return 1;
+}

@@ -1,0 +1,286 @@
+/* --local: runs abx-local for the duration of the run.
+ *
+ * The server is started on free loopback ports with a fresh state dir; it
+ * prints `export ABX_SANDBOX_*=...` lines and then `ready` on stdout (a
+ * temporary file here: a pipe nobody reads after start-up could fill and
+ * block it). It gets its own process group so a terminal ^C reaches only
+ * the runner, which still needs the platform to sweep; the runner stops it
+ * after the sweep (SIGTERM, then SIGKILL), and the guardian does if the
+ * runner is killed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "host.h"
+#include "out.h"
+
+#define START_TIMEOUT 30.0  /* s until `ready` */
+#define STOP_GRACE 10.0     /* s between SIGTERM and SIGKILL */
+
+static pid_t g_pid;
+static char g_state[64], g_out[64], g_err[64];
+
+int abx_local_pid(void) { return (int)g_pid; }
+
+static int is_exec(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+           access(path, X_OK) == 0;
+}
+
+/* $ABX_LOCAL_BIN, else the build tree next to this executable
+ * (<build>/host/abx-e2e -> <build>/abx-local/server/abx-local), else
+ * PATH. 0, or -1 with err. */
+static int find_binary(char *out, size_t outlen, char *err, size_t errlen)
+{
+    const char *env = getenv("ABX_LOCAL_BIN"), *path = getenv("PATH");
+    char self[PATH_MAX], *slash;
+    ssize_t n;
+
+    if (env && *env) {
+        if (!is_exec(env)) {
+            snprintf(err, errlen, "ABX_LOCAL_BIN=%s is not an executable "
+                     "file", env);
+            return -1;
+        }
+        snprintf(out, outlen, "%s", env);
+        return 0;
+    }
+    n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        if ((slash = strrchr(self, '/'))) {
+            *slash = '\0';
+            int k = snprintf(out, outlen, "%.*s/../abx-local/server/abx-local",
+                             PATH_MAX - 64, self);
+            if (k > 0 && (size_t)k < outlen && is_exec(out))
+                return 0;
+        }
+    }
+    while (path && *path) {
+        const char *end = strchr(path, ':');
+        size_t len = end ? (size_t)(end - path) : strlen(path);
+        if (len > 0 && len < outlen - 12) {
+            snprintf(out, outlen, "%.*s/abx-local", (int)len, path);
+            if (is_exec(out))
+                return 0;
+        }
+        path = end ? end + 1 : NULL;
+    }
+    snprintf(err, errlen, "abx-local not found (set ABX_LOCAL_BIN, build it "
+             "with `make build`, or put it on PATH)");
+    return -1;
+}
+
+/* The last bytes of abx-local's stderr, for an error message. */
+static void stderr_tail(char *out, size_t outlen)
+{
+    char *data = NULL, e[256];
+    size_t len = 0, start;
+
+    out[0] = '\0';
+    if (abx_read_file(g_err, 1 << 20, &data, &len, e, sizeof e) != 0)
+        return;
+    start = len > 2000 ? len - 2000 : 0;
+    snprintf(out, outlen, "%s", data + start);
+    free(data);
+}
+
+/* Scans the stdout file: fills the four values and says if `ready` came. */
+static int scan_output(char vals[4][1024])
+{
+    static const char *const names[4] = {
+        "ABX_SANDBOX_API_KEY", "ABX_SANDBOX_BASE_URL", "ABX_SANDBOX_DOMAIN",
+        "ABX_SANDBOX_URL"};
+    char *data = NULL, *line, *save = NULL, e[256];
+    size_t len = 0;
+    int ready = 0, i;
+
+    if (abx_read_file(g_out, 1 << 20, &data, &len, e, sizeof e) != 0)
+        return 0;
+    for (line = strtok_r(data, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (strcmp(line, "ready") == 0)
+            ready = 1;
+        if (strncmp(line, "export ", 7) != 0)
+            continue;
+        for (i = 0; i < 4; i++) {
+            size_t nl = strlen(names[i]);
+            if (strncmp(line + 7, names[i], nl) == 0 && line[7 + nl] == '=')
+                snprintf(vals[i], sizeof vals[i], "%s", line + 8 + nl);
+        }
+    }
+    free(data);
+    return ready;
+}
+
+static int spawn(const char *bin, char *err, size_t errlen)
+{
+    int out, errf, nul;
+
+    snprintf(g_out, sizeof g_out, "/tmp/abx-e2e-local-out.XXXXXX");
+    snprintf(g_err, sizeof g_err, "/tmp/abx-e2e-local-err.XXXXXX");
+    snprintf(g_state, sizeof g_state, "/tmp/abx-e2e-local.XXXXXX");
+    out = mkostemp(g_out, O_CLOEXEC);
+    errf = mkostemp(g_err, O_CLOEXEC);
+    nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (out < 0 || errf < 0 || nul < 0 || !mkdtemp(g_state)) {
+        snprintf(err, errlen, "cannot create temporary files: %s",
+                 strerror(errno));
+        g_state[0] = '\0';
+        goto fail;
+    }
+    abx_out_flush();
+    g_pid = fork();
+    if (g_pid == 0) {
+        setpgid(0, 0);
+        dup2(nul, STDIN_FILENO);
+        dup2(out, STDOUT_FILENO);
+        dup2(errf, STDERR_FILENO);
+        execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--data-listen",
+              "127.0.0.1:0", "--state-dir", g_state, (char *)NULL);
+        _exit(127);
+    }
+    if (g_pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        g_pid = 0;
+        goto fail;
+    }
+    close(out);
+    close(errf);
+    close(nul);
+    return 0;
+fail:
+    if (out >= 0)
+        close(out);
+    if (errf >= 0)
+        close(errf);
+    if (nul >= 0)
+        close(nul);
+    return -1;
+}
+
+int abx_local_start(struct abx_env *e, char *err, size_t errlen)
+{
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    char bin[PATH_MAX], vals[4][1024], tail[2100], perr[512];
+    double waited = 0;
+    int status;
+
+    memset(vals, 0, sizeof vals);
+    if (find_binary(bin, sizeof bin, err, errlen) != 0 ||
+        spawn(bin, err, errlen) != 0)
+        goto fail;
+    for (;;) {
+        int ready = scan_output(vals);
+        /* The key is a secret from the moment we can see it. */
+        if (vals[0][0])
+            abx_mask_add_str(abx_out_masker(), vals[0]);
+        if (ready)
+            break;
+        if (waitpid(g_pid, &status, WNOHANG) == g_pid) {
+            g_pid = 0;
+            stderr_tail(tail, sizeof tail);
+            snprintf(err, errlen, "%s exited (%s %d) before it was ready; "
+                     "its stderr:\n%s", bin,
+                     WIFSIGNALED(status) ? "signal" : "status",
+                     WIFSIGNALED(status) ? WTERMSIG(status)
+                                         : WEXITSTATUS(status),
+                     tail[0] ? tail : "(empty)");
+            goto fail;
+        }
+        if (abx_signal_count()) {
+            snprintf(err, errlen, "interrupted while starting abx-local");
+            goto fail;
+        }
+        if (waited >= START_TIMEOUT) {
+            stderr_tail(tail, sizeof tail);
+            snprintf(err, errlen, "%s was not ready after %.0f s; its "
+                     "stderr:\n%s", bin, START_TIMEOUT,
+                     tail[0] ? tail : "(empty)");
+            goto fail;
+        }
+        nanosleep(&ts, NULL);
+        waited += 0.05;
+    }
+    if (!vals[0][0] || !vals[1][0]) {
+        snprintf(err, errlen, "%s printed no ABX_SANDBOX_API_KEY / "
+                 "ABX_SANDBOX_BASE_URL before ready", bin);
+        goto fail;
+    }
+    if (abx_platform_init(&e->platform, vals[0], vals[1], vals[2], vals[3],
+                          perr, sizeof perr) != 0) {
+        snprintf(err, errlen, "abx-local's values: %s", perr);
+        goto fail;
+    }
+    e->has_credentials = 1;
+    e->has_platform = 1;
+    e->missing[0] = '\0';
+    e->platform_err[0] = '\0';
+    snprintf(e->endpoint, sizeof e->endpoint, "%.480s (abx-local)", vals[1]);
+    abx_out_printf(ABX_OUT_STDERR, "abx-local: %s, data plane %s\n", vals[1],
+                   vals[3][0] ? vals[3] : vals[2]);
+    return 0;
+fail:
+    abx_local_stop();
+    return -1;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+void abx_local_stop(void)
+{
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    double waited = 0;
+    int status;
+
+    if (g_pid > 0) {
+        kill(g_pid, SIGTERM);
+        /* Not our child in the guardian (a fork of the runner): there
+         * waitpid fails with ECHILD and we watch the pid instead. */
+        for (;;) {
+            pid_t w = waitpid(g_pid, &status, WNOHANG);
+            if (w == g_pid || (w < 0 && errno != ECHILD) ||
+                (w < 0 && kill(g_pid, 0) != 0))
+                break;
+            if (waited >= STOP_GRACE) {
+                kill(g_pid, SIGKILL);
+                if (waitpid(g_pid, &status, 0) < 0)
+                    nanosleep(&ts, NULL);
+                break;
+            }
+            nanosleep(&ts, NULL);
+            waited += 0.05;
+        }
+        g_pid = 0;
+    }
+    if (g_state[0])
+        nftw(g_state, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    if (g_out[0])
+        unlink(g_out);
+    if (g_err[0])
+        unlink(g_err);
+    g_state[0] = g_out[0] = g_err[0] = '\0';
+}

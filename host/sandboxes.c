@@ -1,0 +1,160 @@
+/* The run's sandbox bookkeeping in the host: the ledger opened before any
+ * fork, the guardian, tracking in each worker, and the end-of-run sweep
+ * with its one-line account:
+ *   sandboxes: 3 created, 2 deleted, 1 kept, 0 left
+ * Without a platform (no credentials, no --local) nothing here runs. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "http.h"
+#include "ledger.h"
+#include "out.h"
+#include "track.h"
+
+#define SWEEP_BUDGET 60.0        /* s, normal end of run */
+#define SWEEP_BUDGET_SIGNAL 5.0  /* s: CI cancellation gives ~10 s */
+
+static char g_ledger[512];
+
+const char *abx_run_ledger(void) { return g_ledger; }
+
+int abx_sandboxes_begin(const struct abx_env *e, int local_pid, char *err,
+                        size_t errlen)
+{
+    if (!abx_host.platform)
+        return 0;
+    if (abx_ledger_path(e->run_id, g_ledger, sizeof g_ledger) != 0) {
+        snprintf(err, errlen, "run id '%s' cannot name a ledger", e->run_id);
+        g_ledger[0] = '\0';
+        return -1;
+    }
+    if (abx_ledger_open(g_ledger, err, errlen) != 0) {
+        g_ledger[0] = '\0';
+        return -1;
+    }
+    if (abx_guardian_start(abx_host.platform, abx_host.run_id, g_ledger,
+                           local_pid) != 0)
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: warning: cannot start the "
+                       "guardian (%s): a hard kill of this run would leave "
+                       "its sandboxes to `abx-e2e cleanup`\n",
+                       strerror(errno));
+    return 0;
+}
+
+void abx_sandboxes_worker_init(void)
+{
+    struct abx_track_cfg cfg;
+    char err[512];
+
+    abx_http_after_fork();
+    if (!abx_host.platform)
+        return;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.platform = abx_host.platform;
+    cfg.run_id = abx_host.run_id;
+    cfg.ledger_path = g_ledger[0] ? g_ledger : NULL;
+    cfg.keep_failed = abx_host.keep_failed;
+    if (abx_track_init(&cfg, err, sizeof err) != 0)
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: sandbox tracking: %s\n",
+                       err);
+}
+
+void abx_sandboxes_worker_end(void)
+{
+    struct abx_buf errs;
+
+    if (!abx_host.platform || !abx_track_ready())
+        return;
+    /* An interrupt must not cancel the deletes it asked for. */
+    abx_http_set_cancel(NULL);
+    abx_buf_init(&errs, 256 * 1024);
+    if (abx_track_kill_all(&errs) > 0)
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: could not delete "
+                       "sandboxes (the run's sweep retries):\n%s",
+                       abx_buf_cstr(&errs));
+    abx_buf_free(&errs);
+    abx_out_flush();
+}
+
+/* The kept sandboxes of the ledger, with how to reach and delete them
+ * (the template comes from the platform; the ledger has the test). */
+static void print_kept(const struct abx_env *e)
+{
+    struct abx_ledger l;
+    char err[512];
+    const char *dom = e->platform.domain;
+    size_t i, n = 0;
+
+    if (abx_ledger_load(g_ledger, &l, err, sizeof err) != 0)
+        return;
+    for (i = 0; i < l.n; i++) {
+        struct abx_sandbox_info info;
+        struct abx_err aerr;
+        if (!l.e[i].kept || l.e[i].killed)
+            continue;
+        if (n++ == 0)
+            abx_out_puts(ABX_OUT_STDOUT, "kept sandboxes (--keep-failed):\n");
+        memset(&info, 0, sizeof info);
+        abx_err_clear(&aerr);
+        abx_api_get(abx_host.platform, l.e[i].id, &info, &aerr);
+        abx_out_printf(ABX_OUT_STDOUT, "  %s  template %s  host %d-%s.%s"
+                       "  test %s\n", l.e[i].id,
+                       info.template_id[0] ? info.template_id : "?",
+                       ABX_ENVD_PORT, l.e[i].id, dom, l.e[i].test);
+        abx_sandbox_info_free(&info);
+    }
+    if (n && abx_local_pid() > 0)
+        abx_out_puts(ABX_OUT_STDOUT, "  (--local: they end with abx-local "
+                                     "when this run stops it)\n");
+    else if (n)
+        abx_out_printf(ABX_OUT_STDOUT, "  delete them with: abx-e2e cleanup "
+                       "--run-id %s --yes  (or make e2e-cleanup "
+                       "ARGS=\"--run-id %s --yes\")\n", e->run_id,
+                       e->run_id);
+    abx_ledger_free(&l);
+}
+
+int abx_sandboxes_end(const struct abx_env *e, int suspect,
+                      int quiet_if_none)
+{
+    struct abx_sweep_report r;
+    struct abx_ledger l;
+    char err[512];
+    size_t created = 0, deleted;
+    int rc = 0, signaled = abx_signal_count() > 0;
+
+    if (!abx_host.platform || !g_ledger[0])
+        return 0;
+    if (abx_ledger_load(g_ledger, &l, err, sizeof err) == 0) {
+        created = l.n;
+        abx_ledger_free(&l);
+    }
+    abx_http_set_cancel(NULL);
+    abx_sweep_report_init(&r);
+    /* A run that created nothing and ended cleanly has nothing to sweep
+     * (and must not wait on an unreachable platform to say so). */
+    if (created || suspect || signaled)
+        rc = abx_sweep_run(abx_host.platform, e->run_id, g_ledger,
+                           signaled ? SWEEP_BUDGET_SIGNAL : SWEEP_BUDGET,
+                           &r);
+    created += r.from_tag;
+    deleted = created >= r.kept + r.left ? created - r.kept - r.left : 0;
+    if (!quiet_if_none || created || r.left || r.log.len)
+        abx_out_printf(ABX_OUT_STDOUT, "sandboxes: %zu created, %zu deleted, "
+                       "%zu kept, %zu left\n", created, deleted, r.kept,
+                       r.left);
+    if (r.log.len)
+        abx_out_printf(ABX_OUT_STDOUT, "sandbox cleanup errors:\n%s",
+                       abx_buf_cstr(&r.log));
+    if (r.kept)
+        print_kept(e);
+    /* A clean run leaves nothing for the janitor: no ledger either. */
+    if (rc == 0 && r.kept == 0)
+        unlink(g_ledger);
+    abx_sweep_report_free(&r);
+    abx_guardian_done();
+    return rc == 0 ? 0 : -1;
+}

@@ -1,0 +1,204 @@
+-- e2e.sandbox against abx-local: lifecycle, info, list filters, the
+-- host-enforced tags, data-plane helpers and every misuse message.
+local e2e = require "e2e"
+local sandbox = require "e2e.sandbox"
+local expect = e2e.expect
+
+-- Tests that reach the platform say so: without credentials they skip.
+local function test(name, fn) e2e.test(name, { platform = true }, fn) end
+
+-- Outside a test or fixture there is no scope to own a sandbox.
+local toplevel_ok, toplevel_err = pcall(sandbox.create)
+
+local function raises(fn, pattern)
+  local ok, err = pcall(fn)
+  expect(ok):eq(false)
+  local msg = type(err) == "string" and err or tostring(err)
+  if not msg:find(pattern, 1, true) then
+    e2e.fail(("error %q does not contain %q"):format(msg, pattern))
+  end
+  return err
+end
+
+e2e.test("create outside a test or fixture raises", function()
+  expect(toplevel_ok):eq(false)
+  expect(toplevel_err:find("sandbox.create: only inside a test or a fixture", 1, true) ~= nil):eq(true)
+end)
+
+test("create, fields, info and tags", function()
+  local sbx = sandbox.create { metadata = { team = "qa", e2e = "forged", e2e_test = "x" },
+    envs = { GREETING = "hi" } }
+  expect(type(sbx.id)):eq("string")
+  expect(sbx.sandbox_id):eq(sbx.id)
+  expect(sbx.template_id):eq("base")
+  expect(tostring(sbx)):eq("Sandbox(" .. sbx.id .. ")")
+  expect(type(sbx.envd_version)):eq("string")
+  local info = sbx:info()
+  expect(info.sandbox_id):eq(sbx.id)
+  expect(info.template_id):eq("base")
+  expect(info.state):eq("running")
+  -- The run's tag wins over the caller's; other metadata is kept.
+  expect(info.metadata.e2e):eq(e2e.run_id)
+  local tid = info.metadata.e2e_test
+  expect(tid:sub(-#"test_sandbox.lua::create, fields, info and tags")):eq("test_sandbox.lua::create, fields, info and tags")
+  expect(#info.metadata.e2e_nonce):eq(16)
+  expect(info.metadata.team):eq("qa")
+  expect(type(info.started_at)):eq("string")
+  expect(info.cpu_count > 0):eq(true)
+  -- envs reach the sandbox; commands/files are cached per handle.
+  expect(sbx.commands:run("echo $GREETING").stdout):eq("hi\n")
+  expect(rawequal(sbx.commands, sbx.commands)):eq(true)
+  expect(rawequal(sbx.files, sbx.files)):eq(true)
+end)
+
+test("non-secure sandbox without internet access", function()
+  local sbx = sandbox.create { secure = false, allow_internet_access = false, timeout = 120 }
+  expect(sbx:is_running()):eq(true)
+  expect(sbx:http(49983, { path = "/health" }).status < 300):eq(true)
+end)
+
+test("list filters by metadata and state", function()
+  local a = sandbox.create { metadata = { role = "list-a" } }
+  local b = sandbox.create { metadata = { role = "list-b" } }
+  local mine = sandbox.list { metadata = { e2e = e2e.run_id, role = "list-a" } }
+  expect(#mine):eq(1)
+  expect(mine[1].sandbox_id):eq(a.id)
+  local both = sandbox.list { metadata = { e2e = e2e.run_id }, state = "running", limit = 1 }
+  local ids = {}
+  for _, i in ipairs(both) do ids[i.sandbox_id] = true end
+  expect(ids[a.id]):eq(true)
+  expect(ids[b.id]):eq(true)
+  expect(#sandbox.list { metadata = { e2e = e2e.run_id }, state = "paused" }):eq(0)
+  expect(#sandbox.list { metadata = { role = "no-such-role" } }):eq(0)
+end)
+
+test("kill twice, then the handle is dead", function()
+  local sbx = sandbox.create {}
+  expect(sbx:is_running()):eq(true)
+  expect(sbx:kill()):eq(true)
+  expect(sbx:kill()):eq(false)
+  expect(sbx:is_running()):eq(false)
+  expect(sandbox.kill(sbx.id)):eq(false)
+  raises(function() sbx:info() end, "sandbox " .. sbx.id .. " was killed")
+  raises(function() return sbx.commands:list() end, "was killed")
+  -- A killed sandbox is gone from the platform.
+  local err = raises(function() sandbox.connect(sbx.id) end, "NotFound")
+  expect(err.class):eq("NotFound")
+  expect(err.status):eq(404)
+end)
+
+test("sandbox.kill by id", function()
+  local sbx = sandbox.create {}
+  expect(sandbox.kill(sbx.id)):eq(true)
+  expect(sbx:is_running()):eq(false)
+  expect(sandbox.kill(sbx.id)):eq(false)
+end)
+
+test("set_timeout moves end_at", function()
+  local sbx = sandbox.create { timeout = 60 }
+  local before = sbx:info().end_at
+  sbx:set_timeout(3600)
+  local after = sbx:info().end_at
+  expect(after > before):eq(true)
+end)
+
+test("connect shares the tracked sandbox", function()
+  local sbx = sandbox.create {}
+  local again = sandbox.connect(sbx.id)
+  expect(again.id):eq(sbx.id)
+  local third = sbx:connect { timeout = 120 }
+  expect(third.id):eq(sbx.id)
+  expect(again:kill()):eq(true)
+  -- Every handle of it sees the kill.
+  expect(sbx:is_running()):eq(false)
+  raises(function() third:info() end, "was killed")
+end)
+
+test("get_host, url and the http helper", function()
+  local sbx = sandbox.create {}
+  expect(sbx:get_host(8000)):eq("8000-" .. sbx.id .. "." .. sbx.domain)
+  local url = sbx:url(8000, "/x")
+  expect(url:sub(1, 7)):eq("http://")
+  expect(url:sub(-2)):eq("/x")
+  -- envd answers /health on 49983 through the data plane.
+  local r = sbx:http(49983, { path = "/health" })
+  expect(r.status >= 200 and r.status < 300):eq(true)
+  -- A port nobody listens on: the proxy's 502 is returned, not raised.
+  r = sbx:http(8123, { path = "/", method = "GET", headers = { ["X-Probe"] = "1" }, timeout = 10 })
+  expect(r.status):eq(502)
+  expect(type(r.body)):eq("string")
+  expect(type(r.headers)):eq("table")
+end)
+
+test("metrics is an array of samples", function()
+  local sbx = sandbox.create {}
+  local m = sbx:metrics()
+  expect(type(m)):eq("table")
+  if #m > 0 then expect(type(m[1])):eq("table") end
+end)
+
+test("pause is reported", function()
+  local sbx = sandbox.create {}
+  expect(sbx:pause()):eq(true)
+  expect(sbx:info().state):eq("paused")
+  expect(#sandbox.list { metadata = { e2e = e2e.run_id }, state = "paused" } >= 1):eq(true)
+  local back = sbx:connect {}
+  expect(back:is_running()):eq(true)
+end)
+
+test("operational errors are SandboxError tables", function()
+  local err = raises(function() sandbox.connect("nosuchsandbox0") end, "NotFound: ")
+  expect(err.class):eq("NotFound")
+  expect(getmetatable(err).__name):eq("e2e.SandboxError")
+  err = raises(function() sandbox.create { template = "no-such-template" } end, "")
+  expect(type(err.class)):eq("string")
+  expect(tostring(err):find(err.class .. ": ", 1, true)):eq(1)
+end)
+
+test("misuse raises plain messages", function()
+  raises(function() sandbox.create { timout = 5 } end, "unknown option 'timout' to 'create'")
+  raises(function() sandbox.create "base" end, "bad argument #1 to 'create'")
+  raises(function() sandbox.create { timeout = "x" } end, "option 'timeout': number expected, got string")
+  raises(function() sandbox.create { timeout = 0 } end, "option 'timeout': seconds out of range")
+  raises(function() sandbox.create { template = "" } end, "option 'template': must not be empty")
+  raises(function() sandbox.create { metadata = { 1 } } end, "metadata: keys must be strings, got number")
+  raises(function() sandbox.create { metadata = { a = 1 } } end, "metadata: value of 'a' must be a string, got number")
+  raises(function() sandbox.create { envs = "A=1" } end, "option 'envs': table expected, got string")
+  raises(function() sandbox.create { secure = "yes" } end, "option 'secure': boolean expected, got string")
+  raises(function() sandbox.connect() end, "bad argument #1 to 'connect' (string expected, got no value)")
+  raises(function() sandbox.connect("x", { foo = 1 }) end, "unknown option 'foo' to 'connect'")
+  raises(function() sandbox.list { state = "dead" } end, "option 'state': expected")
+  raises(function() sandbox.list { limit = 1000 } end, "option 'limit': page size out of range")
+  raises(function() sandbox.list { sort = 1 } end, "unknown option 'sort' to 'list'")
+  raises(function() sandbox.kill({}) end, "bad argument #1 to 'kill' (string expected, got table)")
+  local sbx = sandbox.create {}
+  raises(function() sbx.info() end, "bad argument #1 to 'info' (e2e.Sandbox expected, got no value)")
+  raises(function() sbx:get_host(0) end, "port out of range")
+  raises(function() sbx:get_host("x") end, "bad argument #1 to 'get_host' (number expected, got string)")
+  raises(function() sbx:url(80, "x") end, "path must start with '/'")
+  raises(function() sbx:http(80, { path = "/a b" }) end, "contains a space or control byte")
+  raises(function() sbx:http(80, { headers = { ["Bad Name"] = "1" } }) end, "invalid header name 'Bad Name'")
+  raises(function() sbx:http(80, { headers = { X = "a\r\nB: c" } }) end, "value of 'X' contains CR, LF or NUL")
+  raises(function() sbx:http(80, { verb = "GET" }) end, "unknown option 'verb' to 'http'")
+  raises(function() sbx:set_timeout(-1) end, "seconds out of range")
+  raises(function() sbx.id = "x" end, "cannot set field 'id' of a Sandbox")
+  raises(function() sbx:run_code("1", { language = "python", context = "c" }) end,
+    "options 'language' and 'context' are exclusive")
+  raises(function() sbx:run_code(nil) end, "bad argument #1 to 'run_code' (string expected, got nil)")
+  raises(function() sbx:run_code("1", { lang = "py" }) end, "unknown option 'lang' to 'run_code'")
+  expect(sbx.no_such_field):eq(nil)
+end)
+
+-- A sandbox created by one test is dead in the next one.
+local from_previous, previous_test
+test("scope: a test's sandbox", function()
+  from_previous = sandbox.create {}
+  expect(from_previous:is_running()):eq(true)
+  previous_test = from_previous:info().metadata.e2e_test
+end)
+
+test("scope: is killed when its test ends", function()
+  expect(from_previous:is_running()):eq(false)
+  raises(function() from_previous:info() end, "was killed")
+  expect(#sandbox.list { metadata = { e2e = e2e.run_id, e2e_test = previous_test } }):eq(0)
+end)

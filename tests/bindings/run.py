@@ -1,0 +1,183 @@
+"""Sandbox bindings against abx-local: starts `abx-local serve` on free
+loopback ports (tests/local/abxlocal.py), runs the built abx-e2e on the
+Lua files in cases/ pointed at it, checks the outcome per node id (from
+--json), and then lists the platform: no sandbox may be left behind
+(except what --keep-failed keeps on purpose).
+
+  run.py --bin ABX_E2E SCENARIO      (ABX_LOCAL_BIN / ABX_ENVD_BIN set)"""
+import argparse
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "local"))
+from abxlocal import Server, check, done  # noqa: E402
+
+
+def run_e2e(binary, server, files, extra=(), run_id=None, platform=True):
+    """Runs abx-e2e in a fresh directory; returns (process, report, run id)."""
+    work = tempfile.mkdtemp(prefix="abx-bindings-")
+    os.symlink(os.path.join(HERE, "cases"), os.path.join(work, "cases"))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ABX_SANDBOX_", "E2B_", "E2E_"))}
+    if platform:
+        env.update({k: v for k, v in server.env.items() if k.startswith("ABX_SANDBOX_")})
+    run_id = run_id or "bind-" + secrets.token_hex(4)
+    env.update({"E2E_RUN_ID": run_id, "CI": "true"})
+    args = [binary, "--json", "report.json", "-rA", *extra, *files]
+    try:
+        p = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=220)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    try:
+        with open(os.path.join(work, "report.json")) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        doc = {"tests": []}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for marker in ("Sanitizer", "runtime error:"):
+        if not check(marker not in p.stderr + p.stdout, "no %r report" % marker):
+            print(p.stderr[-4000:])
+    if p.returncode not in (0, 1):
+        print(p.stdout[-6000:], p.stderr[-3000:])
+    return p, doc, run_id
+
+
+def outcomes(doc):
+    return {t["nodeid"]: t["outcome"] for t in doc.get("tests", [])}
+
+
+def tagged(server, run_id):
+    """Sandboxes on the platform carrying e2e=<run_id> (running or paused)."""
+    q = urllib.parse.urlencode({"metadata": "e2e=" + run_id, "state": "running,paused"})
+    st, js, _, text = server.request("GET", "/v2/sandboxes?" + q)
+    check(st == 200, "list sandboxes: %d %r" % (st, text[:200]))
+    return js or []
+
+
+def all_passed(binary, server, files):
+    p, doc, run_id = run_e2e(binary, server, files)
+    got = outcomes(doc)
+    if not check(len(got) > 0, "tests ran"):
+        print(p.stdout[-3000:], p.stderr[-2000:])
+    for nodeid, outcome in sorted(got.items()):
+        check(outcome == "passed", "%s: %s" % (nodeid, outcome))
+    if any(o != "passed" for o in got.values()):
+        print(p.stdout[-8000:])
+    check(p.returncode == 0, "exit code %d" % p.returncode)
+    left = tagged(server, run_id)
+    check(left == [], "sandboxes left after the run: %r" % [s.get("sandboxID") for s in left])
+
+
+FAILING = {
+    "cases/test_failing.lua::failing test with a sandbox": "failed",
+    "cases/test_failing.lua::erroring test with a sandbox": "error",
+    "cases/test_failing.lua::fixture error after create": "error",
+    "cases/test_failing.lua::file fixture error after create": "error",
+    "cases/test_failing.lua::failing finalizer does not stop the kill": "passed",
+    "cases/test_failing.lua::passing test keeps nothing": "passed",
+    "cases/test_failing.lua::deadline cuts a blocked call": "failed",
+    "cases/test_failing.lua::deadline cuts a blocked http call": "failed",
+}
+
+
+def sc_failing(binary, server):
+    p, doc, run_id = run_e2e(binary, server, ["cases/test_failing.lua"])
+    got = outcomes(doc)
+    for nodeid, want in FAILING.items():
+        check(got.get(nodeid) == want, "%s: %s, want %s" % (nodeid, got.get(nodeid), want))
+    check(p.returncode == 1, "exit code %d" % p.returncode)
+    check("finalizer failed" in p.stdout, "the failing finalizer is reported")
+    for t in doc.get("tests", []):
+        if "deadline" in t["nodeid"]:
+            check("Timeout: test exceeded 2 s" in (t.get("message") or ""),
+                  "%s: %r" % (t["nodeid"], t.get("message")))
+            check(t.get("duration", 99) < 10, "%s cut in time" % t["nodeid"])
+    # The failed test's sandbox id is named in its report.
+    created = [ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("created ")]
+    check(len(created) == 1, "the failing test printed its sandbox id")
+    failed = [t for t in doc.get("tests", []) if t["nodeid"].endswith("failing test with a sandbox")]
+    if created and failed:
+        check(failed[0].get("sandbox_ids") == created, "report names the failed test's sandbox: %r"
+              % failed[0].get("sandbox_ids"))
+        check("sandboxes: " + created[0] in p.stdout, "terminal names the failed test's sandbox")
+    for t in doc.get("tests", []):
+        if t["outcome"] in ("failed", "error"):
+            check(len(t.get("sandbox_ids") or []) >= 1, "%s names its sandbox" % t["nodeid"])
+    left = tagged(server, run_id)
+    check(left == [], "sandboxes left after failures: %r" % [s.get("metadata") for s in left])
+
+
+def sc_keep_failed(binary, server):
+    p, doc, run_id = run_e2e(binary, server, ["cases/test_failing.lua"], ["--keep-failed"])
+    got = outcomes(doc)
+    check(got.get("cases/test_failing.lua::failing test with a sandbox") == "failed", "failed test")
+    left = tagged(server, run_id)
+    cases = sorted(s.get("metadata", {}).get("case", s.get("templateID")) for s in left)
+    # Kept: what failed/erroring tests used (the file's code_sandbox too:
+    # the deadline tests failed with it); the rest is deleted.
+    check(cases == ["broken-fixture", "code-interpreter-v1", "erroring", "failing", "file-fixture"],
+          "kept sandboxes: %r" % cases)
+    check("kept" in p.stdout and run_id in p.stdout, "the run says what it kept and how to clean up")
+    for s in left:
+        server.kill(s["sandboxID"])
+
+
+def sc_parallel(binary, server):
+    all_passed_files = ["cases/test_sandbox.lua", "cases/test_fixtures.lua", "cases/test_code.lua"]
+    p, doc, run_id = run_e2e(binary, server, ["-n", "2", *all_passed_files])
+    got = outcomes(doc)
+    check(len(got) >= 28, "all tests ran: %d" % len(got))
+    bad = {k: v for k, v in got.items() if v != "passed"}
+    check(bad == {}, "not passed: %r" % bad)
+    check(tagged(server, run_id) == [], "nothing left after -n 2")
+
+
+def sc_no_credentials(binary, server):
+    """Without credentials every sandbox test skips; the scope check and
+    the fixtures module still load."""
+    p, doc, _ = run_e2e(binary, server, ["cases/"], platform=False)
+    got = outcomes(doc)
+    check(p.returncode == 0, "exit code %d" % p.returncode)
+    check(got.get("cases/test_sandbox.lua::create outside a test or fixture raises") == "passed",
+          "top-level create refused")
+    others = [o for k, o in got.items() if not k.endswith("create outside a test or fixture raises")]
+    check(len(others) > 30 and all(o == "skipped" for o in others), "all others skipped: %r" % set(others))
+    check("missing credentials" in p.stdout, "the skip reason names the missing credentials")
+
+
+SCENARIOS = {
+    "no_credentials": sc_no_credentials,
+    "sandbox": lambda b, s: all_passed(b, s, ["cases/test_sandbox.lua"]),
+    "code": lambda b, s: all_passed(b, s, ["cases/test_code.lua"]),
+    "fixtures": lambda b, s: all_passed(b, s, ["cases/test_fixtures.lua"]),
+    "failing": sc_failing,
+    "keep_failed": sc_keep_failed,
+    "parallel": sc_parallel,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("scenario", choices=sorted(SCENARIOS))
+    a = ap.parse_args()
+    a.bin = os.path.abspath(a.bin)
+    server = Server()
+    try:
+        SCENARIOS[a.scenario](a.bin, server)
+    finally:
+        server.cleanup()
+    done()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Runs one client test scenario: starts what it needs (abx-local on
+127.0.0.1 free ports with a temporary state dir, and/or a fake HTTP
+server that answers broken replies), then the C driver, whose ok/FAIL
+lines are the checks. python3 stdlib only.
+
+    run_client.py DRIVER SCENARIO
+
+Environment (set by CMakeLists.txt): ABX_LOCAL_BIN, ABX_ENVD_BIN."""
+import hashlib
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, os.path.join(HERE, "..", "local"))
+from abxtest import free_port  # noqa: E402
+
+LOCAL = {"basic", "retry", "kill_many", "lost_create"}
+FAKE = {"malformed", "http"}
+flaky_counts = {}
+flaky_lock = threading.Lock()
+
+
+class Fake(http.server.BaseHTTPRequestHandler):
+    """Answers the broken, slow and echoing replies the drivers ask for."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def send(self, status, body, ctype="application/json", extra=None):
+        if isinstance(body, str):
+            body = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        data = b""
+        while len(data) < n:
+            chunk = self.rfile.read(min(1 << 20, n - len(data)))
+            if not chunk:
+                break
+            data += chunk
+        return data
+
+    def route(self, method):
+        u = urllib.parse.urlparse(self.path)
+        q = dict(urllib.parse.parse_qsl(u.query))
+        path = u.path
+        data = self.body() if method in ("POST", "PUT") else b""
+        if path == "/v2/sandboxes":
+            return self.send(200, '[{"sandboxID": "abc", ')
+        if path == "/sandboxes/trunc":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b'{"sandboxID": "abc", "temp')
+            self.wfile.flush()
+            self.close_connection = True
+            return None
+        if path == "/sandboxes/badtype":
+            return self.send(200, '{"sandboxID": 5, "templateID": "t"}')
+        if path == "/sandboxes/html":
+            page = "<html>\n<body>\n" + "Internal\tError\r\n" * 300 + "</body></html>"
+            return self.send(500, page, "text/html")
+        if path == "/sandboxes/hangup":
+            self.close_connection = True
+            return None
+        if path == "/sandboxes" and method == "POST":
+            return self.send(201, "not json at all")
+        if path.startswith("/sandboxes/") and method == "DELETE":
+            return self.send(418, '{"code": 418, "message": "I am a teapot"}')
+        if path == "/download":
+            n = int(q.get("n", "0"))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            block = bytes(i % 251 for i in range(65536))  # byte(o) = o % 65536 % 251
+            sent = 0
+            while sent < n:
+                piece = block[: min(len(block), n - sent)]
+                self.wfile.write(piece)
+                sent += len(piece)
+            return None
+        if path.startswith("/status/"):
+            code = int(path.rsplit("/", 1)[1])
+            return self.send(code, '{"code": %d, "message": "error body %d"}' % (code, code))
+        if path == "/echo":
+            return self.send(200, json.dumps({
+                "len": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+                "ct": self.headers.get("Content-Type", ""), "method": method}))
+        if path == "/echo-raw":
+            return self.send(200, data, "application/octet-stream")
+        if path == "/flaky":
+            with flaky_lock:
+                k = q.get("k", "")
+                flaky_counts[k] = flaky_counts.get(k, 0) + 1
+                n = flaky_counts[k]
+            if n <= 2:
+                return self.send(503, '{"code": 503, "message": "busy %d"}' % n)
+            return self.send(200, "done")
+        if path == "/slow":
+            time.sleep(float(q.get("s", "2")))
+            return self.send(200, "slow")
+        if path == "/token":
+            return self.send(200, "[]", "application/x-test", {"X-Next-Token": "tok123"})
+        return self.send(404, '{"code": 404, "message": "no route"}')
+
+    def guarded(self, method):
+        try:
+            self.route(method)
+        except (ConnectionError, BrokenPipeError):
+            self.close_connection = True   # the client hung up on purpose
+
+    def do_GET(self):
+        self.guarded("GET")
+
+    def do_POST(self):
+        self.guarded("POST")
+
+    def do_PUT(self):
+        self.guarded("PUT")
+
+    def do_DELETE(self):
+        self.guarded("DELETE")
+
+
+def main():
+    driver, scenario = sys.argv[1], sys.argv[2]
+    env = dict(os.environ)
+    env.update({"E2B_API_KEY": "e2b_00000000000000000000000000000000000000aa",
+                "E2B_API_URL": "http://127.0.0.1:%d" % free_port(),
+                "E2B_DOMAIN": "localhost", "E2B_SANDBOX_URL": ""})
+    server = fake = None
+    rc = 1
+    try:
+        if scenario in LOCAL:
+            from abxlocal import Server  # noqa: E402
+            server = Server()
+            env.update(server.env)
+        if scenario in FAKE:
+            fake = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Fake)
+            fake.daemon_threads = True
+            threading.Thread(target=fake.serve_forever, daemon=True).start()
+            env["ABX_FAKE_URL"] = "http://127.0.0.1:%d" % fake.server_address[1]
+        env["ABX_DEAD_URL"] = "http://127.0.0.1:%d" % free_port()
+        rc = subprocess.run([driver, scenario], env=env, timeout=240).returncode
+    finally:
+        if fake:
+            fake.shutdown()
+        if server:
+            server.cleanup()
+            log = server.stderr()
+            if rc_is_bad(log):
+                print(log[-3000:])
+                print("FAIL abx-local log has sanitizer reports")
+                rc = 1
+    sys.exit(rc)
+
+
+def rc_is_bad(log):
+    return "Sanitizer" in log or "runtime error:" in log
+
+
+if __name__ == "__main__":
+    main()
