@@ -1,8 +1,10 @@
 -- The abx-e2e half of bench/sdk_compare.sh: the same operations as
--- bench/sdk_compare.mjs through abx-e2e's bindings. One test per timed
--- call, so the figure is the runner's own clock (the JSON report's
--- durations.call), which a Lua script cannot read; warm-up calls are tests
--- named "... w<i>" and are dropped by the script.
+-- bench/sdk_compare.mjs through abx-e2e's bindings. A test file, not an
+-- `abx-e2e exec` script: exec refuses sandbox.create (only inside a test
+-- or fixture), and Lua has no wall clock finer than a second. One test
+-- per timed call, so the figure is the runner's own clock (the JSON
+-- report's durations.call); warm-up calls are tests named "... w<i>" and
+-- are dropped by the script.
 --
 -- Env: BENCH_MODE = "latency" (default) or "mem"; BENCH_N (20);
 -- BENCH_WARM (2); for "mem": BENCH_SRC (a local file to upload) and

@@ -216,6 +216,10 @@ static int hwait(lua_State *L, int hidx, int cbo, int cbe)
         }
     }
     h->busy = 0;
+    /* Killed meanwhile (by a callback, another handle): the cut stream
+     * says only "truncated"; say what happened, as every later call will. */
+    if (h->failed && abx_lowner_killed(L, hidx))
+        abx_lowner(L, hidx);
     if (h->failed)
         return abx_lerr_raise(L, &h->ferr);
     if (h->exit_code != 0)
@@ -230,6 +234,16 @@ static struct lhandle *check_handle(lua_State *L)
     return luaL_checkudata(L, 1, ABX_CMDHANDLE_MT);
 }
 
+/* The handle's sandbox (raises "sandbox <id> was killed"); a handle kept
+ * past its sandbox's end releases its stream first, unless a wait of its
+ * own is reading that stream (a callback calling kill). */
+static struct abx_lsandbox *owner(lua_State *L, struct lhandle *h)
+{
+    if (!h->busy && abx_lowner_killed(L, 1))
+        hclose(h);
+    return abx_lowner(L, 1);
+}
+
 static int h_wait(lua_State *L)
 {
     static const char *const known[] = {"on_stdout", "on_stderr", NULL};
@@ -241,7 +255,7 @@ static int h_wait(lua_State *L)
     if (h->busy)
         return luaL_error(L, "command handle is busy (wait called from "
                           "one of its own callbacks)");
-    abx_lowner(L, 1);
+    owner(L, h);
     abx_lopt_check(L, 2, "wait", known);
     cbo = abx_lopt_push(L, 2, "on_stdout", LUA_TFUNCTION) ? lua_gettop(L) : 0;
     cbe = abx_lopt_push(L, 2, "on_stderr", LUA_TFUNCTION) ? lua_gettop(L) : 0;
@@ -251,7 +265,7 @@ static int h_wait(lua_State *L)
 static int h_kill(lua_State *L)
 {
     struct lhandle *h = check_handle(L);
-    struct abx_lsandbox *s = abx_lowner(L, 1);
+    struct abx_lsandbox *s = owner(L, h);
     struct abx_err e;
     int r;
 
@@ -262,24 +276,40 @@ static int h_kill(lua_State *L)
     return 1;
 }
 
+/* Base64 makes 4 MiB about 5.6 MB of JSON: well under envd's request
+ * cap (16 MiB here, and E2B's envd is no larger). */
+#define STDIN_PIECE ((size_t)4 << 20)
+
+int abx_lsend_stdin(lua_State *L, const struct abx_endpoint *envd,
+                    uint32_t pid, const char *data, size_t len)
+{
+    struct abx_err e;
+    size_t off = 0, n;
+
+    do {  /* an empty string is still one (empty) input */
+        n = len - off < STDIN_PIECE ? len - off : STDIN_PIECE;
+        abx_err_clear(&e);
+        if (abx_envd_send_stdin(envd, pid, data + off, n, &e) < 0)
+            return abx_lerr_raise(L, &e);
+        off += n;
+    } while (off < len);
+    return 0;
+}
+
 static int h_send_stdin(lua_State *L)
 {
     struct lhandle *h = check_handle(L);
     size_t len;
     const char *data = luaL_checklstring(L, 2, &len);
-    struct abx_lsandbox *s = abx_lowner(L, 1);
-    struct abx_err e;
+    struct abx_lsandbox *s = owner(L, h);
 
-    abx_err_clear(&e);
-    if (abx_envd_send_stdin(&s->envd, h->pid, data, len, &e) < 0)
-        return abx_lerr_raise(L, &e);
-    return 0;
+    return abx_lsend_stdin(L, &s->envd, h->pid, data, len);
 }
 
 static int h_close_stdin(lua_State *L)
 {
     struct lhandle *h = check_handle(L);
-    struct abx_lsandbox *s = abx_lowner(L, 1);
+    struct abx_lsandbox *s = owner(L, h);
     struct abx_err e;
 
     abx_err_clear(&e);

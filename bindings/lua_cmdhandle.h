@@ -6,6 +6,7 @@
 #define ABX_LUA_CMDHANDLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <lua.h>
 
@@ -25,6 +26,11 @@ void abx_lhandle_own(lua_State *L, int hidx, struct abx_proc *pr,
  * stream's error / the error of a callback (cbo/cbe: stack indices of
  * functions, 0 = the handle's own). */
 int abx_lhandle_wait(lua_State *L, int hidx, int cbo, int cbe);
+/* Sends data to the stdin of process pid in pieces that fit one envd
+ * request each (a large string in one SendInput is refused as too large),
+ * in order; raises the first failure. Returns 0. */
+int abx_lsend_stdin(lua_State *L, const struct abx_endpoint *envd,
+                    uint32_t pid, const char *data, size_t len);
 /* Streams held by handles of this process (selftest counter). */
 size_t abx_lhandle_open_streams(void);
 

@@ -105,7 +105,7 @@ int abx_lcode_run(lua_State *L)
 
     memset(&o, 0, sizeof o);
     memset(&c, 0, sizeof c);
-    o.code = luaL_checkstring(L, 2);
+    o.code = abx_lcheck_cstring(L, 2);
     abx_lopt_check(L, 3, "run_code", known);
     lua_settop(L, 3);
     o.language = abx_lopt_string(L, 3, "language", NULL);
@@ -118,7 +118,7 @@ int abx_lcode_run(lua_State *L)
     c.err_idx = opt_callback(L, 3, "on_stderr");
     abx_lopt_push(L, 3, "envs", LUA_TTABLE);
     box = abx_lbox_push(L, 0);
-    box->json = abx_ljson_string_map_opt(L, -2, 3, "envs");
+    box->json = abx_ljson_env_map(L, -2, 3);
     o.envs = box->json;
     o.on_output = on_output;
     o.ud = &c;
@@ -134,6 +134,8 @@ int abx_lcode_run(lua_State *L)
     }
     if (c.failed)
         return lua_error(L);  /* the callback's error, as raised */
+    if (rc != 0 && abx_lsandbox_killed(s))
+        abx_lsandbox_check(L, 1);  /* killed meanwhile: says so, raises */
     if (rc != 0)
         return abx_lerr_raise(L, &err);
     abx_ljson_push(L, box->json);

@@ -54,7 +54,7 @@ static int c_run(lua_State *L)
     memset(&cfg, 0, sizeof cfg);
     args[0] = "-l";
     args[1] = "-c";
-    args[2] = luaL_checkstring(L, 2);
+    args[2] = abx_lcheck_cstring(L, 2);
     args[3] = NULL;
     abx_lopt_check(L, 3, "run", known);
     background = abx_lopt_bool(L, 3, "background", 0);
@@ -71,7 +71,7 @@ static int c_run(lua_State *L)
     abx_lhandle_push(L, -1, background ? cbo : 0, background ? cbe : 0);
     hidx = lua_gettop(L);
     /* Last thing that may raise: from here to the free, nothing does. */
-    envs = abx_ljson_string_map_opt(L, envs_idx, 3, "envs");
+    envs = abx_ljson_env_map(L, envs_idx, 3);
     cfg.cmd = "/bin/bash";
     cfg.args = args;
     cfg.envs = envs;
@@ -174,14 +174,10 @@ static int c_send_stdin(lua_State *L)
 {
     uint32_t pid;
     struct abx_lsandbox *s = pid_target(L, &pid);
-    struct abx_err e;
     size_t len;
     const char *data = luaL_checklstring(L, 3, &len);
 
-    abx_err_clear(&e);
-    if (abx_envd_send_stdin(&s->envd, pid, data, len, &e) < 0)
-        return abx_lerr_raise(L, &e);
-    return 0;
+    return abx_lsend_stdin(L, &s->envd, pid, data, len);
 }
 
 static int c_close_stdin(lua_State *L)

@@ -8,6 +8,7 @@
  * strands them. */
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -189,7 +190,7 @@ static int f_read(lua_State *L)
     int text;
 
     s = self(L);
-    path = luaL_checkstring(L, 2);
+    path = abx_lcheck_cstring(L, 2);
     abx_lopt_check(L, 3, "read", known);
     format = abx_lopt_string(L, 3, "format", "text");
     user = abx_lopt_string(L, 3, "user", NULL);
@@ -215,7 +216,7 @@ static int f_read(lua_State *L)
 static int f_write(lua_State *L)
 {
     struct abx_lsandbox *s = self(L);
-    const char *path = luaL_checkstring(L, 2);
+    const char *path = abx_lcheck_cstring(L, 2);
     size_t len;
     const char *data = luaL_checklstring(L, 3, &len);
     const char *user;
@@ -253,7 +254,7 @@ static int f_write_many(lua_State *L)
     struct abx_lbox *box;
     struct abx_err e;
     const char *user;
-    size_t n, i;
+    size_t n, i, plen;
 
     luaL_checktype(L, 2, LUA_TTABLE);
     user = user_opt(L, 3, "write_many");
@@ -276,7 +277,10 @@ static int f_write_many(lua_State *L)
         if (lua_rawget(L, -2) != LUA_TSTRING)
             return luaL_argerror(L, 2, lua_pushfstring(
                 L, "item %d: 'path' must be a string", (int)i + 1));
-        items[i].path = lua_tostring(L, -1);  /* anchored by the item */
+        items[i].path = lua_tolstring(L, -1, &plen);  /* anchored by the item */
+        if (strlen(items[i].path) != plen)
+            return luaL_argerror(L, 2, lua_pushfstring(
+                L, "item %d: 'path' contains a NUL byte", (int)i + 1));
         lua_pop(L, 1);
         lua_pushliteral(L, "data");
         if (lua_rawget(L, -2) != LUA_TSTRING)
@@ -300,7 +304,7 @@ static int f_list(lua_State *L)
 {
     static const char *const known[] = {"depth", "user", NULL};
     struct abx_lsandbox *s = self(L);
-    const char *path = luaL_checkstring(L, 2);
+    const char *path = abx_lcheck_cstring(L, 2);
     struct abx_lbox *box;
     struct abx_err e;
     const char *user;
@@ -331,7 +335,7 @@ static int f_list(lua_State *L)
 static int f_stat(lua_State *L)
 {
     struct abx_lsandbox *s = self(L);
-    const char *path = luaL_checkstring(L, 2);
+    const char *path = abx_lcheck_cstring(L, 2);
     struct abx_lbox *box;
     struct abx_err e;
     const char *user;
@@ -351,7 +355,7 @@ static int f_stat(lua_State *L)
 static int f_exists(lua_State *L)
 {
     struct abx_lsandbox *s = self(L);
-    const char *path = luaL_checkstring(L, 2);
+    const char *path = abx_lcheck_cstring(L, 2);
     struct abx_err e;
     const char *user;
     int r;
@@ -367,7 +371,7 @@ static int f_exists(lua_State *L)
 static int f_make_dir(lua_State *L)
 {
     struct abx_lsandbox *s = self(L);
-    const char *path = luaL_checkstring(L, 2);
+    const char *path = abx_lcheck_cstring(L, 2);
     struct abx_err e;
     const char *user;
     int r;
@@ -383,8 +387,8 @@ static int f_make_dir(lua_State *L)
 static int f_rename(lua_State *L)
 {
     struct abx_lsandbox *s = self(L);
-    const char *src = luaL_checkstring(L, 2);
-    const char *dst = luaL_checkstring(L, 3);
+    const char *src = abx_lcheck_cstring(L, 2);
+    const char *dst = abx_lcheck_cstring(L, 3);
     struct abx_lbox *box;
     struct abx_err e;
     const char *user;
@@ -404,7 +408,7 @@ static int f_rename(lua_State *L)
 static int f_remove(lua_State *L)
 {
     struct abx_lsandbox *s = self(L);
-    const char *path = luaL_checkstring(L, 2);
+    const char *path = abx_lcheck_cstring(L, 2);
     struct abx_err e;
     const char *user;
 
@@ -418,15 +422,23 @@ static int f_remove(lua_State *L)
 static int f_upload(lua_State *L)
 {
     struct abx_lsandbox *s = self(L);
-    const char *local = luaL_checkstring(L, 2);
-    const char *remote = luaL_checkstring(L, 3);
+    const char *local = abx_lcheck_cstring(L, 2);
+    const char *remote = abx_lcheck_cstring(L, 3);
     struct abx_lbox *box;
     struct abx_err e;
+    struct stat st;
     const char *user;
 
     user = user_opt(L, 4, "upload");
-    box = abx_lbox_push(L, 0);
     abx_err_clear(&e);
+    /* A FIFO (or a device) would block the open below in C, out of the
+     * test deadline's reach: refuse anything but a regular file first. */
+    if (stat(local, &st) == 0 && !S_ISREG(st.st_mode)) {
+        abx_err_set(&e, ABX_E_INVALID, 0, "", "upload file: cannot read %s: "
+                    "not a regular file", local);
+        return abx_lerr_raise(L, &e);
+    }
+    box = abx_lbox_push(L, 0);
     if (abx_envd_upload(&s->envd, local, remote, user, &box->json, &e) < 0) {
         abx_lbox_release(box);
         return abx_lerr_raise(L, &e);
@@ -442,8 +454,8 @@ static int f_upload(lua_State *L)
 static int f_download(lua_State *L)
 {
     struct abx_lsandbox *s = self(L);
-    const char *remote = luaL_checkstring(L, 2);
-    const char *local = luaL_checkstring(L, 3);
+    const char *remote = abx_lcheck_cstring(L, 2);
+    const char *local = abx_lcheck_cstring(L, 3);
     struct abx_err e;
     const char *user;
 
@@ -458,17 +470,24 @@ static int file_url(lua_State *L, const char *op, const char *fname)
 {
     static const char *const known[] = {"user", "expires", NULL};
     struct abx_lsandbox *s = self(L);
-    const char *path = luaL_checkstring(L, 2);
+    const char *path = abx_lcheck_cstring(L, 2);
     struct abx_err e;
     const char *user;
     lua_Integer expires;
+    int given;
     char url[URL_MAX];
 
     abx_lopt_check(L, 3, fname, known);
     user = abx_lopt_string(L, 3, "user", NULL);
+    /* Absent: no expiration (-1 for envd.h). Given: at least 1 s, so a
+     * caller cannot reach that sentinel or sign an already-dead URL. */
+    given = abx_lopt_push(L, 3, "expires", LUA_TNUMBER);
+    lua_pop(L, 1);
     expires = abx_lopt_integer(L, 3, "expires", -1);
-    luaL_argcheck(L, expires >= -1 && expires <= 100L * 365 * 86400, 3,
-                  "option 'expires': seconds out of range");
+    if (given)
+        luaL_argcheck(L, expires >= 1 && expires <= 100L * 365 * 86400, 3,
+                      "option 'expires': seconds out of range (1 to 100 "
+                      "years)");
     abx_err_clear(&e);
     if (abx_envd_file_url(&s->envd, path, op, user, (long)expires, url,
                           URL_MAX, &e) < 0)

@@ -86,15 +86,29 @@ const struct abx_sandbox_info *abx_lsandbox_info(struct abx_lsandbox *s)
     return s->t ? &s->t->info : &s->own;
 }
 
+/* Raises once __gc has run (a test can call getmetatable(sbx).__gc): the
+ * endpoint and its token are gone, so every call would fail obscurely. */
+static void check_open(lua_State *L, const struct abx_lsandbox *s)
+{
+    if (s->closed)
+        luaL_error(L, "sandbox handle is closed");
+}
+
 static int is_killed(const struct abx_lsandbox *s)
 {
     return s->killed || (s->t && !s->t->alive);
+}
+
+int abx_lsandbox_killed(const struct abx_lsandbox *s)
+{
+    return is_killed(s);
 }
 
 struct abx_lsandbox *abx_lsandbox_check(lua_State *L, int idx)
 {
     struct abx_lsandbox *s = luaL_checkudata(L, idx, ABX_SANDBOX_MT);
 
+    check_open(L, s);
     if (is_killed(s))
         luaL_error(L, "sandbox %s was killed", abx_lsandbox_info(s)->sandbox_id);
     abx_track_touch(s->t);
@@ -128,6 +142,7 @@ static int sbx_gc(lua_State *L)
     abx_endpoint_free(&s->envd);
     if (!s->t)
         abx_sandbox_info_free(&s->own);
+    s->closed = 1;
     return 0;
 }
 
@@ -246,7 +261,7 @@ static int l_create(lua_State *L)
     md = abx_lbox_push(L, 0);
     envs = abx_lbox_push(L, 0);
     md->json = abx_ljson_string_map_opt(L, -4, 1, "metadata");
-    envs->json = abx_ljson_string_map_opt(L, -3, 1, "envs");
+    envs->json = abx_ljson_env_map(L, -3, 1);
     o.metadata = md->json;
     o.envs = envs->json;
     group = current_group(L);
@@ -300,7 +315,7 @@ static int connect_common(lua_State *L, struct abx_lsandbox *from)
 
 static int l_connect(lua_State *L)
 {
-    luaL_checkstring(L, 1);
+    abx_lcheck_cstring(L, 1);
     return connect_common(L, NULL);
 }
 
@@ -313,6 +328,7 @@ static int l_list(lua_State *L)
     struct infobox *b;
     struct abx_err err;
     lua_Integer limit;
+    int given;
     size_t i;
 
     memset(&q, 0, sizeof q);
@@ -324,8 +340,11 @@ static int l_list(lua_State *L)
         strcmp(q.state, "paused,running") != 0)
         luaL_argerror(L, 1, "option 'state': expected \"running\", "
                       "\"paused\" or \"running,paused\"");
+    /* Absent: the platform's page size (0); given: 1..100. */
+    given = abx_lopt_push(L, 1, "limit", LUA_TNUMBER);
+    lua_pop(L, 1);
     limit = abx_lopt_integer(L, 1, "limit", 0);
-    if (limit < 0 || limit > 100)
+    if (given && (limit < 1 || limit > 100))
         luaL_argerror(L, 1, "option 'limit': page size out of range (1 to "
                       "100)");
     q.limit = (long)limit;
@@ -357,7 +376,7 @@ static int bool_result(lua_State *L, int rc, const struct abx_err *err)
 /* sandbox.kill(id) -> bool */
 static int l_kill(lua_State *L)
 {
-    const char *id = luaL_checkstring(L, 1);
+    const char *id = abx_lcheck_cstring(L, 1);
     const struct abx_platform *p = abx_lsandbox_platform(L);
     struct abx_tracked *t = abx_track_find(id);
     struct abx_err err;
@@ -387,6 +406,7 @@ static struct abx_lsandbox *unless_killed(lua_State *L)
 {
     struct abx_lsandbox *s = luaL_checkudata(L, 1, ABX_SANDBOX_MT);
 
+    check_open(L, s);
     if (!is_killed(s))
         return s;
     lua_pushboolean(L, 0);
@@ -509,7 +529,7 @@ static int m_url(lua_State *L)
 {
     struct abx_lsandbox *s = abx_lsandbox_check(L, 1);
     int port = check_port(L, 2);
-    const char *path = check_path(L, 3, luaL_optstring(L, 3, "/"));
+    const char *path = check_path(L, 3, abx_lopt_cstring(L, 3, "/"));
     struct abx_endpoint ep;
     struct abx_err err;
     char base[sizeof ep.base_url];

@@ -28,12 +28,17 @@ struct abx_lsandbox {
     struct abx_sandbox_info own;  /* for a connected, untracked sandbox */
     struct abx_endpoint envd;     /* port 49983 */
     int killed;                   /* killed through this handle */
+    int closed;                   /* __gc ran (called by hand: the handle
+                                     is unusable, "sandbox handle is
+                                     closed") */
 };
 
 /* The sandbox at idx; raises (misuse) if it is not one, or was killed
  * ("sandbox <id> was killed"). Marks it as used by the current test (so a
  * failure names it, and --keep-failed keeps it). */
 struct abx_lsandbox *abx_lsandbox_check(lua_State *L, int idx);
+/* 1 when it was killed (through any handle or by its scope); no raise. */
+int abx_lsandbox_killed(const struct abx_lsandbox *s);
 /* Its info (tracked or own). */
 const struct abx_sandbox_info *abx_lsandbox_info(struct abx_lsandbox *s);
 
@@ -58,6 +63,9 @@ cJSON *abx_ljson_string_map(lua_State *L, int idx, int arg);
  * nothing; out of memory raises after freeing. */
 cJSON *abx_ljson_string_map_opt(lua_State *L, int idx, int arg,
                                 const char *what);
+/* abx_ljson_string_map_opt(.., "envs") that also refuses a name holding
+ * '=' (the process would see another variable than the one named). */
+cJSON *abx_ljson_env_map(lua_State *L, int idx, int arg);
 
 /* The platform of this state's host; raises (misuse) if none. */
 const struct abx_platform *abx_lsandbox_platform(lua_State *L);

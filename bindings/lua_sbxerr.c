@@ -160,6 +160,22 @@ oom:
     return NULL;
 }
 
+cJSON *abx_ljson_env_map(lua_State *L, int idx, int arg)
+{
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, idx)) {
+            if (lua_type(L, -2) == LUA_TSTRING &&
+                strchr(lua_tostring(L, -2), '='))
+                map_error(L, arg, "envs", lua_pushfstring(L, "name '%s' "
+                          "contains '='", lua_tostring(L, -2)));
+            lua_pop(L, 1);
+        }
+    }
+    return abx_ljson_string_map_opt(L, idx, arg, "envs");
+}
+
 cJSON *abx_ljson_string_map(lua_State *L, int idx, int arg)
 {
     return abx_ljson_string_map_opt(L, idx, arg, NULL);

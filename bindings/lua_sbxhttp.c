@@ -1,7 +1,8 @@
 /* sbx:http(port, {method=, path=, body=, headers=, timeout=}): one HTTP
  * request to a service inside the sandbox, through the data plane with
  * the routing headers (so it works with one header-routed data-plane URL
- * too). Non-2xx answers are returned; transport failures raise. */
+ * too). Non-2xx answers are returned with every reply header; transport
+ * failures raise. */
 #include <stdio.h>
 #include <string.h>
 
@@ -62,6 +63,36 @@ static size_t push_headers(lua_State *L, int arg, int idx,
     return n;
 }
 
+/* Pushes {name = value} from "name: value\n" lines (http.h), repeated
+ * names joined with ", " as RFC 9110 5.3 allows. */
+static void push_reply_headers(lua_State *L, const struct abx_buf *h)
+{
+    const char *p = h->data ? h->data : "", *end = p + h->len;
+
+    lua_newtable(L);
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *sep;
+        if (!nl)
+            nl = end;
+        sep = memchr(p, ':', (size_t)(nl - p));
+        if (sep && sep + 1 < nl) {
+            lua_pushlstring(L, p, (size_t)(sep - p));
+            lua_pushvalue(L, -1);
+            if (lua_rawget(L, -3) == LUA_TSTRING) {
+                lua_pushliteral(L, ", ");
+                lua_pushlstring(L, sep + 2, (size_t)(nl - sep - 2));
+                lua_concat(L, 3);
+            } else {
+                lua_pop(L, 1);
+                lua_pushlstring(L, sep + 2, (size_t)(nl - sep - 2));
+            }
+            lua_rawset(L, -3);
+        }
+        p = nl + 1;
+    }
+}
+
 static int is_2xx_safe(const char *m)
 {
     return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 ||
@@ -81,7 +112,7 @@ int abx_lsandbox_http(lua_State *L)
     struct abx_http_resp resp;
     struct abx_endpoint ep;
     struct abx_headers hb;
-    struct abx_lbox *box;
+    struct abx_lbox *box, *hbox;
     struct abx_err err;
     size_t body_len = 0;
     double timeout;
@@ -112,6 +143,7 @@ int abx_lsandbox_http(lua_State *L)
         push_headers(L, 3, -1, extra);
     /* Everything below is C until the reply is in the box. */
     box = abx_lbox_push(L, 16u << 20);
+    hbox = abx_lbox_push(L, ABX_HTTP_HEADERS_MAX);
     abx_http_resp_init(&resp);
     memset(&hb, 0, sizeof hb);
     rc = abx_endpoint_init(&ep, plat, abx_lsandbox_info(s), (int)port, &err);
@@ -144,10 +176,14 @@ int abx_lsandbox_http(lua_State *L)
     req.idempotent = is_2xx_safe(method);
     req.max_body = 16u << 20;
     req.what = "sandbox http";
+    req.collect_headers = 1;
     rc = abx_http_do(&req, &resp, &err);
     if (rc == 0) {
-        box->buf = resp.body;  /* the box frees it from now on */
+        /* The boxes free them from now on, even if Lua raises below. */
+        box->buf = resp.body;
         abx_buf_init(&resp.body, 0);
+        hbox->buf = resp.headers;
+        abx_buf_init(&resp.headers, 0);
     }
 out:
     abx_headers_free(&hb);
@@ -163,13 +199,10 @@ out:
     lua_setfield(L, -2, "status");
     lua_pushlstring(L, box->buf.data ? box->buf.data : "", box->buf.len);
     lua_setfield(L, -2, "body");
-    lua_createtable(L, 0, 1);
-    if (resp.content_type[0]) {
-        lua_pushstring(L, resp.content_type);
-        lua_setfield(L, -2, "content-type");
-    }
+    push_reply_headers(L, &hbox->buf);
     lua_setfield(L, -2, "headers");
     abx_http_resp_free(&resp);
     abx_lbox_release(box);
+    abx_lbox_release(hbox);
     return 1;
 }

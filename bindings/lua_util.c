@@ -66,10 +66,31 @@ const char *abx_lopt_string(lua_State *L, int arg, const char *key,
 {
     const char *s = def;
 
-    if (abx_lopt_push(L, arg, key, LUA_TSTRING))
-        s = lua_tostring(L, -1);  /* anchored by the options table */
+    size_t len;
+
+    if (abx_lopt_push(L, arg, key, LUA_TSTRING)) {
+        s = lua_tolstring(L, -1, &len);  /* anchored by the options table */
+        if (strlen(s) != len)
+            luaL_argerror(L, arg, lua_pushfstring(L, "option '%s': "
+                                                  "contains a NUL byte", key));
+    }
     lua_pop(L, 1);
     return s;
+}
+
+const char *abx_lcheck_cstring(lua_State *L, int arg)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, arg, &len);
+
+    if (strlen(s) != len)
+        luaL_argerror(L, arg, "contains a NUL byte");
+    return s;
+}
+
+const char *abx_lopt_cstring(lua_State *L, int arg, const char *def)
+{
+    return lua_isnoneornil(L, arg) ? def : abx_lcheck_cstring(L, arg);
 }
 
 int abx_lopt_bool(lua_State *L, int arg, const char *key, int def)
@@ -158,6 +179,16 @@ struct abx_lsandbox *abx_lowner(lua_State *L, int idx)
     if (s->t)
         abx_track_touch(s->t);
     return s;
+}
+
+int abx_lowner_killed(lua_State *L, int idx)
+{
+    struct abx_lsandbox *s;
+
+    lua_getiuservalue(L, idx, 1);
+    s = luaL_testudata(L, -1, ABX_SANDBOX_MT);
+    lua_pop(L, 1);
+    return s && abx_lsandbox_killed(s);
 }
 
 /* ---- sub-objects ------------------------------------------------------ */

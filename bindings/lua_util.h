@@ -24,7 +24,9 @@ int abx_lopt_check(lua_State *L, int arg, const char *fname,
  * "bad argument #n to 'f' (option 'key': <type> expected, got <type>)"
  * unless it is nil or of the given type. Returns 1 when non-nil. */
 int abx_lopt_push(lua_State *L, int arg, const char *key, int type);
-/* Typed getters (the value stays anchored in the options table). */
+/* Typed getters (the value stays anchored in the options table).
+ * abx_lopt_string raises when the string holds a NUL byte: C would
+ * silently cut it there (a path, a user name, a template). */
 const char *abx_lopt_string(lua_State *L, int arg, const char *key,
                             const char *def);
 int abx_lopt_bool(lua_State *L, int arg, const char *key, int def);
@@ -32,6 +34,13 @@ int abx_lopt_bool(lua_State *L, int arg, const char *key, int def);
 double abx_lopt_seconds(lua_State *L, int arg, const char *key, double def);
 lua_Integer abx_lopt_integer(lua_State *L, int arg, const char *key,
                              lua_Integer def);
+
+/* The string at arg (numbers converted, as luaL_checkstring); raises
+ * "bad argument #n to 'f' (contains a NUL byte)" when it holds one,
+ * since every C consumer (paths, commands, ids) would cut it there. */
+const char *abx_lcheck_cstring(lua_State *L, int arg);
+/* Same, or def when the argument is absent or nil. */
+const char *abx_lopt_cstring(lua_State *L, int arg, const char *def);
 
 /* ---- JSON replies ------------------------------------------------------- */
 /* table_at_top[key] = o[name] (abx_json_field: camelCase, or its
@@ -53,6 +62,9 @@ struct abx_lsandbox;
  * sbx.files, a command handle, a watcher): checked alive (else raises
  * "sandbox <id> was killed") and touched by the current test. */
 struct abx_lsandbox *abx_lowner(lua_State *L, int idx);
+/* 1 when that sandbox was killed (no raise): a handle that outlived its
+ * sandbox lets its stream go before abx_lowner raises, not at __gc. */
+int abx_lowner_killed(lua_State *L, int idx);
 
 /* ---- sub-objects of a sandbox (sbx.commands, sbx.files) --------------- */
 struct abx_lsub {

@@ -54,6 +54,8 @@ static int w_next(lua_State *L)
     }
     if (!w->w)
         return luaL_error(L, "watcher is stopped");
+    if (abx_lowner_killed(L, 1))
+        wclose(w);  /* its sandbox is gone: let the stream go, then raise */
     abx_lowner(L, 1);
     if (wait_s == 0)
         abx_http_pump(0);  /* a poll still takes what already arrived */
@@ -124,7 +126,7 @@ int abx_lfiles_watch_dir(lua_State *L)
 
     luaL_checkudata(L, 1, ABX_FILES_MT);
     s = abx_lowner(L, 1);
-    path = luaL_checkstring(L, 2);
+    path = abx_lcheck_cstring(L, 2);
     abx_lopt_check(L, 3, "watch_dir", known);
     recursive = abx_lopt_bool(L, 3, "recursive", 0);
     timeout = abx_lopt_seconds(L, 3, "timeout", DEFAULT_WATCH_TIMEOUT_S);

@@ -517,6 +517,10 @@ local function finish_scope(scope)
 end
 function M._finish_file() return finish_scope("file") end
 function M._finish_session() return finish_scope("session") end
+-- exec SCRIPT: the script is one scope (the session stack): sandbox.create
+-- and e2e.defer work at its top level and are undone when it ends.
+function M._begin_script() current_stack = stacks.session end
+function M._finish_script() current_stack = nil; return finish_scope("session") end
 
 -- Session state side: resolve (once) and return a session fixture's value.
 function M._session_get(name)

@@ -9,7 +9,7 @@
 
 static const char HELP[] =
     "usage: abx-e2e [run] [options] [PATH|NODEID ...]\n"
-    "       abx-e2e exec SCRIPT.lua [ARGS ...]\n"
+    "       abx-e2e exec [--local] [--trace-http] SCRIPT.lua [ARGS ...]\n"
     "       abx-e2e cleanup [--yes] [--run-id ID | --all-tagged]\n"
     "                       [--older-than MINUTES]\n"
     "       abx-e2e --help | --version\n"
@@ -210,6 +210,17 @@ static int join_argv(struct abx_opts *o, int argc, char **argv)
     return o->argv_line ? 0 : -1;
 }
 
+static int platform_opt(struct abx_opts *o, const char *a)
+{
+    if (strcmp(a, "--local") == 0)
+        o->local = 1;
+    else if (strcmp(a, "--trace-http") == 0)
+        o->trace_http = 1;
+    else
+        return 0;
+    return 1;
+}
+
 int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
 {
     int i = 1, npos = 0;
@@ -225,9 +236,15 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
     o->paths = abx_xcalloc((size_t)argc + 1, sizeof *o->paths);
     join_argv(o, argc, argv);
 
+    /* The two platform options also apply to exec, on either side of
+     * the word: `abx-e2e --local exec s.lua` = `abx-e2e exec --local s.lua`. */
+    while (i < argc && platform_opt(o, argv[i]))
+        i++;
     if (i < argc && strcmp(argv[i], "run") == 0)
         i++;
     else if (i < argc && strcmp(argv[i], "exec") == 0) {
+        while (i + 1 < argc && platform_opt(o, argv[i + 1]))
+            i++;
         if (i + 1 >= argc)
             return usage("exec needs a SCRIPT.lua%s", "");
         o->exec = 1;

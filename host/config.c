@@ -25,9 +25,12 @@ static void make_run_id(char *out, size_t len)
         fclose(f);
     }
     gmtime_r(&now, &tm);
-    snprintf(out, len, "e2e-%04d%02d%02d%02d%02d%02d-%04x", tm.tm_year + 1900,
+    /* 32 random bits: the run's tag is swept platform-wide at its end, so
+     * two CI jobs started in the same second must not share it (16 bits
+     * gave a matrix of 20 jobs a 0.3% chance of one killing another). */
+    snprintf(out, len, "e2e-%04d%02d%02d%02d%02d%02d-%08x", tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             r & 0xffffu);
+             r & 0xffffffffu);
 }
 
 /* The platform and the suite's knobs. A platform value that does not

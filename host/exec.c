@@ -19,6 +19,32 @@ static const char EXIT_GUARD[] =
     "end\n"
     "setmetatable(_G, nil)\n";
 
+/* Calls e2e.<fn>() protected; _finish_script returns the messages of
+ * failed finalizers, appended to errs (one per line). 0, or -1 if any. */
+static int script_scope(lua_State *L, const char *fn, struct abx_buf *errs)
+{
+    int top = lua_gettop(L), rc = 0;
+    lua_Integer i, n;
+
+    abx_lstate_module(L);
+    lua_getfield(L, -1, fn);
+    if (abx_region_call(L, 0, 0, 0) != LUA_OK) {
+        if (errs)
+            abx_buf_appendf(errs, "%s\n", abx_error_message(L, -1));
+        rc = -1;
+    } else if (errs && lua_type(L, top + 2) == LUA_TTABLE) {
+        n = (lua_Integer)lua_rawlen(L, top + 2);
+        for (i = 1; i <= n; i++) {
+            lua_rawgeti(L, top + 2, i);
+            abx_buf_appendf(errs, "%s\n", luaL_tolstring(L, -1, NULL));
+            lua_pop(L, 2);
+            rc = -1;
+        }
+    }
+    lua_settop(L, top);
+    return rc;
+}
+
 int abx_exec_main(const struct abx_opts *o)
 {
     char dir[4096], err[4096];
@@ -55,6 +81,7 @@ int abx_exec_main(const struct abx_opts *o)
     }
     for (i = 0; i < o->nscript_args; i++)
         lua_pushstring(L, o->script_args[i]);
+    script_scope(L, "_begin_script", NULL);
     status = abx_region_call(L, o->nscript_args, o->timeout, 1);
     if (status != LUA_OK) {
         const char *kind = abx_error_kind(L, -1);
@@ -75,8 +102,16 @@ int abx_exec_main(const struct abx_opts *o)
             code = 1;
         }
     }
-    lua_close(L);
+    lua_settop(L, 0);
     abx_buf_init(&errs, 64 * 1024);
+    /* Finalizers and the script's sandboxes, even after an error. */
+    if (script_scope(L, "_finish_script", &errs) != 0 && code == 0)
+        code = 1;
+    if (errs.len)
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: teardown: %s",
+                       abx_buf_cstr(&errs));
+    abx_buf_reset(&errs);
+    lua_close(L);
     abx_fixture_c_finish_session(&errs);
     abx_buf_free(&errs);
     return code;

@@ -58,7 +58,10 @@ static void guardian_main(int rfd, const struct abx_platform *p,
                    "ended without finishing; sweeping run %s\n",
                    (long)runner, run_id);
     abx_sweep_report_init(&r);
-    abx_sweep_run(p, run_id, ledger, GUARDIAN_BUDGET, &r);
+    /* As a finished run: a clean sweep leaves no ledger to the janitor. */
+    if (abx_sweep_run(p, run_id, ledger, GUARDIAN_BUDGET, &r) == 0 &&
+        r.kept == 0 && r.left == 0)
+        unlink(ledger);
     abx_out_printf(ABX_OUT_STDERR, "abx-e2e guardian: run %s: %zu deleted, "
                    "%zu already gone, %zu kept, %zu left\n", run_id,
                    r.killed, r.gone, r.kept, r.left);

@@ -274,6 +274,9 @@ void abx_local_stop(void)
             nanosleep(&ts, NULL);
             waited += 0.05;
         }
+        /* Whatever it left in its process group (set up by spawn) goes
+         * too: a wrapper script's children must not outlive the run. */
+        kill(-g_pid, SIGKILL);
         g_pid = 0;
     }
     if (g_state[0])

@@ -91,7 +91,7 @@ static int run(struct abx_opts *o, const struct abx_env *env)
     struct abx_summary sum;
     char err[4096];
     size_t i;
-    int rc, code;
+    int rc, code, leaked;
 
     memset(&r, 0, sizeof r);
     r.started = abx_clock();
@@ -150,19 +150,23 @@ static int run(struct abx_opts *o, const struct abx_env *env)
     abx_summary_init(&sum);
     for (i = 0; i < r.n; i++)
         abx_summary_add(&sum, r.results[i]);
+    /* Whatever the outcome: delete what is left and sweep the tag, before
+     * the closing line (pytest's session teardown also comes first; the
+     * closing count stays the last line). A leak fails a green run. A
+     * failed test may have lost a create whose reply never came (cut by
+     * its deadline, a 5xx after the platform made it): in no ledger, so
+     * failures force the tag sweep too. */
+    leaked = abx_sandboxes_end(env, r.interrupted || r.worker_crashed ||
+                               sum.counts[ABX_OUTCOME_FAILED] ||
+                               abx_summary_errors(&sum), 0);
     sum.deselected = c.deselected;
     sum.duration = abx_clock() - r.started;
     code = r.internal_error ? ABX_EXIT_INTERNAL_ERROR
                             : abx_summary_exit_code(&sum, r.interrupted);
+    if (leaked != 0 && code == ABX_EXIT_OK)
+        code = ABX_EXIT_TESTS_FAILED;
     sum.exit_code = code;
     abx_term_finish(o, &r, &sum);
-    /* Whatever the outcome: delete what is left and sweep the tag. A
-     * leak fails an otherwise green run. */
-    if (abx_sandboxes_end(env, r.interrupted || r.worker_crashed, 0) != 0 &&
-        code == ABX_EXIT_OK) {
-        code = ABX_EXIT_TESTS_FAILED;
-        sum.exit_code = code;
-    }
     if (abx_reports_write(o, env, &r, &sum) != 0 && code == ABX_EXIT_OK)
         code = ABX_EXIT_INTERNAL_ERROR;
     if (o->evidence)

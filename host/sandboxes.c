@@ -16,6 +16,7 @@
 
 #define SWEEP_BUDGET 60.0        /* s, normal end of run */
 #define SWEEP_BUDGET_SIGNAL 5.0  /* s: CI cancellation gives ~10 s */
+#define SWEEP_BUDGET_LOOK 20.0   /* s, failed tests but an empty ledger */
 
 static char g_ledger[512];
 
@@ -28,6 +29,15 @@ int abx_sandboxes_begin(const struct abx_env *e, int local_pid, char *err,
         return 0;
     if (abx_ledger_path(e->run_id, g_ledger, sizeof g_ledger) != 0) {
         snprintf(err, errlen, "run id '%s' cannot name a ledger", e->run_id);
+        g_ledger[0] = '\0';
+        return -1;
+    }
+    /* A second live run with the same id would sweep the first one's
+     * sandboxes (same tag) mid-test and unlink its ledger. */
+    if (abx_ledger_in_use(g_ledger)) {
+        snprintf(err, errlen, "run id '%s' is in use by another live run "
+                 "here (%s is locked): give each run its own E2E_RUN_ID",
+                 e->run_id, g_ledger);
         g_ledger[0] = '\0';
         return -1;
     }
@@ -136,10 +146,13 @@ int abx_sandboxes_end(const struct abx_env *e, int suspect,
     abx_sweep_report_init(&r);
     /* A run that created nothing and ended cleanly has nothing to sweep
      * (and must not wait on an unreachable platform to say so). */
+    /* Suspect with nothing recorded (a failed test may have lost a
+     * create's reply): a shorter look by tag, not the full budget on a
+     * platform that is failing anyway. */
     if (created || suspect || signaled)
         rc = abx_sweep_run(abx_host.platform, e->run_id, g_ledger,
-                           signaled ? SWEEP_BUDGET_SIGNAL : SWEEP_BUDGET,
-                           &r);
+                           signaled ? SWEEP_BUDGET_SIGNAL
+                           : created ? SWEEP_BUDGET : SWEEP_BUDGET_LOOK, &r);
     created += r.from_tag;
     deleted = created >= r.kept + r.left ? created - r.kept - r.left : 0;
     if (!quiet_if_none || created || r.left || r.log.len)

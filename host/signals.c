@@ -4,7 +4,8 @@
  * (SIGUSR1); a second signal kills the workers and exits 2 at once.
  * Worker: ignores SIGINT (a terminal's Ctrl-C reaches the whole process
  * group; the parent forwards it once). SIGUSR1/SIGTERM interrupt the
- * running test through the Lua hook; a second one exits at once. SIGUSR2
+ * running test through the Lua hook; a second one of the same kind exits
+ * at once. SIGUSR2
  * means "stop after the current test" (-x / --maxfail on another worker). */
 #include <signal.h>
 #include <string.h>
@@ -34,12 +35,21 @@ static void on_parent_signal(int sig)
         _exit(ABX_EXIT_INTERRUPTED);
 }
 
+/* A SIGTERM sent to the whole process group reaches a worker twice: by
+ * itself and as the parent's forwarded SIGUSR1. That is one request (its
+ * teardown, sandbox deletes included, must still run); only a repeat of
+ * the same signal means "now". */
+static volatile sig_atomic_t g_seen_term, g_seen_usr1;
+
 static void on_worker_signal(int sig)
 {
-    (void)sig;
-    g_count++;
-    if (g_count > 1)
+    volatile sig_atomic_t *seen = sig == SIGTERM ? &g_seen_term
+                                                 : &g_seen_usr1;
+
+    if (*seen)
         _exit(ABX_EXIT_INTERRUPTED);
+    *seen = 1;
+    g_count++;
     abx_region_interrupt();
 }
 
@@ -70,6 +80,7 @@ void abx_signals_parent(void)
 void abx_signals_worker(void)
 {
     g_count = 0;
+    g_seen_term = g_seen_usr1 = 0;
     g_nchildren = 0;
     signal(SIGINT, SIG_IGN);
     install(SIGUSR1, on_worker_signal);

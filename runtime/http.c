@@ -151,11 +151,13 @@ void abx_http_resp_init(struct abx_http_resp *r)
 {
     memset(r, 0, sizeof *r);
     abx_buf_init(&r->body, ABX_BUF_DEFAULT_MAX);
+    abx_buf_init(&r->headers, ABX_HTTP_HEADERS_MAX);
 }
 
 void abx_http_resp_free(struct abx_http_resp *r)
 {
     abx_buf_free(&r->body);
+    abx_buf_free(&r->headers);
 }
 
 static double jitter(void)
@@ -448,6 +450,9 @@ int abx_http_finish(struct abx_http_xfer *x, struct abx_http_resp *resp,
         resp->status = x->status;
         memcpy(resp->content_type, x->content_type, sizeof resp->content_type);
         memcpy(resp->next_token, x->next_token, sizeof resp->next_token);
+        abx_buf_free(&resp->headers);
+        resp->headers = x->headers;
+        abx_buf_init(&x->headers, ABX_HTTP_HEADERS_MAX);
         resp->seconds = x->seconds;
         resp->attempts = x->attempts;
     }

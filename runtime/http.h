@@ -92,18 +92,33 @@ struct abx_http_req {
     const char *save_path;
     size_t max_body;
     const char *what;                  /* for messages: "create sandbox" */
+    int collect_headers;               /* fill resp->headers (opt-in) */
 };
+
+/* Cap on the reply headers collected for req->collect_headers; more is
+ * an ABX_E_PROTOCOL error naming the cap. */
+#define ABX_HTTP_HEADERS_MAX ((size_t)64 * 1024)
 
 struct abx_http_resp {
     long status;              /* 0 if no response was received */
     struct abx_buf body;      /* collected body (see req) */
     char content_type[128];
     char next_token[1024];    /* X-Next-Token, "" if absent */
+    /* Only with req->collect_headers: the reply headers of the final
+     * response, one "name: value\n" line each in arrival order, names
+     * lower-case, values trimmed (repeats kept as separate lines). */
+    struct abx_buf headers;
     double seconds;           /* last attempt */
     int attempts;
 };
 
 void abx_http_resp_init(struct abx_http_resp *r);
+/* Adds one raw reply header line (as curl's header callback gets it) to
+ * out as "name: value\n". Status lines, the blank line, lines that are
+ * not "token: value" and lines with NUL bytes are skipped; an obs-fold
+ * continuation joins the previous value. 0, or -1 when out's cap would
+ * be exceeded (out unchanged). */
+int abx_http_header_collect(struct abx_buf *out, const char *line, size_t n);
 void abx_http_resp_free(struct abx_http_resp *r);
 
 /* Synchronous call with retries. 0 when a response arrived (any status:

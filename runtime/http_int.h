@@ -30,7 +30,7 @@ struct abx_http_xfer {
     curl_off_t body_size;
     FILE *save_fp;
     double timeout;
-    int idempotent, no_retry;
+    int idempotent, no_retry, collect_headers;
     abx_http_sink sink;
     void *sink_ud;
     size_t max_body;
@@ -48,6 +48,7 @@ struct abx_http_xfer {
     struct abx_buf resp_body;
     char content_type[128];
     char next_token[1024];
+    struct abx_buf headers;             /* collect_headers only */
     char errbuf[CURL_ERROR_SIZE];
 };
 

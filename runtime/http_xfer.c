@@ -86,6 +86,7 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *ud)
         /* A new response (after 1xx): forget the previous headers. */
         x->content_type[0] = '\0';
         x->next_token[0] = '\0';
+        abx_buf_reset(&x->headers);
         return n;
     }
     if (n <= 2 && (n == 0 || p[0] == '\r' || p[0] == '\n')) {
@@ -103,6 +104,12 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *ud)
     if (header_value(p, n, "X-Next-Token", x->next_token,
                      sizeof x->next_token) < 0) {
         fail(x, ABX_E_PROTOCOL, "X-Next-Token header is too long");
+        return 0;
+    }
+    if (x->collect_headers &&
+        abx_http_header_collect(&x->headers, p, n) != 0) {
+        fail(x, ABX_E_PROTOCOL, "reply headers are larger than the "
+             "%zu-byte cap", ABX_HTTP_HEADERS_MAX);
         return 0;
     }
     return n;
@@ -354,6 +361,8 @@ struct abx_http_xfer *abx_httpx_new(const struct abx_http_req *r,
     }
     x->max_body = r->max_body ? r->max_body : DEFAULT_MAX_BODY;
     abx_buf_init(&x->resp_body, x->max_body);
+    abx_buf_init(&x->headers, ABX_HTTP_HEADERS_MAX);
+    x->collect_headers = r->collect_headers;
     x->what = dup_str(r->what ? r->what : "http request");
     x->method = dup_str(r->method ? r->method : "GET");
     x->url = dup_str(r->url ? r->url : "");
@@ -434,6 +443,7 @@ void abx_httpx_reset_attempt(struct abx_http_xfer *x)
     x->content_type[0] = '\0';
     x->next_token[0] = '\0';
     abx_buf_reset(&x->resp_body);
+    abx_buf_reset(&x->headers);
     if (x->body_fp)
         rewind(x->body_fp);
     if (x->save_fp) {
@@ -542,6 +552,7 @@ void abx_httpx_free(struct abx_http_xfer *x, int touch_curl)
         curl_slist_free_all(x->hdrs);
     }
     abx_buf_free(&x->resp_body);
+    abx_buf_free(&x->headers);
     free(x->method);
     free(x->url);
     free(x->what);

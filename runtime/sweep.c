@@ -209,7 +209,7 @@ int abx_sweep_run(const struct abx_platform *p, const char *run_id,
     double deadline = abx_http_now() + (budget > 0 ? budget : 0);
     struct timespec retry = {0, 200 * 1000 * 1000};
     char e2[1400];
-    int live = -1, list_failed = 0;
+    int live = -1, list_failed = 0, unreachable = 0;
     size_t i;
 
     memset(&s, 0, sizeof s);
@@ -235,11 +235,18 @@ int abx_sweep_run(const struct abx_platform *p, const char *run_id,
         if (live < 0) {
             list_failed = 1;
             snprintf(e2, sizeof e2, "list e2e=%s: %s", run_id, err.message);
+            /* A refused key, or a platform that cannot be reached even
+             * after the transport's own retries, will not change within
+             * the budget: say so now instead of spinning until it ends. */
+            if (err.cls == ABX_E_AUTH ||
+                (err.cls == ABX_E_CONNECTION && ++unreachable >= 2))
+                break;
             if (remaining(deadline) > 0.3)
                 nanosleep(&retry, NULL);
             continue;
         }
         list_failed = 0;
+        unreachable = 0;
         if (live == 0) {
             /* Not listed under the tag: whatever a failed kill left in
              * doubt is gone after all. */

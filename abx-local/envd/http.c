@@ -227,8 +227,11 @@ int abx_envd_http_start(const char *addr, unsigned port, char *err,
         return -1;
     }
     d = MHD_start_daemon(
+        /* poll(), not select(): envd legitimately holds more than
+         * FD_SETSIZE fds (pipes of many processes), and with select() MHD
+         * drops every connection whose fd is >= 1024. */
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-            MHD_USE_ERROR_LOG,
+            MHD_USE_POLL | MHD_USE_ERROR_LOG,
         (uint16_t)port, NULL, NULL, on_request, NULL,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,

@@ -305,6 +305,11 @@ static void *waiter(void *arg)
     p->reaped = 1;
     pthread_cond_broadcast(&reaped_cv);
     pthread_mutex_unlock(&mu);
+    /* The pidfd is of no use once reaped; keeping it for the RETAIN_MS the
+     * entry stays would hold one fd per recent Start (thousands under
+     * back-to-back commands). Only this thread uses it until done is set. */
+    close(p->pidfd);
+    p->pidfd = -1;
     /* What the process wrote before exiting is in the pipes; children it
      * left behind may keep them open, so only take what is there now. */
     for (int i = 0; i < 64 && p->out_fd >= 0; i++) {
@@ -377,6 +382,7 @@ int abx_envd_proc_start(const struct abx_envd_spawn *sp, struct abx_envd_stream 
     abx_buf_init(&p->end_env, 0);
     abx_buf_init(&env, 0);
     pthread_mutex_lock(&mu);
+    gc_locked();  /* else entries pile up until the next Connect or List */
     if (sub && start_env(&env, p->pid) == 0 &&
         abx_envd_stream_send_raw(sub, env.data, env.len) == 0) {
         abx_envd_stream_ref(sub);

@@ -5,9 +5,9 @@ Lua files in cases/ pointed at it, checks the outcome per node id (from
 (except what --keep-failed keeps on purpose).
 
   run.py --bin ABX_E2E SCENARIO      (ABX_LOCAL_BIN / ABX_ENVD_BIN set)"""
-import argparse
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -17,17 +17,19 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "local"))
-from abxlocal import Server, check, done  # noqa: E402
+from abxlocal import Server, check, done, scenario_main  # noqa: E402,F401
 
 
-def run_e2e(binary, server, files, extra=(), run_id=None, platform=True):
-    """Runs abx-e2e in a fresh directory; returns (process, report, run id)."""
+def run_e2e(binary, server, files, extra=(), run_id=None, platform=True, drop=()):
+    """Runs abx-e2e in a fresh directory; returns (process, report, run id).
+    drop: server variables left out (e.g. the single data-plane URL)."""
     work = tempfile.mkdtemp(prefix="abx-bindings-")
     os.symlink(os.path.join(HERE, "cases"), os.path.join(work, "cases"))
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ABX_SANDBOX_", "E2B_", "E2E_"))}
     if platform:
-        env.update({k: v for k, v in server.env.items() if k.startswith("ABX_SANDBOX_")})
+        env.update({k: v for k, v in server.env.items()
+                    if k.startswith("ABX_SANDBOX_") and k not in drop})
     run_id = run_id or "bind-" + secrets.token_hex(4)
     env.update({"E2E_RUN_ID": run_id, "CI": "true"})
     args = [binary, "--json", "report.json", "-rA", *extra, *files]
@@ -154,7 +156,66 @@ def sc_no_credentials(binary, server):
     check("missing credentials" in p.stdout, "the skip reason names the missing credentials")
 
 
+def sc_host_routing(binary, server):
+    """The data plane by host name: without ABX_SANDBOX_URL (E2B_SANDBOX_URL
+    is never passed) the clients use http://<port>-<id>.localhost:PORT
+    (curl resolves *.localhost to loopback), and abx-local routes by the
+    Host's first label. The trace shows that form, signatures masked."""
+    p, doc, run_id = run_e2e(binary, server, ["cases/test_host_routing.lua"],
+                             ["--trace-http"], drop=("ABX_SANDBOX_URL",))
+    got = outcomes(doc)
+    if not check(len(got) >= 7, "tests ran: %d" % len(got)):
+        print(p.stdout[-3000:], p.stderr[-2000:])
+    bad = {k: v for k, v in got.items() if v != "passed"}
+    if not check(bad == {}, "not passed: %r" % bad):
+        print(p.stdout[-8000:])
+    check(p.returncode == 0, "exit code %d" % p.returncode)
+    out = p.stdout + p.stderr
+    domain = server.env["ABX_SANDBOX_DOMAIN"]
+    data_url = server.env["ABX_SANDBOX_URL"]
+    for port in ("49983", "49999", "8000", "8080"):
+        pat = re.compile(r"http: \w+ http://%s-[A-Za-z0-9_-]+\.%s/" % (port, re.escape(domain)))
+        check(pat.search(out) is not None, "trace shows the host form for port " + port)
+    check(data_url + "/" not in out, "the single data-plane URL is not used")
+    check("signature=[MASKED]" in out or "signature=" not in out, "signatures masked in the trace")
+    check(not re.search(r"signature=v1_[A-Za-z0-9]", out), "no signature in the output")
+    check(tagged(server, run_id) == [], "nothing left after the host-routed run")
+
+
+def sc_exec(binary, server):
+    """`abx-e2e exec SCRIPT`: the script is a scope. Its sandboxes carry the
+    run's tag, finalizers run before they are deleted, and nothing is left
+    whether the script ends, fails or calls os.exit."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ABX_SANDBOX_", "E2B_", "E2E_"))}
+    env.update({k: v for k, v in server.env.items() if k.startswith("ABX_SANDBOX_")})
+    env["CI"] = "true"
+    for mode, want in (("ok", 0), ("fail", 1), ("exit", 7)):
+        run_id = "exec-" + secrets.token_hex(4)
+        env["E2E_RUN_ID"] = run_id
+        work = tempfile.mkdtemp(prefix="abx-exec-")
+        try:
+            p = subprocess.run([binary, "exec", os.path.join(HERE, "cases", "exec_script.lua"), mode],
+                               cwd=work, env=env, capture_output=True, text=True, timeout=120)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        out = p.stdout + p.stderr
+        if not check(p.returncode == want, "exec %s: exit %d, want %d" % (mode, p.returncode, want)):
+            print(out[-3000:])
+        check("tag " + run_id in out, "exec %s: the forged tag is replaced by the run's" % mode)
+        check("out hi" in out, "exec %s: command ran" % mode)
+        check("deferred true" in out, "exec %s: defer ran while the sandbox lived" % mode)
+        check("sandboxes: 2 created, 2 deleted, 0 kept, 0 left" in out,
+              "exec %s: the script's sandboxes were deleted" % mode)
+        if mode == "fail":
+            check("script failed on purpose" in out, "exec fail: the error is shown")
+        left = tagged(server, run_id)
+        check(left == [], "exec %s: left %r" % (mode, [s.get("sandboxID") for s in left]))
+
+
 SCENARIOS = {
+    "exec": sc_exec,
+    "host_routing": sc_host_routing,
     "no_credentials": sc_no_credentials,
     "sandbox": lambda b, s: all_passed(b, s, ["cases/test_sandbox.lua"]),
     "code": lambda b, s: all_passed(b, s, ["cases/test_code.lua"]),
@@ -165,19 +226,6 @@ SCENARIOS = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("scenario", choices=sorted(SCENARIOS))
-    a = ap.parse_args()
-    a.bin = os.path.abspath(a.bin)
-    server = Server()
-    try:
-        SCENARIOS[a.scenario](a.bin, server)
-    finally:
-        server.cleanup()
-    done()
-
 
 if __name__ == "__main__":
-    main()
+    scenario_main(SCENARIOS)

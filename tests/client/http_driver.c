@@ -1,6 +1,7 @@
 /* The HTTP engine against run_client.py's fake server (ABX_FAKE_URL):
  * sinks, save_path, body_path, multipart, retries with held-back error
- * bodies, timeouts, the cancel hook, caps, captured headers, concurrency
+ * bodies, timeouts, the cancel hook, caps, captured and collected
+ * headers, concurrency
  * and flat memory on big transfers. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,6 +329,63 @@ static void test_async(void)
     abx_http_resp_free(&resp);
 }
 
+/* collect_headers: every reply header, final response only, capped;
+ * off by default; request headers never appear. */
+static void test_headers(void)
+{
+    static const char *const hdrs[] = {"X-Req-Secret: not-in-reply", NULL};
+    struct abx_http_req r = {0};
+    struct abx_http_resp resp;
+    struct abx_err err;
+    int rc;
+
+    r.url = u("/headers");
+    r.headers = hdrs;
+    abx_http_resp_init(&resp);
+    rc = abx_http_do(&r, &resp, &err);
+    DRV_CHECK(rc == 0 && resp.headers.len == 0, "headers not collected unless asked");
+    abx_http_resp_free(&resp);
+
+    r.collect_headers = 1;
+    abx_http_resp_init(&resp);
+    rc = abx_http_do(&r, &resp, &err);
+    const char *h = abx_buf_cstr(&resp.headers);
+    DRV_CHECK(rc == 0 && strstr(h, "content-type: text/x-h\n") &&
+                  strstr(h, "x-multi: one\nset-cookie: a=1\nx-multi: two\n") &&
+                  strstr(h, "x-req-seen: not-in-reply\n") &&
+                  strstr(h, "content-length: 2\n") && !strstr(h, "X-") &&
+                  !strstr(h, "x-req-secret") && strncmp(h, "HTTP/", 5) != 0 &&
+                  !strstr(h, "\nHTTP/"),
+              "reply headers collected in order, names lower-case: [%s]", h);
+    abx_http_resp_free(&resp);
+
+    /* Retried 503s: only the final response's headers are kept. */
+    r.url = u("/flaky?k=hdr");
+    r.headers = NULL;
+    r.idempotent = 1;
+    abx_http_resp_init(&resp);
+    rc = abx_http_do(&r, &resp, &err);
+    h = abx_buf_cstr(&resp.headers);
+    DRV_CHECK(rc == 0 && resp.status == 200 && resp.attempts == 3 &&
+                  strstr(h, "x-attempt: 3\n") && !strstr(h, "x-attempt: 1") &&
+                  !strstr(h, "x-attempt: 2"),
+              "after retries only the last reply's headers: [%s]", h);
+    abx_http_resp_free(&resp);
+
+    r.url = u("/bigheaders");
+    r.idempotent = 0;
+    abx_http_resp_init(&resp);
+    rc = abx_http_do(&r, &resp, &err);
+    DRV_CHECK(rc == -1 && err.cls == ABX_E_PROTOCOL && strstr(err.message, "65536-byte cap"),
+              "headers over the cap: Protocol error naming it (%s)", rc ? err.message : "no error");
+    abx_http_resp_free(&resp);
+    r.collect_headers = 0;
+    abx_http_resp_init(&resp);
+    rc = abx_http_do(&r, &resp, &err);
+    DRV_CHECK(rc == 0 && resp.status == 200, "the same reply without collection is fine");
+    abx_http_resp_free(&resp);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -340,6 +398,7 @@ int main(int argc, char **argv)
     test_retry();
     test_timeouts();
     test_async();
+    test_headers();
     abx_http_shutdown();
     printf("%d check(s) failed\n", drv_failures);
     return drv_failures ? 1 : 0;

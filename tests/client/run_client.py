@@ -111,11 +111,29 @@ class Fake(http.server.BaseHTTPRequestHandler):
                 flaky_counts[k] = flaky_counts.get(k, 0) + 1
                 n = flaky_counts[k]
             if n <= 2:
-                return self.send(503, '{"code": 503, "message": "busy %d"}' % n)
-            return self.send(200, "done")
+                return self.send(503, '{"code": 503, "message": "busy %d"}' % n,
+                                 extra={"X-Attempt": str(n)})
+            return self.send(200, "done", extra={"X-Attempt": str(n)})
         if path == "/slow":
             time.sleep(float(q.get("s", "2")))
             return self.send(200, "slow")
+        if path == "/headers":
+            self.send_response(200)
+            for k, v in (("Content-Type", "text/x-h"), ("X-Multi", "one"), ("Set-Cookie", "a=1"),
+                         ("x-multi", "two"), ("X-Req-Seen", self.headers.get("X-Req-Secret", "")),
+                         ("Content-Length", "2")):
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(b"ok")
+            return None
+        if path == "/bigheaders":
+            self.send_response(200)
+            for i in range(40):   # 40 x ~2 KiB: over the 64 KiB collection cap
+                self.send_header("X-Big-%d" % i, "v" * 2000)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+            return None
         if path == "/token":
             return self.send(200, "[]", "application/x-test", {"X-Next-Token": "tok123"})
         return self.send(404, '{"code": 404, "message": "no route"}')

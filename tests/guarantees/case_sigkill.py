@@ -50,7 +50,7 @@ def hold_and_kill(p, args, want, to_group):
         else:
             proc.kill()
         proc.wait()
-        left, waited = poll(lambda: not p.ids({"e2e": r.run_id}), 30, step=0.5)
+        poll(lambda: not p.ids({"e2e": r.run_id}), 30, step=0.5)
         dt = time.time() - t0
         remaining = p.ids({"e2e": r.run_id})
         print("%s: SIGKILL%s; %d tagged sandbox(es) left after %.1f s"
@@ -65,7 +65,7 @@ def hold_and_kill(p, args, want, to_group):
         eq(sorted(late), [], "no sandbox of the run appears after the kill")
         eq(p.ids({"e2e": r.run_id}), [], "still no tagged sandbox 12 s after the kill")
         eq(p.ids(), [], "no sandbox at all on the platform")
-        procs, _ = poll(lambda: not run_processes(r.run_id), 30, step=0.5)
+        poll(lambda: not run_processes(r.run_id), 30, step=0.5)
         lingering = run_processes(r.run_id)
         if not eq(lingering, [], "no process of the run lingers 30 s after the kill"):
             for pid in lingering:  # ours: started with this run's id

@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 
-from glib import Run, check, eq, main, poll, run_processes, rc_is, tail
+from glib import Run, check, eq, main, poll, rc_is, run_processes, tail
 
 SIG = {"INT": signal.SIGINT, "TERM": signal.SIGTERM}[sys.argv[1]]
 
@@ -23,8 +23,8 @@ def hold_and_signal(p, args, want, to_group, delete_delay_ms=0):
     r = Run(p)
     try:
         proc = r.start(*args)
-        n, waited = poll(lambda: len(p.ids({"e2e": r.run_id})) >= want
-                         or proc.poll() is not None, 90)
+        poll(lambda: len(p.ids({"e2e": r.run_id})) >= want
+                 or proc.poll() is not None, 90)
         held = len(p.ids({"e2e": r.run_id}))
         if not check(held == want and proc.poll() is None,
                      "%s: the run holds %d sandboxes before the signal (got %d, rc %r)"
@@ -61,8 +61,11 @@ def hold_and_signal(p, args, want, to_group, delete_delay_ms=0):
         eq(p.ids(), [], "no sandbox at all on the platform")
         check("Interrupted" in out or "interrupted" in (out + err).lower(),
               "the run says it was interrupted")
-        procs, _ = poll(lambda: not run_processes(r.run_id), 30, step=0.5)
-        eq(run_processes(r.run_id), [], "no process of the run lingers (guardian, workers)")
+        poll(lambda: not run_processes(r.run_id), 30, step=0.5)
+        lingering = run_processes(r.run_id)
+        if not eq(lingering, [], "no process of the run lingers (guardian, workers)"):
+            for pid in lingering:  # ours: started with this run's id
+                os.kill(pid, signal.SIGKILL)
     finally:
         if delete_delay_ms:
             p.request("POST", "/admin/faults", {"deleteDelayMs": 0})

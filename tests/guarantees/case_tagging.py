@@ -15,7 +15,7 @@ def body(p):
     r = Run(p)
     try:
         proc = r.start("cases/test_tagging.lua", "--json", "r.json", "-s")
-        ids, _ = poll(lambda: r.side_file("ids") or proc.poll() is not None, 90)
+        poll(lambda: r.side_file("ids") or proc.poll() is not None, 90)
         ids = (r.side_file("ids") or "").split()
         if check(len(ids) == 2, "the test created its sandboxes"):
             fac, direct = ids

@@ -174,3 +174,19 @@ def pid_alive(pid):
         return True
     except ProcessLookupError:
         return False
+
+
+def scenario_main(scenarios):
+    """Entry point of a driver holding several scenarios:
+    `driver.py --bin ABX_E2E SCENARIO`, each run against a fresh server."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("scenario", choices=sorted(scenarios))
+    a = ap.parse_args()
+    server = Server()
+    try:
+        scenarios[a.scenario](os.path.abspath(a.bin), server)
+    finally:
+        server.cleanup()
+    done()

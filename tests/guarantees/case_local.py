@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""--local: the runner starts its own abx-local; whatever stops the run, no
+process of it is left (abx-local, bwrap sandboxes, envd, workers,
+guardian) and the platform's temporary state dir is gone.
+
+Processes of the run are found by E2E_RUN_ID=<run id> in their
+environment (abx-local and its sandboxes inherit it); sandboxes are
+counted as bwrap processes, since the platform's API key is the runner's.
+Round 1: SIGINT to the runner's process group (a terminal ^C) while a test
+holds 3 sandboxes: exit 2 within ~10 s, nothing left.
+Round 2: SIGKILL to the runner's process group (runner and workers): the
+guardian sweeps and stops abx-local within ~30 s."""
+import os
+import signal
+import time
+
+from glib import E2E_BIN, LOCAL_BIN, Run, check, done, eq, poll, rc_is, run_processes
+
+
+class NoPlatform:
+    env = {}
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def sandboxes(run_id):
+    """Sandbox processes of the run: bwrap started by its abx-local (bwrap
+    forks once, so each sandbox shows up twice; count hostnames)."""
+    names = set()
+    for pid in run_processes(run_id):
+        c = cmdline(pid)
+        if c and c[0].endswith(b"bwrap") and b"--hostname" in c:
+            names.add(c[c.index(b"--hostname") + 1])
+    return names
+
+
+def state_dir(run_id):
+    for pid in run_processes(run_id):
+        c = cmdline(pid)
+        if b"serve" in c and b"--state-dir" in c:
+            return c[c.index(b"--state-dir") + 1].decode()
+    return None
+
+
+def one(sig, budget):
+    r = Run(NoPlatform())
+    name = signal.Signals(sig).name
+    try:
+        proc = r.start("--local", "cases/test_hold.lua", env={"ABX_LOCAL_BIN": LOCAL_BIN})
+        poll(lambda: len(sandboxes(r.run_id)) >= 3 or proc.poll() is not None, 90)
+        state = state_dir(r.run_id)
+        if not check(len(sandboxes(r.run_id)) == 3 and proc.poll() is None and state,
+                     "%s: the run holds 3 sandboxes of its own abx-local" % name):
+            out, err = r.outputs()
+            print((out + err)[-3000:])
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return
+        time.sleep(0.5)
+        t0 = time.time()
+        os.killpg(proc.pid, sig)
+        proc.wait(60)
+        if sig == signal.SIGINT:
+            check(time.time() - t0 < 10, "SIGINT: exited within 10 s (%.1f s)" % (time.time() - t0))
+            out, err = r.outputs()
+            rc_is(proc.returncode, 2, "SIGINT", out, err)
+        poll(lambda: not run_processes(r.run_id), budget, step=0.5)
+        dt = time.time() - t0
+        lingering = run_processes(r.run_id)
+        print("--local, %s: %d process(es) of the run left after %.1f s" % (name, len(lingering), dt))
+        eq(sorted(sandboxes(r.run_id)), [], "%s: no sandbox process left" % name)
+        if not eq(lingering, [], "%s: no process of the run left within %d s" % (name, budget)):
+            for pid in lingering:  # ours: started with this run's id
+                print("  pid %d: %s" % (pid, b" ".join(cmdline(pid))[:120]))
+                os.kill(pid, signal.SIGKILL)
+        poll(lambda: not os.path.exists(state), 5)
+        check(not os.path.exists(state), "%s: the local state dir %s is removed" % (name, state))
+    finally:
+        r.cleanup()
+
+
+def main():
+    for b in (E2E_BIN, LOCAL_BIN):
+        if not os.access(b, os.X_OK):
+            check(False, "binary not built: " + b)
+            done()
+    one(signal.SIGINT, 10)
+    one(signal.SIGKILL, 30)
+    done()
+
+
+main()

@@ -1,0 +1,117 @@
+"""Thousands of back-to-back Process/Start calls in one sandbox through the
+data-plane proxy all succeed, and envd's open file descriptors stay bounded.
+
+Regression: envd kept each exited process's pidfd open for the 30 s it
+retains the process for late Connects, so ~1 fd leaked per Start; past
+FD_SETSIZE (1024) fds its select()-based libmicrohttpd loop dropped new
+connections and the proxy answered 502 "The sandbox did not answer on port
+49983". The fd bound catches the leak even on a machine too slow to reach
+1024 fds within the 30 s window. The second phase makes envd hold more than
+1024 fds on purpose (background processes keep their output pipes open)
+and checks that it still accepts connections (poll(), not select())."""
+import base64
+import http.client
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from abxlocal import Stream, check, envelope, run_with_server  # noqa: E402
+
+STARTS = 3000
+FD_BOUND = 128  # a handful per live connection/process, never one per Start
+BACKGROUND = 600  # 2 pipe fds each: well past FD_SETSIZE
+
+
+def envd_pid(s, sid):
+    """Host pid of the sandbox's abx-envd: the process named abx-envd in the
+    PID namespace of the pid recorded in the sandbox's `pid` file."""
+    with open(os.path.join(s.state_dir, "sandboxes", sid, "pid")) as f:
+        root = f.read().split()[0]
+    ns = os.readlink("/proc/%s/ns/pid" % root)
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % p) as f:
+                comm = f.read().strip()
+            if comm == "abx-envd" and os.readlink("/proc/%s/ns/pid" % p) == ns:
+                return int(p)
+        except OSError:
+            continue
+    return None
+
+
+def fd_count(pid):
+    try:
+        return len(os.listdir("/proc/%d/fd" % pid))
+    except OSError:
+        return -1
+
+
+def open_stream(s, sid, cmd):
+    """A Process/Start whose response stream is left open (until closed)."""
+    msg = {"process": {"cmd": "/bin/bash", "args": ["-c", cmd]}}
+    h = {"Content-Type": "application/connect+json", "Connect-Protocol-Version": "1",
+         "Authorization": "Basic " + base64.b64encode(b"user:").decode(),
+         "E2b-Sandbox-Id": sid, "E2b-Sandbox-Port": "49983"}
+    c = http.client.HTTPConnection(s.data, timeout=60)
+    c.request("POST", "/process.Process/Start", envelope(msg), h)
+    r = c.getresponse()
+    check(r.status == 200, "held stream started (HTTP %d)" % r.status)
+    Stream(c, r).next()  # the start event: envd has the connection
+    return c
+
+
+def run(s):
+    sb = s.create("base", timeout=300)
+    sid = sb["sandboxID"]
+    pid = envd_pid(s, sid)
+    check(pid is not None, "found the sandbox's envd")
+    failures, max_fds = [], 0
+    for i in range(STARTS):
+        try:
+            code, _, _ = s.run(sid, "true")
+            if code != 0:
+                failures.append("%d: exit %r" % (i, code))
+        except Exception as e:  # noqa: BLE001 - counted as a failure
+            failures.append("%d: %s" % (i, e))
+        if pid and i % 100 == 99:
+            max_fds = max(max_fds, fd_count(pid))
+    for f in failures[:5]:
+        print("  " + f)
+    check(failures == [], "%d sequential Process/Start through the proxy: %d failed"
+          % (STARTS, len(failures)))
+    if pid:
+        check(0 < max_fds <= FD_BOUND,
+              "envd's open fds stay bounded (max %d, bound %d)" % (max_fds, FD_BOUND))
+    # Phase 2: > FD_SETSIZE fds held legitimately, connections still served.
+    failures = []
+    for i in range(BACKGROUND):
+        try:
+            s.run(sid, "sleep 600 &")
+        except Exception as e:  # noqa: BLE001 - counted as a failure
+            failures.append("bg %d: %s" % (i, e))
+    held = fd_count(pid) if pid else -1
+    # A streaming Start held open takes the low fd each sequential request
+    # reused, so the next connections get fds above all those pipes.
+    hold = open_stream(s, sid, "sleep 60")
+    for i in range(200):
+        try:
+            code, out, _ = s.run(sid, "echo ok")
+            if code != 0 or out != "ok\n":
+                failures.append("%d: exit %r out %r" % (i, code, out))
+        except Exception as e:  # noqa: BLE001 - counted as a failure
+            failures.append("%d: %s" % (i, e))
+    hold.close()
+    for f in failures[:5]:
+        print("  " + f)
+    check(failures == [], "Starts while envd holds %d fds: %d failed" % (held, len(failures)))
+    if pid:
+        check(held > 1100, "envd held more than FD_SETSIZE fds (%d)" % held)
+    check(s.kill(sid) == 204, "sandbox killed")
+    log = s.stderr()
+    check("Sanitizer" not in log, "no sanitizer report in the server log")
+
+
+if __name__ == "__main__":
+    run_with_server(run)
