@@ -535,6 +535,15 @@ void abx_httpx_conclude(struct abx_http_xfer *x, int aborted)
     x->rc = 0;
 }
 
+/* Header lines carry access tokens and the API key: wipe them before the
+ * memory goes back to the allocator (no secret lingers in freed heap). */
+static void wipe_headers(struct curl_slist *l)
+{
+    for (; l; l = l->next)
+        if (l->data)
+            explicit_bzero(l->data, strlen(l->data));
+}
+
 void abx_httpx_free(struct abx_http_xfer *x, int touch_curl)
 {
     if (x == NULL)
@@ -549,6 +558,7 @@ void abx_httpx_free(struct abx_http_xfer *x, int touch_curl)
         if (x->easy)
             curl_easy_cleanup(x->easy);
         curl_mime_free(x->mime);
+        wipe_headers(x->hdrs);
         curl_slist_free_all(x->hdrs);
     }
     abx_buf_free(&x->resp_body);

@@ -20,9 +20,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "local"))
 from abxlocal import Server, check, done, scenario_main  # noqa: E402,F401
 
 
-def run_e2e(binary, server, files, extra=(), run_id=None, platform=True, drop=()):
+def run_e2e(binary, server, files, extra=(), run_id=None, platform=True, drop=(),
+            selftest=False):
     """Runs abx-e2e in a fresh directory; returns (process, report, run id).
-    drop: server variables left out (e.g. the single data-plane URL)."""
+    drop: server variables left out (e.g. the single data-plane URL);
+    selftest: ABX_E2E_SELFTEST=1 (open stream/watcher counters)."""
     work = tempfile.mkdtemp(prefix="abx-bindings-")
     os.symlink(os.path.join(HERE, "cases"), os.path.join(work, "cases"))
     env = {k: v for k, v in os.environ.items()
@@ -32,6 +34,8 @@ def run_e2e(binary, server, files, extra=(), run_id=None, platform=True, drop=()
                     if k.startswith("ABX_SANDBOX_") and k not in drop})
     run_id = run_id or "bind-" + secrets.token_hex(4)
     env.update({"E2E_RUN_ID": run_id, "CI": "true"})
+    if selftest:
+        env["ABX_E2E_SELFTEST"] = "1"
     args = [binary, "--json", "report.json", "-rA", *extra, *files]
     try:
         p = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=220)
@@ -65,11 +69,21 @@ def tagged(server, run_id):
     return js or []
 
 
-def all_passed(binary, server, files):
-    p, doc, run_id = run_e2e(binary, server, files)
+def expected_ids(rel):
+    """Node ids of the top-level test("name", ...) calls of cases/<file>,
+    so that a test that silently vanished fails too."""
+    with open(os.path.join(HERE, rel), encoding="utf-8") as f:
+        names = re.findall(r'^test\("((?:[^"\\]|\\.)*)"', f.read(), re.M)
+    return {"%s::%s" % (rel, n) for n in names}
+
+
+def all_passed(binary, server, files, selftest=False):
+    p, doc, run_id = run_e2e(binary, server, files, selftest=selftest)
     got = outcomes(doc)
     if not check(len(got) > 0, "tests ran"):
         print(p.stdout[-3000:], p.stderr[-2000:])
+    want = set().union(*(expected_ids(f) for f in files))
+    check(want <= set(got), "every test ran: missing %r" % sorted(want - set(got)))
     for nodeid, outcome in sorted(got.items()):
         check(outcome == "passed", "%s: %s" % (nodeid, outcome))
     if any(o != "passed" for o in got.values()):
@@ -220,6 +234,8 @@ SCENARIOS = {
     "sandbox": lambda b, s: all_passed(b, s, ["cases/test_sandbox.lua"]),
     "code": lambda b, s: all_passed(b, s, ["cases/test_code.lua"]),
     "fixtures": lambda b, s: all_passed(b, s, ["cases/test_fixtures.lua"]),
+    "commands": lambda b, s: all_passed(b, s, ["cases/test_commands.lua"], selftest=True),
+    "files": lambda b, s: all_passed(b, s, ["cases/test_files.lua"], selftest=True),
     "failing": sc_failing,
     "keep_failed": sc_keep_failed,
     "parallel": sc_parallel,

@@ -1,5 +1,5 @@
 -- sbx.files and watchers (docs/lua-api.md "sbx.files"), against
--- abx-local. Run by tests/bindings/run_commands_files.py with
+-- abx-local. Run by tests/bindings/run.py (scenario "files") with
 -- ABX_E2E_SELFTEST=1 (e2e.files._open_watchers counts watch streams).
 local e2e = require "e2e"
 local files = require "e2e.files"

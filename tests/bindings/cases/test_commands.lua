@@ -1,5 +1,5 @@
 -- sbx.commands and command handles (docs/lua-api.md "sbx.commands"),
--- against abx-local. Run by tests/bindings/run_commands_files.py with
+-- against abx-local. Run by tests/bindings/run.py (scenario "commands") with
 -- ABX_E2E_SELFTEST=1 (e2e.commands._open_streams counts the streams C
 -- holds, to prove that no error path strands one).
 local e2e = require "e2e"
