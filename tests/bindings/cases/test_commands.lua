@@ -6,19 +6,7 @@ local e2e = require "e2e"
 local commands = require "e2e.commands"
 local test, expect = e2e.test, e2e.expect
 
-local function catch(fn, ...)
-  local ok, e = pcall(fn, ...)
-  if ok then e2e.fail("expected an error, the call returned normally") end
-  return e
-end
-
--- A SandboxError value of the given class.
-local function expect_class(e, class)
-  expect(type(e), "error type"):eq("table")
-  expect(e.class, "error class"):eq(class)
-  expect(tostring(e), "tostring"):eq(class .. ": " .. e.message)
-  return e
-end
+local catch, expect_class = require("errhelp").catch, require("errhelp").expect_class
 
 local function find_proc(sbx, marker)
   for _, p in ipairs(sbx.commands:list()) do

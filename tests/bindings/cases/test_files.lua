@@ -5,18 +5,7 @@ local e2e = require "e2e"
 local files = require "e2e.files"
 local test, expect = e2e.test, e2e.expect
 
-local function catch(fn, ...)
-  local ok, e = pcall(fn, ...)
-  if ok then e2e.fail("expected an error, the call returned normally") end
-  return e
-end
-
-local function expect_class(e, class)
-  expect(type(e), "error type"):eq("table")
-  expect(e.class, "error class"):eq(class)
-  expect(tostring(e)):eq(class .. ": " .. e.message)
-  return e
-end
+local catch, expect_class = require("errhelp").catch, require("errhelp").expect_class
 
 local ALL = {}
 for i = 0, 255 do ALL[#ALL + 1] = string.char(i) end
