@@ -140,7 +140,7 @@ struct abx_http_xfer *abx_apix_start(const struct abx_platform *p,
         req.headers = hdrs;
         x = abx_http_start(&req, err);   /* copies what it needs */
     }
-    memset(keyhdr, 0, sizeof keyhdr);
+    explicit_bzero(keyhdr, sizeof keyhdr);  /* not elided, unlike memset */
     cJSON_free(json);
     abx_buf_free(&url);
     return x;
