@@ -132,10 +132,9 @@ test("signed URLs by host", function()
   local r = fetch(url)
   expect(r.status):eq(200)
   expect(r.body):eq("signed-content")
-  -- A tampered signature is refused.
-  local bad = url:gsub("signature=v1_(%w)", function(c)
-    return "signature=v1_" .. (c == "A" and "B" or "A")
-  end)
+  -- A tampered signature is refused (a character inserted: the value may
+  -- start with a percent-encoded '+' or '/', so never rely on its first).
+  local bad = url:gsub("signature=v1_", "signature=v1_A")
   expect(bad ~= url):eq(true)
   expect(fetch(bad).status):eq(401)
   -- Without the signature (and without a token) envd refuses too.
