@@ -13,7 +13,7 @@ import os
 import signal
 import time
 
-from glib import Run, check, eq, main, poll, run_processes, tail
+from glib import Run, start_holding, eq, main, poll, run_processes
 
 
 def describe(pid):
@@ -30,17 +30,8 @@ def describe(pid):
 def hold_and_kill(p, args, want, to_group):
     r = Run(p)
     try:
-        proc = r.start(*args)
-        poll(lambda: len(p.ids({"e2e": r.run_id})) >= want or proc.poll() is not None, 90)
-        held = len(p.ids({"e2e": r.run_id}))
-        if not check(held == want and proc.poll() is None,
-                     "%s: the run holds %d sandboxes before the kill (got %d, rc %r)"
-                     % (" ".join(args), want, held, proc.poll())):
-            out, err = r.outputs()
-            print(tail(out + err))
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        proc = start_holding(p, r, args, want, "kill")
+        if proc is None:
             return
         time.sleep(0.5)
         before = p.ids({"e2e": r.run_id})

@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 
-from glib import Run, check, eq, main, poll, rc_is, run_processes, tail
+from glib import Run, check, start_holding, eq, main, poll, rc_is, run_processes
 
 SIG = {"INT": signal.SIGINT, "TERM": signal.SIGTERM}[sys.argv[1]]
 
@@ -22,18 +22,8 @@ SIG = {"INT": signal.SIGINT, "TERM": signal.SIGTERM}[sys.argv[1]]
 def hold_and_signal(p, args, want, to_group, delete_delay_ms=0):
     r = Run(p)
     try:
-        proc = r.start(*args)
-        poll(lambda: len(p.ids({"e2e": r.run_id})) >= want
-                 or proc.poll() is not None, 90)
-        held = len(p.ids({"e2e": r.run_id}))
-        if not check(held == want and proc.poll() is None,
-                     "%s: the run holds %d sandboxes before the signal (got %d, rc %r)"
-                     % (" ".join(args), want, held, proc.poll())):
-            out, err = r.outputs()
-            print(tail(out + err))
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        proc = start_holding(p, r, args, want, "signal")
+        if proc is None:
             return
         time.sleep(0.5)  # into the sleep, past the last create
         if delete_delay_ms:

@@ -221,6 +221,25 @@ def poll(fn, timeout, step=0.2):
         time.sleep(step)
 
 
+def start_holding(p, r, args, want, what):
+    """Starts the run r with args and waits until it holds `want` tagged
+    sandboxes. The process, or None (said, and the run killed) if it
+    ended or never got there."""
+    proc = r.start(*args)
+    poll(lambda: len(p.ids({"e2e": r.run_id})) >= want or proc.poll() is not None, 90)
+    held = len(p.ids({"e2e": r.run_id}))
+    if check(held == want and proc.poll() is None,
+             "%s: the run holds %d sandboxes before the %s (got %d, rc %r)"
+             % (" ".join(args), want, what, held, proc.poll())):
+        return proc
+    out, err = r.outputs()
+    print(tail(out + err))
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return None
+
+
 def tail(text, n=3000):
     return text[-n:]
 
