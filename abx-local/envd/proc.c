@@ -44,6 +44,7 @@ struct proc {
     int64_t deadline_ms;
     int timed_out, exited, done;
     int reaped;  /* waitpid done: the pid no longer exists */
+    int out_cancel;  /* KILL/TERM sent: the end no longer waits for output EOF */
     int64_t exit_ms;
     struct abx_buf end_env;  /* envelope of the end event once exited */
     struct sub subs[MAX_SUBS];
@@ -254,17 +255,41 @@ static int throttled(struct proc *p)
     return full;
 }
 
+/* The end waits for the output pipes to close, as envd's does: children
+ * the command left behind may hold them (`cmd &` in a foreground run
+ * lasts until they exit or its deadline). A KILL/TERM through SendSignal,
+ * or the deadline, cancels that wait; a PTY command ends when reaped. */
+static int output_pending(struct proc *p)
+{
+    int cancel;
+
+    if (p->pty_fd >= 0 || p->timed_out || (p->out_fd < 0 && p->err_fd < 0))
+        return 0;
+    pthread_mutex_lock(&mu);
+    cancel = p->out_cancel;
+    pthread_mutex_unlock(&mu);
+    return !cancel;
+}
+
+static void set_reaped(struct proc *p)
+{
+    pthread_mutex_lock(&mu);
+    p->reaped = 1;
+    pthread_cond_broadcast(&reaped_cv);
+    pthread_mutex_unlock(&mu);
+}
+
 static void *waiter(void *arg)
 {
     struct proc *p = arg;
     const char *out_kind = p->pty_fd >= 0 ? "pty" : "stdout";
-    int status = 0;
+    int status = 0, reaped = 0;
 
-    for (;;) {
+    while (!reaped || output_pending(p)) {
         struct pollfd fds[3];
         int nf = 0, timeout = -1;
 
-        fds[nf++] = (struct pollfd){.fd = p->pidfd, .events = POLLIN};
+        fds[nf++] = (struct pollfd){.fd = reaped ? -1 : p->pidfd, .events = POLLIN};
         fds[nf++] = (struct pollfd){.fd = p->out_fd, .events = POLLIN};
         fds[nf++] = (struct pollfd){.fd = p->err_fd, .events = POLLIN};
         if (p->deadline_ms && !p->timed_out) {
@@ -272,7 +297,8 @@ static void *waiter(void *arg)
 
             if (left <= 0) {
                 kill(-p->pid, SIGKILL);
-                kill(p->pid, SIGKILL);
+                if (!reaped)  /* once reaped the pid may be reused */
+                    kill(p->pid, SIGKILL);
                 p->timed_out = 1;
                 continue;
             }
@@ -286,32 +312,34 @@ static void *waiter(void *arg)
             if (timeout < 0 || timeout > 20)
                 timeout = 20;
         }
+        /* Reaped, waiting for EOF: notice a cancel by SendSignal. */
+        if (reaped && (timeout < 0 || timeout > 50))
+            timeout = 50;
         if (poll(fds, (nfds_t)nf, timeout) < 0 && errno != EINTR) {
             /* Cannot watch it any more: at least reap it. */
-            while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+            while (!reaped && waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
                 ;
+            if (!reaped)
+                set_reaped(p);
             break;
         }
         if (p->out_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)))
             pump(p, &p->out_fd, out_kind);
         if (p->err_fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR)))
             pump(p, &p->err_fd, "stderr");
-        if (fds[0].revents & POLLIN) {
-            if (waitpid(p->pid, &status, WNOHANG) == p->pid)
-                break;
+        if (!reaped && (fds[0].revents & POLLIN) &&
+            waitpid(p->pid, &status, WNOHANG) == p->pid) {
+            reaped = 1;
+            set_reaped(p);
         }
     }
-    pthread_mutex_lock(&mu);
-    p->reaped = 1;
-    pthread_cond_broadcast(&reaped_cv);
-    pthread_mutex_unlock(&mu);
     /* The pidfd is of no use once reaped; keeping it for the RETAIN_MS the
      * entry stays would hold one fd per recent Start (thousands under
      * back-to-back commands). Only this thread uses it until done is set. */
     close(p->pidfd);
     p->pidfd = -1;
-    /* What the process wrote before exiting is in the pipes; children it
-     * left behind may keep them open, so only take what is there now. */
+    /* A cancelled or PTY command: its pipes may still be held open by
+     * children it left behind, so only take what is there now. */
     for (int i = 0; i < 64 && p->out_fd >= 0; i++) {
         fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
         struct pollfd f = {.fd = p->out_fd, .events = POLLIN};
@@ -558,7 +586,10 @@ static int control(const struct abx_envd_selector *sel, enum control op, int sig
     if (!p) {
         rc = ABX_CONNECT_NOT_FOUND;
     } else if (op == CTL_SIGNAL) {
-        if (kill(-p->pid, sig) != 0 && kill(p->pid, sig) != 0) {
+        if (sig == SIGKILL || sig == SIGTERM)
+            p->out_cancel = 1;
+        /* Reaped (children hold its output): only its group is left. */
+        if (kill(-p->pid, sig) != 0 && !p->reaped && kill(p->pid, sig) != 0) {
             snprintf(err, errlen, "error sending signal: %s", strerror(errno));
             rc = ABX_CONNECT_INTERNAL;
         } else if (sig == SIGKILL) {

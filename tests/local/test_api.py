@@ -146,7 +146,7 @@ def run(s):
     check(js.get("envdAccessToken") == b["envdAccessToken"], "connect returns the token")
 
     # ---- pause / resume ----
-    code, out, _ = s.run(a["sandboxID"], "sleep 300 & echo $!")
+    code, out, _ = s.run(a["sandboxID"], "sleep 300 >/dev/null 2>&1 & echo $!")
     check(code == 0, "start a background process")
     st, _, _, _ = s.request("POST", "/sandboxes/%s/pause" % a["sandboxID"])
     check(st == 204, "pause -> 204")

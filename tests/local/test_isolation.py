@@ -91,8 +91,10 @@ def run(s):
 
     # both can listen on 8000, each reached through its own route
     for sid, word in ((a, "from-A"), (b, "from-B")):
-        s.run(sid, "mkdir -p /home/user/www && echo %s > /home/user/www/index.html && "
-                   "cd /home/user/www && nohup python3 -m http.server 8000 >/dev/null 2>&1 &" % word)
+        # `&` on the server alone, with its output redirected: envd ends a
+        # command only when nothing holds its stdout/stderr any more.
+        s.run(sid, "mkdir -p /home/user/www && echo %s > /home/user/www/index.html; "
+                   "cd /home/user/www; nohup python3 -m http.server 8000 >/dev/null 2>&1 &" % word)
     ba, bb = wait_port(s, a, 8000), wait_port(s, b, 8000)
     check(ba is not None and b"from-A" in ba, "A serves its own page on 8000")
     check(bb is not None and b"from-B" in bb, "B serves its own page on 8000")

@@ -86,9 +86,12 @@ def run(s):
               "envd's open fds stay bounded (max %d, bound %d)" % (max_fds, FD_BOUND))
     # Phase 2: > FD_SETSIZE fds held legitimately, connections still served.
     failures = []
+    # Background commands as the SDKs start them: the Start stream is
+    # dropped after its start event and envd keeps the process and its
+    # output pipes.
     for i in range(BACKGROUND):
         try:
-            s.run(sid, "sleep 600 &")
+            open_stream(s, sid, "sleep 600").close()
         except Exception as e:  # noqa: BLE001 - counted as a failure
             failures.append("bg %d: %s" % (i, e))
     held = fd_count(pid) if pid else -1
