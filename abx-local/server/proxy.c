@@ -2,6 +2,7 @@
  * ways (libmicrohttpd thread-per-connection on our side, one libcurl
  * transfer on its own thread on the sandbox side, two bounded rings
  * between them). Nothing buffers a whole body. */
+#include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
@@ -299,18 +300,57 @@ static int setup_curl(struct px *p, struct MHD_Connection *c, const char *method
     return 0;
 }
 
+/* E2B's edge answers a browser (User-Agent starting "Mozilla", as infra's
+ * client-proxy tests it) with an HTML page instead of JSON. */
+static bool from_browser(struct MHD_Connection *c)
+{
+    const char *ua = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "User-Agent");
+    return ua != NULL && strncmp(ua, "Mozilla", 7) == 0;
+}
+
+static enum MHD_Result proxy_502_html(struct MHD_Connection *c, const char *id,
+                                      const char *msg, int port)
+{
+    char safe[128], port_line[48] = "", page[1024];
+    size_t i = 0;
+    /* The id comes from the request: only id characters reach the page. */
+    for (; id[i] != '\0' && i < sizeof safe - 1; i++)
+        safe[i] = isalnum((unsigned char)id[i]) || id[i] == '-' ? id[i] : '?';
+    safe[i] = '\0';
+    if (port > 0)
+        snprintf(port_line, sizeof port_line, "<p>Port: %d</p>\n", port);
+    int n = snprintf(page, sizeof page,
+                     "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>"
+                     "</head>\n<body><h1>%s</h1>\n<p>Sandbox: %s</p>\n%s</body></html>\n",
+                     msg, msg, safe, port_line);
+    if (n < 0 || (size_t)n >= sizeof page)
+        return abx_http_error(c, 502, "%s", msg);
+    return abx_http_send(c, 502, "text/html; charset=utf-8", page, (size_t)n);
+}
+
 static enum MHD_Result proxy_502(struct MHD_Connection *c, const char *id, const char *msg,
                                  int port)
 {
+    if (from_browser(c))
+        return proxy_502_html(c, id, msg, port);
+    /* E2B's client-proxy body and content type (infra's proxy tests pin
+     * both); SDKs read message/sandboxId/port from it. */
     cJSON *o = cJSON_CreateObject();
-    if (o) {
-        cJSON_AddStringToObject(o, "sandboxId", id);
-        cJSON_AddStringToObject(o, "message", msg);
-        if (port > 0)
-            cJSON_AddNumberToObject(o, "port", port);
-        cJSON_AddNumberToObject(o, "code", 502);
+    char *text = NULL;
+    enum MHD_Result ret;
+    if (o == NULL || cJSON_AddStringToObject(o, "sandboxId", id) == NULL ||
+        cJSON_AddStringToObject(o, "message", msg) == NULL ||
+        (port > 0 && cJSON_AddNumberToObject(o, "port", port) == NULL) ||
+        cJSON_AddNumberToObject(o, "code", 502) == NULL ||
+        (text = cJSON_PrintUnformatted(o)) == NULL) {
+        ret = abx_http_error(c, 500, "out of memory");
+        goto out;
     }
-    return abx_http_json(c, 502, o);
+    ret = abx_http_send(c, 502, "application/json; charset=utf-8", text, strlen(text));
+out:
+    cJSON_free(text);
+    cJSON_Delete(o);
+    return ret;
 }
 
 /* Routing: E2b-Sandbox-Id/-Port headers, else Host "<port>-<id>.<domain>". */
@@ -398,10 +438,10 @@ static enum MHD_Result respond(struct MHD_Connection *c, struct px *p, const cha
     pthread_mutex_unlock(&p->mu);
     if (!ok) {
         char msg[128];
-        if (rc == CURLE_COULDNT_CONNECT) {
-            snprintf(msg, sizeof msg, "The sandbox is running but port %d is not open", p->port);
-            return proxy_502(c, p->s->id, msg, p->port);
-        }
+        /* infra's exact text: clients match on it, so no port number in it. */
+        if (rc == CURLE_COULDNT_CONNECT)
+            return proxy_502(c, p->s->id, "The sandbox is running but port is not open",
+                             p->port);
         snprintf(msg, sizeof msg, "The sandbox did not answer on port %d (%s)", p->port,
                  curl_easy_strerror(rc));
         return proxy_502(c, p->s->id, msg, p->port);

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -55,6 +56,7 @@ class Handler(BaseHTTPRequestHandler):
             sys.stderr.write("hello: %s\n" % (fmt % args))
 
     def handle_any(self):
+        self.body_unread = False
         try:
             req = self.read_request()
             status, headers, body = routes.dispatch(req)
@@ -64,26 +66,46 @@ class Handler(BaseHTTPRequestHandler):
             err = ApiError(500, "internal", "%s: %s" % (type(exc).__name__, exc))
             status, headers, body = 500, {}, routes.error_body(err)
         self.respond(status, headers, body)
+        if self.body_unread:
+            self.linger()
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = handle_any
 
     def read_request(self):
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            self.close_connection = True
+            self.close_connection = self.body_unread = True
             raise ApiError(411, "length_required", "send the body with Content-Length, not chunked")
         length = self.headers.get("Content-Length", "0")
         try:
             n = int(length)
         except ValueError:
-            self.close_connection = True
+            self.close_connection = self.body_unread = True
             raise ApiError(400, "invalid_request", "invalid Content-Length '%s'" % length)
         if n < 0 or n > MAX_BODY:
-            self.close_connection = True
+            self.close_connection = self.body_unread = True
             raise ApiError(413, "payload_too_large", "request body larger than %d bytes" % MAX_BODY)
         body = self.rfile.read(n) if n else b""
         parts = urlsplit(self.path)
         return Request(self.command, unquote(parts.path), parse_qs(parts.query),
                        self.headers, body)
+
+    def linger(self):
+        """Close after answering an unread body (411, 413, bad length): stop
+        writing, then discard what the client still sends, bounded, so that
+        it reads our answer instead of a connection reset (a close with
+        unread data sends RST, which can destroy the answer in flight)."""
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(2.0)
+            budget = 2 * MAX_BODY
+            while budget > 0:
+                chunk = self.connection.recv(1 << 16)
+                if not chunk:
+                    break
+                budget -= len(chunk)
+        except OSError:
+            pass
 
     def respond(self, status, headers, body):
         if isinstance(body, (dict, list)):
