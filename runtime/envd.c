@@ -109,6 +109,15 @@ int abx_endpoint_init(struct abx_endpoint *ep, const struct abx_platform *p,
         abx_err_set(err, ABX_E_INVALID, 0, "", "invalid port %d", port);
         return -1;
     }
+    /* The host-name form works without routing headers: signed URLs are
+     * handed to clients that send none, so they always use it. */
+    if (domain[0]) {
+        w = snprintf(ep->direct_url, sizeof ep->direct_url, "%s://%d-%s.%s",
+                     domain_is_local(domain) ? "http" : "https", port,
+                     info->sandbox_id, domain);
+        if (w < 0 || (size_t)w >= sizeof ep->direct_url)
+            goto toolong;
+    }
     if (p->sandbox_url[0]) {
         n = strlen(p->sandbox_url);
         while (n > 0 && p->sandbox_url[n - 1] == '/')
@@ -117,17 +126,12 @@ int abx_endpoint_init(struct abx_endpoint *ep, const struct abx_platform *p,
             goto toolong;
         memcpy(ep->base_url, p->sandbox_url, n);
         ep->base_url[n] = '\0';
+    } else if (domain[0]) {
+        memcpy(ep->base_url, ep->direct_url, strlen(ep->direct_url) + 1);
     } else {
-        if (!domain[0]) {
-            abx_err_set(err, ABX_E_INVALID, 0, "",
-                        "no data-plane domain configured");
-            return -1;
-        }
-        w = snprintf(ep->base_url, sizeof ep->base_url, "%s://%d-%s.%s",
-                     domain_is_local(domain) ? "http" : "https", port,
-                     info->sandbox_id, domain);
-        if (w < 0 || (size_t)w >= sizeof ep->base_url)
-            goto toolong;
+        abx_err_set(err, ABX_E_INVALID, 0, "",
+                    "no data-plane domain configured");
+        return -1;
     }
     memcpy(ep->sandbox_id, info->sandbox_id, strlen(info->sandbox_id) + 1);
     ep->port = port;
@@ -144,6 +148,7 @@ int abx_endpoint_init(struct abx_endpoint *ep, const struct abx_platform *p,
     return 0;
 toolong:
     ep->base_url[0] = '\0';
+    ep->direct_url[0] = '\0';
     abx_err_set(err, ABX_E_INVALID, 0, "", "data-plane URL too long");
     return -1;
 }

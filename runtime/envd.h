@@ -22,6 +22,8 @@
 /* How to reach one port of one sandbox. */
 struct abx_endpoint {
     char base_url[640];      /* scheme://host[:port], no trailing '/' */
+    char direct_url[640];    /* scheme://<port>-<id>.<domain> ("" without a
+                                domain): needs no routing headers */
     char sandbox_id[128];
     int port;
     int header_routing;      /* send E2b-Sandbox-Id/Port (always harmless) */

@@ -342,7 +342,11 @@ int abx_envd_file_url_at(const struct abx_endpoint *ep, const char *path,
                     "(this one has no access token)");
         goto out;
     }
-    if (abx_envd_url(&url, ep, "/files") || abx_envd_query(&url, pairs) ||
+    /* Signed URLs go to clients without our routing headers: the
+     * host-name form when there is one (as the SDKs' direct envd URL). */
+    if (abx_buf_appendf(&url, "%s/files",
+                        ep->direct_url[0] ? ep->direct_url : ep->base_url) ||
+        abx_envd_query(&url, pairs) ||
         url.len >= outlen) {
         abx_err_set(err, ABX_E_INVALID, 0, "", "file URL: too long");
         goto out;

@@ -11,6 +11,7 @@ outside the scanned tree, and the driver confirms the token against the
 platform's GET /sandboxes/{id} (envdAccessToken) while the test waits."""
 import json
 import os
+import re
 import threading
 import time
 import urllib.parse
@@ -117,9 +118,11 @@ def body(p):
     check(any(n.endswith(".xml") for _, n, _ in texts), "JUnit reports were scanned")
     check(any(n.endswith(".json") for _, n, _ in texts), "JSON reports were scanned")
     check(any(n.endswith(".md") for _, n, _ in texts), "the evidence file was scanned")
+    # Sandbox ids are not secret: a signed URL's host carries one.
+    public = {m for s in secrets for m in re.findall(r"//\d+-([A-Za-z0-9]+)\.", s)}
     leaks = {}
     for s, kind in sorted(secrets.items()):
-        for form, how in forms(s).items():
+        for form, how in forms(s, public).items():
             for what, name, text in texts:
                 if form in text:
                     leaks.setdefault((kind, how, what), set()).add(name)

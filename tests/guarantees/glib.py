@@ -252,18 +252,20 @@ def rc_is(rc, want, what, out="", err=""):
     return ok
 
 
-def forms(secret):
+def forms(secret, public=()):
     """The encodings under which a leaked secret would show up, as
     {form: what it is}: itself, URL-encoded (once, and twice: a signed URL
     inside another URL), base64 (standard / URL-safe, with and without
     padding), and every run of 16+ letters and digits in it, which survives
     any encoding that leaves alphanumerics alone (JSON, double
-    percent-encoding...)."""
+    percent-encoding...), but those in `public` (a sandbox id in a signed
+    URL's host is printed legitimately)."""
     raw = secret.encode()
     once = urllib.parse.quote(secret, safe="")
     out = {}
     for f in re.findall(r"[A-Za-z0-9]{16,}", secret):
-        out[f] = "a 16+ alphanumeric run of it"
+        if f not in public:
+            out[f] = "a 16+ alphanumeric run of it"
     for b in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
         out[b] = out[b.rstrip("=")] = "base64"
     out[urllib.parse.quote_plus(secret)] = "form-encoded"
