@@ -5,6 +5,9 @@
 #include <lualib.h>
 
 #include "lua_e2e.h"
+#include "lua_http.h"
+#include "lua_json.h"
+#include "lua_remote.h"
 #include "lua_sandbox.h"
 
 extern const char abx_e2e_host_key;
@@ -25,6 +28,9 @@ void abx_bindings_open(lua_State *L, const struct abx_e2e_host *h)
         {"e2e.commands", luaopen_e2e_commands},
         {"e2e.files", luaopen_e2e_files},
         {"e2e.fixtures", luaopen_e2e_fixtures},
+        {"e2e.http", luaopen_e2e_http},
+        {"e2e.json", luaopen_e2e_json},
+        {"e2e.remote", luaopen_e2e_remote},
         {NULL, NULL},
     };
     const luaL_Reg *m;

@@ -41,6 +41,7 @@ struct abx_e2e_host {
     long sandbox_ttl;          /* E2E_SANDBOX_TTL, s (300) */
     const char *server_template;  /* E2E_SERVER_TEMPLATE (python-hello) */
     long server_port;          /* E2E_SERVER_PORT (8080) */
+    long short_ttl;            /* E2E_SHORT_TTL, s (20): TTL-expiry tests */
     int keep_failed;           /* --keep-failed */
 };
 /* The host description of L (raises if none). */

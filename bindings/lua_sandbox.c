@@ -1,7 +1,8 @@
-/* Module e2e.sandbox (docs/lua-api.md): create/connect/list/kill and the
- * sandbox userdata (metatable e2e.Sandbox). Creation goes only through
- * abx_track_create, which tags, records in the ledger and registers the
- * sandbox in the group of the current scope before Lua sees the handle.
+/* Module e2e.sandbox (docs/lua-api.md): create/connect/kill and the
+ * sandbox userdata (metatable e2e.Sandbox); list and the info tables are
+ * in lua_sbxlist.c. Creation goes only through abx_track_create, which
+ * tags, records in the ledger and registers the sandbox in the group of
+ * the current scope before Lua sees the handle.
  * The tracked record outlives every handle, so __gc only frees what the
  * handle itself owns (its envd endpoint, a connected sandbox's info). */
 #include <string.h>
@@ -14,71 +15,8 @@
 #include "lua_util.h"
 
 #define SCOPE_KEY "e2e.sandbox_scope"   /* prelude's group provider */
-#define INFOBOX_MT "e2e.SandboxInfoBox"
 #define UV_COMMANDS 1
 #define UV_FILES 2
-
-/* ---- an anchor for C-owned replies while they are turned into Lua ---- */
-struct infobox {
-    struct abx_sandbox_info info;
-    struct abx_list_page page;
-};
-
-static int infobox_gc(lua_State *L)
-{
-    struct infobox *b = luaL_checkudata(L, 1, INFOBOX_MT);
-    abx_sandbox_info_free(&b->info);
-    abx_list_page_free(&b->page);
-    return 0;
-}
-
-static struct infobox *infobox_push(lua_State *L)
-{
-    struct infobox *b = lua_newuserdatauv(L, sizeof *b, 0);
-
-    memset(b, 0, sizeof *b);
-    if (luaL_newmetatable(L, INFOBOX_MT)) {
-        lua_pushcfunction(L, infobox_gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_setmetatable(L, -2);
-    return b;
-}
-
-static void set_str(lua_State *L, const char *key, const char *v)
-{
-    if (v && v[0]) {
-        lua_pushstring(L, v);
-        lua_setfield(L, -2, key);
-    }
-}
-
-static void set_int(lua_State *L, const char *key, long v)
-{
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, key);
-}
-
-static void push_info(lua_State *L, const struct abx_sandbox_info *i)
-{
-    lua_createtable(L, 0, 12);
-    set_str(L, "sandbox_id", i->sandbox_id);
-    set_str(L, "template_id", i->template_id);
-    set_str(L, "name", i->alias);
-    set_str(L, "client_id", i->client_id);
-    set_str(L, "started_at", i->started_at);
-    set_str(L, "end_at", i->end_at);
-    set_str(L, "state", i->state);
-    set_str(L, "envd_version", i->envd_version);
-    set_int(L, "cpu_count", i->cpu_count);
-    set_int(L, "memory_mb", i->memory_mb);
-    set_int(L, "disk_size_mb", i->disk_size_mb);
-    if (i->metadata)
-        abx_ljson_push(L, i->metadata);
-    else
-        lua_newtable(L);
-    lua_setfield(L, -2, "metadata");
-}
 
 /* ---- the sandbox userdata -------------------------------------------- */
 const struct abx_sandbox_info *abx_lsandbox_info(struct abx_lsandbox *s)
@@ -284,7 +222,7 @@ static void do_connect(lua_State *L, struct abx_lsandbox *s, const char *id,
 {
     const struct abx_platform *p = abx_lsandbox_platform(L);
     struct abx_tracked *t = abx_track_find(id);
-    struct infobox *b = infobox_push(L);
+    struct abx_linfobox *b = abx_linfobox_push(L);
     struct abx_err err;
 
     if (abx_api_connect(p, id, timeout, t ? &b->info : &s->own, &err) != 0)
@@ -319,51 +257,6 @@ static int l_connect(lua_State *L)
     return connect_common(L, NULL);
 }
 
-/* sandbox.list{metadata=, state=, limit=} -> array of info tables */
-static int l_list(lua_State *L)
-{
-    static const char *const known[] = {"metadata", "state", "limit", NULL};
-    struct abx_list_query q;
-    struct abx_lbox *md;
-    struct infobox *b;
-    struct abx_err err;
-    lua_Integer limit;
-    int given;
-    size_t i;
-
-    memset(&q, 0, sizeof q);
-    abx_lopt_check(L, 1, "list", known);
-    q.state = abx_lopt_string(L, 1, "state", NULL);
-    if (q.state && strcmp(q.state, "running") != 0 &&
-        strcmp(q.state, "paused") != 0 &&
-        strcmp(q.state, "running,paused") != 0 &&
-        strcmp(q.state, "paused,running") != 0)
-        luaL_argerror(L, 1, "option 'state': expected \"running\", "
-                      "\"paused\" or \"running,paused\"");
-    /* Absent: the platform's page size (0); given: 1..100. */
-    given = abx_lopt_push(L, 1, "limit", LUA_TNUMBER);
-    lua_pop(L, 1);
-    limit = abx_lopt_integer(L, 1, "limit", 0);
-    if (given && (limit < 1 || limit > 100))
-        luaL_argerror(L, 1, "option 'limit': page size out of range (1 to "
-                      "100)");
-    q.limit = (long)limit;
-    abx_lopt_push(L, 1, "metadata", LUA_TTABLE);
-    md = abx_lbox_push(L, 0);
-    md->json = abx_ljson_string_map_opt(L, -2, 1, "metadata");
-    q.metadata = md->json;
-    b = infobox_push(L);
-    if (abx_api_list_all(abx_lsandbox_platform(L), &q, 0, &b->page,
-                         &err) != 0)
-        return abx_lerr_raise(L, &err);
-    lua_createtable(L, (int)b->page.n, 0);
-    for (i = 0; i < b->page.n; i++) {
-        push_info(L, &b->page.items[i]);
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
-    }
-    return 1;
-}
-
 /* Pushes rc == 1 as a boolean, or raises err when rc < 0. */
 static int bool_result(lua_State *L, int rc, const struct abx_err *err)
 {
@@ -390,13 +283,13 @@ static int l_kill(lua_State *L)
 static int m_info(lua_State *L)
 {
     struct abx_lsandbox *s = abx_lsandbox_check(L, 1);
-    struct infobox *b = infobox_push(L);
+    struct abx_linfobox *b = abx_linfobox_push(L);
     struct abx_err err;
 
     if (abx_api_get(abx_lsandbox_platform(L), abx_lsandbox_info(s)->sandbox_id,
                     &b->info, &err) != 0)
         return abx_lerr_raise(L, &err);
-    push_info(L, &b->info);
+    abx_linfo_push(L, &b->info);
     return 1;
 }
 
@@ -564,7 +457,7 @@ int luaopen_e2e_sandbox(lua_State *L)
     static const luaL_Reg funcs[] = {
         {"create", l_create},
         {"connect", l_connect},
-        {"list", l_list},
+        {"list", abx_lsandbox_list},
         {"kill", l_kill},
         {NULL, NULL},
     };
@@ -591,5 +484,7 @@ int luaopen_e2e_sandbox(lua_State *L)
     lua_setfield(L, -2, "server_template");
     lua_pushinteger(L, h->server_port > 0 ? h->server_port : 8080);
     lua_setfield(L, -2, "server_port");
+    lua_pushinteger(L, h->short_ttl > 0 ? h->short_ttl : 20);
+    lua_setfield(L, -2, "short_ttl");
     return 1;
 }

@@ -1,8 +1,8 @@
 /* Internals shared by the sandbox-facing Lua modules (lua_sandbox.c,
- * lua_sbxhttp.c, lua_code.c, lua_commands.c, lua_files.c): the sandbox
- * userdata, error values, JSON <-> Lua conversion and the cancellation
- * hook (lua_sbxerr.c). The public Lua API is documented in
- * docs/lua-api.md. */
+ * lua_sbxlist.c, lua_sbxhttp.c, lua_code.c, lua_commands.c, lua_files.c):
+ * the sandbox userdata, info tables, error values, JSON <-> Lua
+ * conversion and the cancellation hook (lua_sbxerr.c). The public Lua
+ * API is documented in docs/lua-api.md. */
 #ifndef ABX_LUA_SANDBOX_H
 #define ABX_LUA_SANDBOX_H
 
@@ -66,6 +66,20 @@ cJSON *abx_ljson_string_map_opt(lua_State *L, int idx, int arg,
 /* abx_ljson_string_map_opt(.., "envs") that also refuses a name holding
  * '=' (the process would see another variable than the one named). */
 cJSON *abx_ljson_env_map(lua_State *L, int idx, int arg);
+
+/* An anchor for C-owned replies while they are turned into Lua
+ * (lua_sbxlist.c): a userdata whose __gc frees both members, so a raise
+ * strands neither. */
+struct abx_linfobox {
+    struct abx_sandbox_info info;
+    struct abx_list_page page;
+};
+/* Pushes a new, zeroed box. */
+struct abx_linfobox *abx_linfobox_push(lua_State *L);
+/* Pushes the info table of sbx:info() and sandbox.list (docs/lua-api.md). */
+void abx_linfo_push(lua_State *L, const struct abx_sandbox_info *i);
+/* sandbox.list{metadata=, state=, limit=, api_key=} (lua_sbxlist.c). */
+int abx_lsandbox_list(lua_State *L);
 
 /* The platform of this state's host; raises (misuse) if none. */
 const struct abx_platform *abx_lsandbox_platform(lua_State *L);

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host.h"
@@ -75,7 +76,10 @@ static const char HELP[] =
     "  --durations N        show the N slowest phases (0 = all)\n"
     "  --junitxml FILE      write a JUnit XML report (pytest's shape)\n"
     "  --json FILE          write a JSON report (one record per test)\n"
-    "  --evidence TOPIC     write .agents/evidence/verify/DATE-TOPIC.md\n"
+    "  --evidence TOPIC     write a Markdown record of the run to\n"
+    "                       DIR/DATE-TOPIC.md (DATE in UTC)\n"
+    "  --evidence-dir DIR   where --evidence writes (default\n"
+    "                       .agents/evidence/verify; created if missing)\n"
     "  --color yes|no|auto  colours (auto: terminal and no NO_COLOR)\n"
     "  --version            print the version and exit\n"
     "  -h, --help           print this help and exit\n"
@@ -84,6 +88,7 @@ static const char HELP[] =
     "ABX_SANDBOX_BASE_URL (E2B_API_URL), ABX_SANDBOX_DOMAIN (E2B_DOMAIN),\n"
     "ABX_SANDBOX_URL (E2B_SANDBOX_URL), E2E_RUN_ID, E2E_SANDBOX_TTL (300 s),\n"
     "E2E_SERVER_TEMPLATE (python-hello), E2E_SERVER_PORT (8080),\n"
+    "E2E_SHORT_TTL (20 s, lifetime of the sandboxes TTL tests wait out),\n"
     "from the environment, then tests-lua/.env, .env, client-sdk/.env.\n"
     "Without credentials, tests that need the platform are skipped.\n"
     "\n"
@@ -221,6 +226,25 @@ static int platform_opt(struct abx_opts *o, const char *a)
     return 1;
 }
 
+/* --evidence-dir: only with --evidence, and not an existing non-directory
+ * (found now, not after a long run that then cannot write its record). */
+static int evidence_dir_check(struct abx_opts *o)
+{
+    struct stat st;
+
+    if (!o->evidence_dir) {
+        o->evidence_dir = ABX_EVIDENCE_DIR;
+        return 0;
+    }
+    if (!o->evidence)
+        return usage("--evidence-dir %s: needs --evidence TOPIC",
+                     o->evidence_dir);
+    if (stat(o->evidence_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return usage("--evidence-dir %s: exists and is not a directory",
+                     o->evidence_dir);
+    return 0;
+}
+
 int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
 {
     int i = 1, npos = 0;
@@ -353,6 +377,10 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
             if (!(v = value(argc, argv, &i, "--evidence")) || !*v)
                 return usage("--evidence expects a TOPIC%s", "");
             o->evidence = v;
+        } else if (is_opt(a, "--evidence-dir")) {
+            if (!(v = value(argc, argv, &i, "--evidence-dir")) || !*v)
+                return usage("--evidence-dir expects a DIR%s", "");
+            o->evidence_dir = v;
         } else if (is_opt(a, "--color")) {
             if (!(v = value(argc, argv, &i, "--color")))
                 return usage("--color expects yes, no or auto%s", "");
@@ -378,6 +406,8 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
         }
     }
     o->npaths = (size_t)npos;
+    if (evidence_dir_check(o) != 0)
+        return -1;
     if (color && *color)
         o->color = 0;  /* NO_COLOR wins over everything */
     if (o->lf && o->ff)

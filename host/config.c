@@ -51,7 +51,9 @@ static int load_platform(struct abx_env *e, const struct abx_config *cfg,
     if (abx_config_get_long(cfg, "E2E_SANDBOX_TTL", 300, 1, 86400,
                             &e->sandbox_ttl, err, errlen) != 0 ||
         abx_config_get_long(cfg, "E2E_SERVER_PORT", 8080, 1, 65535,
-                            &e->server_port, err, errlen) != 0)
+                            &e->server_port, err, errlen) != 0 ||
+        abx_config_get_long(cfg, "E2E_SHORT_TTL", 20, 1, 3600,
+                            &e->short_ttl, err, errlen) != 0)
         return -1;
     tmpl = tmpl && *tmpl ? tmpl : "python-hello";
     for (i = 0; tmpl[i]; i++)

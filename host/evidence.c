@@ -1,6 +1,8 @@
 /* --evidence TOPIC: a Markdown record of the run under
- * .agents/evidence/verify/<date>-<topic>.md (date, run id, endpoint,
- * selection, results table, durations, failures). Masked like all output. */
+ * <--evidence-dir, default .agents/evidence/verify>/<date>-<topic>.md (date,
+ * run id, endpoint, selection, results table, durations, failures). Masked
+ * like all output. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -46,13 +48,15 @@ static void append_selection(struct abx_buf *b, const struct abx_opts *o,
 int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
                        const struct abx_run *run, const struct abx_summary *s)
 {
-    char topic[128], date[32], stamp[64], path[512], line[512], err[512];
+    char topic[128], date[32], stamp[64], path[PATH_MAX], line[512];
+    char err[PATH_MAX + 128];
+    const char *dir = o->evidence_dir ? o->evidence_dir : ABX_EVIDENCE_DIR;
     time_t now = (time_t)run->started_wall;
     struct tm tm;
     struct utsname un;
     struct abx_buf b;
-    size_t i, k;
-    int rc;
+    size_t i, k, dirlen;
+    int rc, n;
 
     for (i = 0, k = 0; o->evidence[i] && k + 1 < sizeof topic; i++) {
         char c = o->evidence[i];
@@ -64,8 +68,18 @@ int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%d", &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    snprintf(path, sizeof path, ".agents/evidence/verify/%s-%s.md", date,
-             topic);
+    dirlen = strlen(dir);
+    while (dirlen > 1 && dir[dirlen - 1] == '/')
+        dirlen--;  /* "out/" -> "out/DATE-TOPIC.md", not "out//..." */
+    n = dirlen < sizeof path
+            ? snprintf(path, sizeof path, "%.*s/%s-%s.md", (int)dirlen, dir,
+                       date, topic)
+            : -1;
+    if (n < 0 || (size_t)n >= sizeof path) {
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: cannot write evidence: "
+                       "path too long (--evidence-dir %s)\n", dir);
+        return -1;
+    }
     if (uname(&un) != 0)
         snprintf(un.sysname, sizeof un.sysname, "unknown");
 

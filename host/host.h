@@ -17,6 +17,7 @@
 #define ABX_TEARDOWN_BUDGET 60.0
 #define ABX_DEFAULT_MAX_MEMORY_MB 2048L
 #define ABX_LASTFAILED_PATH ".abx-e2e/lastfailed.json"
+#define ABX_EVIDENCE_DIR ".agents/evidence/verify"
 
 /* ---- options (cli.c) -------------------------------------------------- */
 struct abx_opts {
@@ -36,6 +37,7 @@ struct abx_opts {
     int no_capture;            /* -s */
     char report_chars[32];     /* -r, expanded */
     const char *junitxml, *json, *evidence;
+    const char *evidence_dir;  /* --evidence-dir (ABX_EVIDENCE_DIR) */
     int color;                 /* 1 on, 0 off */
     const char **paths;        /* positional PATH|NODEID */
     size_t npaths;
@@ -73,6 +75,7 @@ struct abx_env {
     long sandbox_ttl;        /* E2E_SANDBOX_TTL (300) */
     char server_template[128];  /* E2E_SERVER_TEMPLATE (python-hello) */
     long server_port;        /* E2E_SERVER_PORT (8080) */
+    long short_ttl;          /* E2E_SHORT_TTL (20): TTL-expiry tests */
 };
 /* Loads env + .env layers, registers the API key with the masker.
  * 0, or -1 with err (a malformed .env or a bad knob value, named: usage

@@ -51,6 +51,7 @@ void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
     snprintf(tmpl, sizeof tmpl, "%s", e->server_template);
     abx_host.server_template = tmpl;
     abx_host.server_port = e->server_port;
+    abx_host.short_ttl = e->short_ttl;
     abx_host.keep_failed = o->keep_failed;
     abx_alloc_set_limit((size_t)o->max_memory_mb << 20);
     g_exec = o->exec;

@@ -563,7 +563,7 @@ def sc_sandbox_cli(c):
     missing, and bad knob values are usage errors naming the variable."""
     p = c.run("--help")
     for opt in ["--local", "--keep-failed", "--trace-http", "cleanup", "E2E_SANDBOX_TTL",
-                "E2E_SERVER_TEMPLATE", "E2E_SERVER_PORT"]:
+                "E2E_SERVER_TEMPLATE", "E2E_SERVER_PORT", "E2E_SHORT_TTL"]:
         check(re.search(r"(^|[\s,(])" + re.escape(opt) + r"([\s,=)]|$)", p.stdout, re.M),
               "help lacks " + opt)
     for args, want in [(["cleanup", "--bogus"], "unrecognized argument --bogus"),
@@ -590,10 +590,17 @@ def sc_sandbox_cli(c):
     check(p.returncode == 3 and "before it was ready" in p.stderr and
           "cannot bind" in p.stderr, "--local shows why abx-local failed: " + p.stderr)
     for var, val in [("E2E_SANDBOX_TTL", "ten"), ("E2E_SERVER_PORT", "70000"),
-                     ("E2E_SERVER_TEMPLATE", "two words"), ("E2E_RUN_ID", "../up")]:
+                     ("E2E_SERVER_TEMPLATE", "two words"), ("E2E_RUN_ID", "../up"),
+                     ("E2E_SHORT_TTL", "ten"), ("E2E_SHORT_TTL", "0"),
+                     ("E2E_SHORT_TTL", "3601")]:
         p = c.run("cases/test_outcomes.lua", env={var: val})
         check(p.returncode == 4 and var in p.stderr, f"{var}={val}: exit {p.returncode}, "
               f"stderr {p.stderr!r}")
+    # The range's ends are accepted (1..3600).
+    for val in ["1", "3600"]:
+        p = c.run("cases/test_outcomes.lua", env={"E2E_SHORT_TTL": val})
+        check(p.returncode != 4 and "E2E_SHORT_TTL" not in p.stderr,
+              f"E2E_SHORT_TTL={val}: exit {p.returncode}, stderr {p.stderr!r}")
     p = c.run("cases/test_outcomes.lua::needs platform",
               env={"E2B_API_KEY": SECRET, "ABX_SANDBOX_BASE_URL": "ftp://nowhere"})
     check(p.returncode == 4 and "ftp://nowhere" in p.stderr and "http" in p.stderr,

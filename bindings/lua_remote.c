@@ -1,0 +1,24 @@
+/* Module e2e.remote: runs the embedded remote.lua (the binding is Lua on
+ * top of e2e.sandbox and e2e.json) with the embedded Python runner
+ * (remote_runner.py) as its argument. */
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lua_remote.h"
+
+extern const unsigned char abx_remote_lua[];
+extern const size_t abx_remote_lua_len;
+extern const unsigned char abx_remote_runner_py[];
+extern const size_t abx_remote_runner_py_len;
+
+int luaopen_e2e_remote(lua_State *L)
+{
+    /* "=[e2e..." chunk names keep our frames out of user locations. */
+    if (luaL_loadbuffer(L, (const char *)abx_remote_lua, abx_remote_lua_len,
+                        "=[e2e.remote]") != LUA_OK)
+        return lua_error(L);
+    lua_pushlstring(L, (const char *)abx_remote_runner_py,
+                    abx_remote_runner_py_len);
+    lua_call(L, 1, 1);
+    return 1;
+}
