@@ -1,0 +1,255 @@
+-- Issue 5, row test_02_lifecycle: create / connect / info / list / kill;
+-- kill twice; set_timeout extends and shortens (end_at moves); connect
+-- never shortens; metadata tagging in info and list filters (caller's
+-- metadata kept, e2e / e2e_test added, a forged e2e overwritten);
+-- is_running; envd_version; connect to a killed sandbox -> NotFound;
+-- pause / connect-resume with files kept; e2e_slow: TTL expiry ends the
+-- sandbox (E2E_SHORT_TTL), shorten-then-lengthen keeps it alive.
+-- Fixtures: sandbox_factory (every test here changes its sandbox's life).
+local e2e = require "e2e"
+local test, expect, describe = e2e.test, e2e.expect, e2e.describe
+local sandbox = require "e2e.sandbox"
+local suite = require "suite"
+
+-- Days since 1970-01-01 of a proleptic Gregorian date (no os.time: it
+-- reads the local time zone).
+local function days_from_civil(y, m, d)
+  if m <= 2 then y = y - 1 end
+  local era = y // 400
+  local yoe = y - era * 400
+  local doy = (153 * (m + (m > 2 and -3 or 9)) + 2) // 5 + d - 1
+  local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+  return era * 146097 + doe - 719468
+end
+
+-- RFC 3339 -> seconds since the epoch (UTC), fractions kept.
+local function rfc3339(s)
+  expect(s, "RFC 3339 time"):type("string")
+  local y, mo, d, h, mi, sec, rest =
+    s:match("^(%d%d%d%d)%-(%d%d)%-(%d%d)[Tt](%d%d):(%d%d):(%d%d)(.*)$")
+  if not y then e2e.fail("not an RFC 3339 time: " .. s) end
+  local frac, zone = rest:match("^(%.?%d*)(.*)$")
+  local t = days_from_civil(tonumber(y), tonumber(mo), tonumber(d)) * 86400
+    + tonumber(h) * 3600 + tonumber(mi) * 60 + tonumber(sec)
+  if #frac > 1 then t = t + tonumber("0" .. frac) end
+  if zone ~= "Z" and zone ~= "z" then
+    local sign, zh, zm = zone:match("^([+-])(%d%d):(%d%d)$")
+    if not sign then e2e.fail("RFC 3339 time without a zone: " .. s) end
+    local off = tonumber(zh) * 3600 + tonumber(zm) * 60
+    t = sign == "+" and t - off or t + off
+  end
+  return t
+end
+
+local function end_at(sbx) return rfc3339(sbx:info().end_at) end
+
+local function listed(id, filter)
+  for _, info in ipairs(sandbox.list { metadata = filter }) do
+    if info.sandbox_id == id then return info end
+  end
+  return nil
+end
+
+-- E2B reports the template by id and keeps the requested name as alias.
+local function expect_template(info, name)
+  expect(info.template_id == name or info.name == name,
+    string.format("template_id %s / alias %s names %s", tostring(info.template_id),
+      tostring(info.name), name)):eq(true)
+end
+
+describe("lifecycle", function()
+  test("create gives a running sandbox of its template", function(sandbox_factory)
+    local sbx = sandbox_factory { timeout = 120 }
+    expect(sbx.id):match("^[a-z0-9]+$")
+    expect(tostring(sbx)):eq("Sandbox(" .. sbx.id .. ")")
+    expect(sbx.envd_version):match("^%d+%.%d+%.%d+")
+    expect(sbx:is_running()):eq(true)
+    local info = sbx:info()
+    expect(info.sandbox_id):eq(sbx.id)
+    expect(info.state):eq("running")
+    expect_template(info, "base")
+    expect(info.envd_version):eq(sbx.envd_version)
+    -- The lifetime asked for, measured on the platform's own clock.
+    local life = rfc3339(info.end_at) - rfc3339(info.started_at)
+    expect(life):ge(119)
+    expect(life):le(125)
+  end)
+
+  test("connect gives a working handle to the same sandbox", function(sandbox_factory)
+    local sbx = sandbox_factory {}
+    local other = sandbox.connect(sbx.id)
+    expect(other.id):eq(sbx.id)
+    expect(other.envd_version):eq(sbx.envd_version)
+    local method = sbx:connect {}
+    expect(method.id):eq(sbx.id)
+    other.files:write("/tmp/connected.txt", "through the second handle")
+    expect(sbx.files:read("/tmp/connected.txt")):eq("through the second handle")
+  end)
+
+  test("list shows a created sandbox", function(sandbox_factory)
+    local probe = suite.unique("life-list")
+    local sbx = sandbox_factory { metadata = { probe = probe } }
+    local info = e2e.eventually(function() return listed(sbx.id, { probe = probe }) end,
+      { timeout = 30, message = "the new sandbox listed" })
+    expect(info.state):eq("running")
+    expect_template(info, "base")
+  end)
+
+  test("kill ends the sandbox", function(sandbox_factory)
+    local probe = suite.unique("life-kill")
+    local sbx = sandbox_factory { metadata = { probe = probe } }
+    local id = sbx.id
+    expect(sbx:kill()):eq(true)
+    expect(sbx:is_running()):eq(false)
+    -- Listing is eventually consistent on the cloud: wait for it to drop.
+    e2e.eventually(function() return listed(id, { probe = probe }) == nil end,
+      { timeout = 30, message = "killed sandbox no longer listed" })
+    -- Killed for the platform too, not only for this handle.
+    local err = suite.raises("NotFound", sandbox.connect, id)
+    expect(err.message):contains(id)
+  end)
+
+  test("kill twice returns false", function(sandbox_factory)
+    local sbx = sandbox_factory {}
+    local id = sbx.id
+    expect(sbx:kill()):eq(true)
+    expect(sbx:kill()):eq(false)
+    -- The module's kill asks the platform, which no longer has it.
+    expect(sandbox.kill(id)):eq(false)
+  end)
+
+  test("connect to a killed sandbox raises NotFound", function(sandbox_factory)
+    local sbx = sandbox_factory {}
+    local id = sbx.id
+    expect(sandbox.kill(id)):eq(true)
+    local err = suite.raises("NotFound", sandbox.connect, id, { timeout = 60 })
+    expect(err.status):eq(404)
+  end)
+end)
+
+describe("timeouts", function()
+  test("set_timeout extends the end time", function(sandbox_factory)
+    local sbx = sandbox_factory { timeout = 60 }
+    local before = end_at(sbx)
+    sbx:set_timeout(600)
+    local moved = end_at(sbx) - before
+    -- now + 600 against created + 60: 540 plus the time in between.
+    expect(moved):ge(538)
+    expect(moved):le(570)
+  end)
+
+  test("set_timeout shortens the end time", function(sandbox_factory)
+    local sbx = sandbox_factory { timeout = 600 }
+    local before = end_at(sbx)
+    sbx:set_timeout(60)
+    local moved = before - end_at(sbx)
+    expect(moved):ge(510)
+    expect(moved):le(542)
+    expect(sbx:is_running()):eq(true)
+  end)
+
+  test("connect with a shorter timeout keeps the end time", function(sandbox_factory)
+    local sbx = sandbox_factory { timeout = 600 }
+    local before = end_at(sbx)
+    sandbox.connect(sbx.id, { timeout = 30 })
+    sbx:connect { timeout = 1 }
+    -- Second resolution: the same instant, never earlier.
+    expect(end_at(sbx)):ge(before - 1)
+  end)
+
+  test("connect with a longer timeout extends the end time", function(sandbox_factory)
+    local sbx = sandbox_factory { timeout = 60 }
+    local before = end_at(sbx)
+    sandbox.connect(sbx.id, { timeout = 900 })
+    local moved = end_at(sbx) - before
+    expect(moved):ge(838)
+    expect(moved):le(870)
+  end)
+
+  test("TTL expiry ends the sandbox", {
+    marks = { "e2e_slow" }, timeout = sandbox.short_ttl + 180,
+  }, function(sandbox_factory)
+    local probe = suite.unique("life-ttl")
+    local sbx = sandbox_factory { timeout = sandbox.short_ttl, metadata = { probe = probe } }
+    local id = sbx.id
+    expect(sbx:is_running()):eq(true)
+    e2e.eventually(function()
+      return not sbx:is_running() and listed(id, { probe = probe }) == nil
+    end, { timeout = sandbox.short_ttl + 90, interval = 1,
+           message = "sandbox gone after its TTL" })
+    suite.raises("NotFound", sandbox.connect, id)
+  end)
+
+  test("shorten then lengthen keeps it alive past the short one", {
+    marks = { "e2e_slow" }, timeout = sandbox.short_ttl + 120,
+  }, function(sandbox_factory)
+    local probe = suite.unique("life-relengthen")
+    local sbx = sandbox_factory { timeout = 600, metadata = { probe = probe } }
+    sbx:set_timeout(sandbox.short_ttl)
+    sbx:set_timeout(sandbox.short_ttl + 300)
+    e2e.sleep(sandbox.short_ttl + 5)
+    expect(sbx:is_running()):eq(true)
+    local info = listed(sbx.id, { probe = probe })
+    expect(info and info.state):eq("running")
+  end)
+end)
+
+describe("metadata", function()
+  test("caller metadata is kept and the run's tags added", function(sandbox_factory)
+    local md = { owner = "lifecycle", ["key with space"] = "v\xc3\xbc & =" }
+    local sbx = sandbox_factory { metadata = md }
+    local got = sbx:info().metadata
+    expect(got.owner):eq("lifecycle")
+    expect(got["key with space"]):eq("v\xc3\xbc & =")
+    expect(got.e2e):eq(e2e.run_id)
+    local suffix = "::metadata::caller metadata is kept and the run's tags added"
+    expect(got.e2e_test:sub(-#suffix)):eq(suffix)
+    expect(got.e2e_test):contains("test_02_lifecycle.lua::")
+    -- Listing by the tags and the caller's pairs together finds it.
+    local info = e2e.eventually(function()
+      return listed(sbx.id, { e2e = e2e.run_id, e2e_test = got.e2e_test, owner = "lifecycle",
+                              ["key with space"] = "v\xc3\xbc & =" })
+    end, { timeout = 30, message = "listed by its tags and metadata" })
+    expect(info.metadata.owner):eq("lifecycle")
+  end)
+
+  test("the host's tag overwrites a forged e2e value", function(sandbox_factory)
+    local probe = suite.unique("life-forged")
+    local sbx = sandbox_factory { metadata = { e2e = "forged", e2e_test = "forged", probe = probe } }
+    local got = sbx:info().metadata
+    expect(got.e2e):eq(e2e.run_id)
+    expect(got.e2e_test):ne("forged")
+    e2e.eventually(function() return listed(sbx.id, { e2e = e2e.run_id, probe = probe }) end,
+      { timeout = 30, message = "listed under the run's tag" })
+    expect(listed(sbx.id, { e2e = "forged" })):is_nil()
+  end)
+end)
+
+describe("pause", function()
+  test("pause then connect resumes it with its files", function(sandbox_factory)
+    local probe = suite.unique("life-pause")
+    local sbx = sandbox_factory { metadata = { probe = probe } }
+    sbx.files:write("/home/user/kept.txt", "survives a pause")
+    local sleeper = sbx.commands:run("sleep 600", { background = true, timeout = 0 })
+    expect(sbx:pause()):eq(true)
+    expect(sbx:pause()):eq(false)
+    expect(sbx:info().state):eq("paused")
+    expect(sbx:is_running()):eq(false)
+    local info = e2e.eventually(function()
+      local l = sandbox.list { state = "paused", metadata = { probe = probe } }
+      return l[1]
+    end, { timeout = 30, message = "listed as paused" })
+    expect(info.sandbox_id):eq(sbx.id)
+    expect(sandbox.list { state = "running", metadata = { probe = probe } }):eq({})
+    local back = sandbox.connect(sbx.id)
+    expect(back.id):eq(sbx.id)
+    expect(sbx:info().state):eq("running")
+    expect(sbx:is_running()):eq(true)
+    expect(back.files:read("/home/user/kept.txt")):eq("survives a pause")
+    -- Processes are frozen, not lost: the sleeper is still there.
+    local pids = {}
+    for _, p in ipairs(back.commands:list()) do pids[#pids + 1] = p.pid end
+    expect(pids):contains(sleeper.pid)
+    expect(back.commands:kill(sleeper.pid)):eq(true)
+  end)
+end)

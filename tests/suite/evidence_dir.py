@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""--evidence / --evidence-dir: where the Markdown record of a run goes.
+
+usage: evidence_dir.py --bin PATH/abx-e2e
+
+Runs the built abx-e2e on a tiny Lua file (no platform needed) in a fresh
+temporary directory and checks: the default directory
+(.agents/evidence/verify), a given directory (created with its parents),
+the record's content, and the usage errors (no --evidence, an existing
+file as DIR, an empty DIR). Standard library only."""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TEST_FILE = """\
+local e2e = require "e2e"
+local test, expect = e2e.test, e2e.expect
+test("one passes", function() expect(1 + 1):eq(2) end)
+test("one fails", function() expect("a"):eq("b") end)
+"""
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def env():
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(("ABX_", "E2B_", "E2E_"))}
+    e.update({"NO_COLOR": "1", "CI": "true"})
+    return e
+
+
+def run(binary, cwd, *args):
+    return subprocess.run([binary, *args], cwd=cwd, env=env(),
+                          capture_output=True, text=True, timeout=120)
+
+
+def dates(before, after):
+    """The UTC dates the run may have stamped (it may cross midnight)."""
+    return {time.strftime("%Y-%m-%d", time.gmtime(t)) for t in (before, after)}
+
+
+def find_record(directory, topic, before, after):
+    names = ["%s-%s.md" % (d, topic) for d in dates(before, after)]
+    found = [n for n in names if os.path.exists(os.path.join(directory, n))]
+    check(found, "no %s in %s (has: %s)" % (
+        " or ".join(names), directory,
+        os.listdir(directory) if os.path.isdir(directory) else "missing"))
+    with open(os.path.join(directory, found[0]), encoding="utf-8") as f:
+        return f.read()
+
+
+def case_default(binary, d):
+    before = time.time()
+    p = run(binary, d, "--evidence", "ev-default", "tests")
+    after = time.time()
+    check(p.returncode == 1, "exit %d, want 1 (one failure)\n%s%s"
+          % (p.returncode, p.stdout, p.stderr))
+    text = find_record(os.path.join(d, ".agents/evidence/verify"),
+                       "ev-default", before, after)
+    check("# Verification: ev-default" in text, "title missing:\n" + text)
+    check("tests/test_ev.lua::one passes` | passed" in text,
+          "passed row missing:\n" + text)
+    check("tests/test_ev.lua::one fails` | failed" in text,
+          "failed row missing:\n" + text)
+    check("evidence: .agents/evidence/verify/" in p.stdout,
+          "path not printed:\n" + p.stdout)
+
+
+def case_given_dir(binary, d):
+    target = os.path.join(d, "out", "deep", "e2e")   # parents missing
+    before = time.time()
+    p = run(binary, d, "--evidence=ev given", "--evidence-dir", target,
+            "tests")
+    after = time.time()
+    check(p.returncode == 1, "exit %d, want 1\n%s%s"
+          % (p.returncode, p.stdout, p.stderr))
+    text = find_record(target, "ev-given", before, after)  # ' ' -> '-'
+    check("--evidence-dir" in text, "command line not recorded:\n" + text)
+    check("evidence: " + target + "/" in p.stdout,
+          "given path not printed:\n" + p.stdout)
+    # The default directory stays untouched when another one is given.
+    default = os.path.join(d, ".agents/evidence/verify")
+    check(not os.path.exists(default) or
+          not any("ev-given" in n for n in os.listdir(default)),
+          "record also written to the default directory")
+    # --evidence-dir=DIR form, with a trailing slash.
+    other = os.path.join(d, "other")
+    p = run(binary, d, "--evidence", "ev-eq", "--evidence-dir=" + other + "/",
+            "tests")
+    find_record(other, "ev-eq", before, time.time())
+    check("evidence: " + other + "/2" in p.stdout,
+          "path not printed as DIR/DATE-TOPIC.md:\n" + p.stdout)
+
+
+def case_usage(binary, d):
+    afile = os.path.join(d, "plain-file")
+    with open(afile, "w") as f:
+        f.write("x")
+    for args, want in (
+        (["--evidence-dir", os.path.join(d, "x")], "needs --evidence"),
+        (["--evidence", "t", "--evidence-dir", afile], "not a directory"),
+        (["--evidence", "t", "--evidence-dir="], "expects a DIR"),
+        (["--evidence", "t", "--evidence-dir"], "expects a DIR"),
+    ):
+        p = run(binary, d, "tests", *args)
+        check(p.returncode == 4, "%s: exit %d, want 4\n%s%s"
+              % (args, p.returncode, p.stdout, p.stderr))
+        check(want in p.stderr, "%s: stderr lacks %r:\n%s"
+              % (args, want, p.stderr))
+    check(not os.path.exists(os.path.join(d, "x")),
+          "a usage error still created the directory")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    a = ap.parse_args()
+    binary = os.path.abspath(a.bin)
+    failed = 0
+    for case in (case_default, case_given_dir, case_usage):
+        d = tempfile.mkdtemp(prefix="abx-evidence-")
+        try:
+            os.mkdir(os.path.join(d, "tests"))
+            with open(os.path.join(d, "tests", "test_ev.lua"), "w") as f:
+                f.write(TEST_FILE)
+            case(binary, d)
+            print("ok   %s" % case.__name__)
+        except (Fail, subprocess.TimeoutExpired) as e:
+            failed += 1
+            print("FAIL %s: %s" % (case.__name__, e))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
