@@ -4,7 +4,8 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DABX_WERROR=ON
 ARGS    ?=
 
-.PHONY: all dev deps build test check-sanitize bench clean install e2e e2e-all e2e-local e2e-cleanup
+.PHONY: all dev deps build test check-sanitize bench clean install \
+        e2e e2e-all e2e-local e2e-local-all e2e-cleanup
 
 all: build
 
@@ -19,30 +20,47 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Every ctest case, the whole E2E suite on abx-local included (suite.local:
+# JUnit and the evidence record under $(BUILD)/e2e/).
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure $(ARGS)
 
-# The same tests (but the SDK conformance run) on an AddressSanitizer +
-# UBSan build: memory errors and leaks fail the test that hit them.
+# The same tests on an AddressSanitizer + UBSan build: memory errors and
+# leaks fail the test that hit them. Not the SDK conformance run (npm, no
+# C of ours on the client side; abx-local's C runs under the suite here).
+# suite.local stays in: the whole suite under ASan adds about a minute.
 check-sanitize: deps
 	cmake -S . -B $(BUILD)-sanitize $(CMAKE_FLAGS) -DABX_SANITIZE=ON
 	cmake --build $(BUILD)-sanitize -j $(JOBS)
 	ctest --test-dir $(BUILD)-sanitize --output-on-failure -E conformance $(ARGS)
 
 # The suite. `e2e`/`e2e-all` use the platform configured by ABX_SANDBOX_*
-# (environment or .env); `e2e-local` starts abx-local for the run
-# (abx-e2e --local). `e2e-cleanup` is the janitor: a dry run listing the
-# sandboxes earlier runs left; ARGS=--yes deletes them.
-E2E_FAST = -m "not e2e_slow" -r a
+# (environment or .env); `e2e-local`/`e2e-local-all` start abx-local for the
+# run (abx-e2e --local; root and bubblewrap, installed by `deps`). Each
+# writes a JUnit report under $(BUILD)/e2e/. ARGS adds abx-e2e options or
+# paths (ARGS='-k timeout', ARGS=tests-lua/test_03_commands.lua,
+# ARGS='--evidence my-topic'). `e2e-cleanup` is the janitor: a dry run
+# listing what earlier runs left; ARGS=--yes deletes it.
+E2E_WORKERS ?= 2
+E2E_OUT      = $(BUILD)/e2e
+E2E_FAST     = -m "not e2e_slow"
+E2E_COMMON   = -n $(E2E_WORKERS) -r a
 
 e2e: build
-	$(BUILD)/host/abx-e2e $(E2E_FAST) $(ARGS)
+	$(BUILD)/host/abx-e2e $(E2E_FAST) $(E2E_COMMON) \
+	    --junitxml $(E2E_OUT)/junit.xml $(ARGS)
 
 e2e-all: build
-	$(BUILD)/host/abx-e2e -r a $(ARGS)
+	$(BUILD)/host/abx-e2e $(E2E_COMMON) \
+	    --junitxml $(E2E_OUT)/junit-all.xml $(ARGS)
 
 e2e-local: build
-	$(BUILD)/host/abx-e2e --local $(E2E_FAST) $(ARGS)
+	$(BUILD)/host/abx-e2e --local $(E2E_FAST) $(E2E_COMMON) \
+	    --junitxml $(E2E_OUT)/junit-local.xml $(ARGS)
+
+e2e-local-all: build
+	$(BUILD)/host/abx-e2e --local $(E2E_COMMON) \
+	    --junitxml $(E2E_OUT)/junit-local-all.xml $(ARGS)
 
 e2e-cleanup: build
 	$(BUILD)/host/abx-e2e cleanup $(ARGS)
