@@ -169,8 +169,11 @@ static int run(struct abx_opts *o, const struct abx_env *env)
     abx_term_finish(o, &r, &sum);
     if (abx_reports_write(o, env, &r, &sum) != 0 && code == ABX_EXIT_OK)
         code = ABX_EXIT_INTERNAL_ERROR;
-    if (o->evidence)
-        abx_evidence_write(o, env, &r, &sum);
+    /* A requested record that could not be written fails the run like a
+     * report would: CI keeps it as its proof. */
+    if (o->evidence && abx_evidence_write(o, env, &r, &sum) != 0 &&
+        code == ABX_EXIT_OK)
+        code = ABX_EXIT_INTERNAL_ERROR;
     abx_lastfailed_update(r.results, r.n, &c);
     abx_run_free(&r);
 out_collection:

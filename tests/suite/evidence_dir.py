@@ -6,8 +6,8 @@ usage: evidence_dir.py --bin PATH/abx-e2e
 Runs the built abx-e2e on a tiny Lua file (no platform needed) in a fresh
 temporary directory and checks: the default directory
 (.agents/evidence/verify), a given directory (created with its parents),
-the record's content, and the usage errors (no --evidence, an existing
-file as DIR, an empty DIR). Standard library only."""
+the record's content, the usage errors (no --evidence, an existing
+file as DIR, an empty DIR), and a record that cannot be written (exit 3). Standard library only."""
 
 import argparse
 import os
@@ -123,13 +123,25 @@ def case_usage(binary, d):
           "a usage error still created the directory")
 
 
+def case_unwritable(binary, d):
+    """A record that cannot be written fails an otherwise green run (3)."""
+    afile = os.path.join(d, "plain-file")
+    with open(afile, "w") as f:
+        f.write("x")
+    p = run(binary, d, "--evidence", "t", "--evidence-dir",
+            os.path.join(afile, "sub"), "tests", "-k", "passes")
+    check(p.returncode == 3, "exit %d, want 3 (internal error)\n%s%s"
+          % (p.returncode, p.stdout, p.stderr))
+    check("evidence" in p.stderr, "no error naming the evidence:\n" + p.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
     failed = 0
-    for case in (case_default, case_given_dir, case_usage):
+    for case in (case_default, case_given_dir, case_usage, case_unwritable):
         d = tempfile.mkdtemp(prefix="abx-evidence-")
         try:
             os.mkdir(os.path.join(d, "tests"))
