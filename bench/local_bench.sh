@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# abx-local benchmark: sandbox create latency, memory of 20 live sandboxes,
-# command round trip, file write+read throughput through the data-plane
+# abx-local benchmark: first build of each template root (a fresh cache;
+# ABX_BENCH_BUILDS=0 skips it), sandbox create latency, memory of 20 live
+# sandboxes, command round trip, file write+read throughput through the data-plane
 # proxy vs. the same envd reached directly on loopback.
 # Usage: bench/local_bench.sh [BUILD_DIR]   (run by `make bench`; needs root)
 set -euo pipefail

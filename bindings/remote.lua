@@ -177,7 +177,7 @@ local function check_spec(o)
     files[#files + 1] = { path = DIR .. "/" .. p,
       data = getmetatable(data) == Bytes and data.s or data }
   end
-  return { template = o.template or "base", envs = o.envs, files = files,
+  return { template = o.template or "code-interpreter-v1", envs = o.envs, files = files,
     timeout = timeout, python = o.python, entry = entry }
 end
 
@@ -284,7 +284,7 @@ end
 Fn.__call = function(self, ...) return Fn.spawn(self, ...):wait() end
 Fn.__tostring = function(self) return "RemoteFunction(" .. self._spec.entry .. ")" end
 
--- remote.fn{python=, entry="main", template="base", envs=, files=, timeout=60}
+-- remote.fn{python=, entry="main", template="code-interpreter-v1", envs=, files=, timeout=60}
 function M.fn(opts)
   return setmetatable({ _spec = check_spec(opts) }, Fn)
 end

@@ -24,7 +24,7 @@
 #include "host.h"
 #include "out.h"
 
-#define START_TIMEOUT 30.0  /* s until `ready` */
+#define START_TIMEOUT 600.0 /* s until `ready`: a first run builds the templates */
 #define STOP_GRACE 10.0     /* s between SIGTERM and SIGKILL */
 
 static pid_t g_pid;

@@ -497,22 +497,27 @@ describe("e2e.http client", function()
   end)
 
   -- A server in base_sandbox on `port` that answers every request with
-  -- the request's header lines, or (mode "mute") accepts and never answers.
+  -- the request's header lines, or (mode "mute") accepts and never answers
+  -- (perl: the base template has no python3).
   local ECHO = [[
-import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(8); print("ready", flush=True)
-while True:
-    c, _ = s.accept(); data = b""
-    while b"\r\n\r\n" not in data and (not data or chunk): chunk = c.recv(65536); data += chunk
-    if sys.argv[2] == "mute": time.sleep(120); continue
-    body = data.split(b"\r\n\r\n")[0]
-    c.sendall(b"HTTP/1.1 201 Created\r\nX-Multi: one\r\nX-Multi: two\r\n"
-              b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body); c.close()
+use strict; use IO::Socket::INET;
+$| = 1;
+my $s = IO::Socket::INET->new(LocalAddr => "0.0.0.0", LocalPort => $ARGV[0],
+  Listen => 8, ReuseAddr => 1, Proto => "tcp") or die "listen: $!";
+print "ready\n";
+while (1) {
+    my $c = $s->accept or next; my $data = "";
+    while (index($data, "\r\n\r\n") < 0) { sysread($c, my $chunk, 65536) or last; $data .= $chunk }
+    if ($ARGV[1] eq "mute") { sleep 120; next }
+    my $body = (split /\r\n\r\n/, $data, 2)[0] // "";
+    print $c "HTTP/1.1 201 Created\r\nX-Multi: one\r\nX-Multi: two\r\n"
+      . "Content-Length: " . length($body) . "\r\nConnection: close\r\n\r\n" . $body;
+    close $c;
+}
 ]]
   local function serve(sbx, workdir, port, mode)
-    sbx.files:write(workdir .. "/echo.py", ECHO)
-    local h = sbx.commands:run(string.format("python3 echo.py %d %s", port, mode),
+    sbx.files:write(workdir .. "/echo.pl", ECHO)
+    local h = sbx.commands:run(string.format("perl echo.pl %d %s", port, mode),
       { background = true, cwd = workdir })
     e2e.defer(function() h:kill() end)
     local url = sbx:url(port):match("^(https?)://") .. "://" .. sbx:get_host(port) .. "/probe"

@@ -2,7 +2,9 @@
 -- test_host "ping server", closed port, non-running sandbox; runner-
 -- semantics 5.4 A and C network) and code execution on port 49999
 -- (run_code: state, errors, stdout vs results, contexts, bash, streaming,
--- timeout). Fixtures: base_sandbox, workdir, sandbox_factory, code_sandbox.
+-- timeout). Fixtures: base_sandbox, sandbox_factory, code_sandbox. The
+-- servers are Python, so they run in code-interpreter-v1 sandboxes (the
+-- base template has no python3).
 local e2e = require "e2e"
 local test, expect, describe = e2e.test, e2e.expect, e2e.describe
 local sandbox = require "e2e.sandbox"
@@ -80,6 +82,13 @@ end
 
 local function ci_text(t) return table.concat(t or {}) end
 
+-- A fresh directory for one test in the file's code sandbox.
+local function scratch_dir()
+  return "/tmp/e2e-net/" .. suite.unique("t")
+end
+
+local CODE = "code-interpreter-v1"
+
 describe("port urls", function()
   test("get_host is port-id.domain", function(base_sandbox)
     local sbx = base_sandbox
@@ -88,11 +97,11 @@ describe("port urls", function()
     expect(sbx:get_host(49983)):eq("49983-" .. sbx.id .. "." .. sbx.domain)
   end)
 
-  test("http server in the sandbox answers through the data plane", function(base_sandbox, workdir)
-    local sbx = base_sandbox
-    sbx.files:write(workdir .. "/www/page.txt", "served from the sandbox\n")
+  test("http server in the sandbox answers through the data plane", function(code_sandbox)
+    local sbx, www = code_sandbox, scratch_dir() .. "/www"
+    sbx.files:write(www .. "/page.txt", "served from the sandbox\n")
     local h = sbx.commands:run("python3 -m http.server 8001 --bind 0.0.0.0 --directory "
-      .. suite.sh_quote(workdir .. "/www"), { background = true, timeout = 600 })
+      .. suite.sh_quote(www), { background = true, timeout = 600 })
     e2e.defer(function() pcall(h.kill, h) end)
     wait_serving(sbx, 8001, "/page.txt")
     local r = sbx:http(8001, { path = "/page.txt" })
@@ -103,9 +112,9 @@ describe("port urls", function()
     expect(missing.status):eq(404)
   end)
 
-  test("server sees method, path, query, headers and body", function(base_sandbox, workdir)
-    local sbx = base_sandbox
-    start_echo(sbx, workdir, 8002, "seen")
+  test("server sees method, path, query, headers and body", function(code_sandbox)
+    local sbx = code_sandbox
+    start_echo(sbx, scratch_dir(), 8002, "seen")
     for _, m in ipairs({ "POST", "PUT", "PATCH", "DELETE" }) do
       local r = sbx:http(8002, { method = m, path = "/a/b?x=1&y=%20z", body = "payload " .. m,
         headers = { ["X-Probe"] = "probe-" .. m } })
@@ -119,9 +128,9 @@ describe("port urls", function()
     expect(g.body):eq("")
   end)
 
-  test("host-name routing reaches the same server", function(base_sandbox, workdir)
-    local sbx = base_sandbox
-    start_echo(sbx, workdir, 8003, "by-host")
+  test("host-name routing reaches the same server", function(code_sandbox)
+    local sbx = code_sandbox
+    start_echo(sbx, scratch_dir(), 8003, "by-host")
     local status, body = fetch(host_url(sbx, 8003, "/via/host?q=1"), "POST", "hello")
     expect(status):eq(200)
     expect(json.decode(body)):eq({ tag = "by-host", method = "POST", path = "/via/host?q=1",
@@ -173,7 +182,7 @@ describe("port urls", function()
   end)
 
   test("a killed sandbox's port answers 502 sandbox not found", function(sandbox_factory)
-    local sbx = sandbox_factory { timeout = 120 }
+    local sbx = sandbox_factory { template = CODE, timeout = 120 }
     start_echo(sbx, "/tmp", 8004, "doomed")
     local url, id = host_url(sbx, 8004), sbx.id
     local alive = fetch(url)
@@ -187,8 +196,8 @@ describe("port urls", function()
   end)
 
   test("two sandboxes serve the same port independently", function(sandbox_factory)
-    local a = sandbox_factory { timeout = 120 }
-    local b = sandbox_factory { timeout = 120 }
+    local a = sandbox_factory { template = CODE, timeout = 120 }
+    local b = sandbox_factory { template = CODE, timeout = 120 }
     start_echo(a, "/tmp", 8000, "first")
     start_echo(b, "/tmp", 8000, "second")
     expect(json.decode(a:http(8000, { path = "/a" }).body).tag):eq("first")
@@ -200,13 +209,14 @@ describe("port urls", function()
   end)
 
   test("internet access disabled blocks outbound connections", function(sandbox_factory)
-    local sbx = sandbox_factory { timeout = 120, allow_internet_access = false }
+    local sbx = sandbox_factory { template = CODE, timeout = 120, allow_internet_access = false }
     local err = suite.raises("CommandExit", sbx.commands.run, sbx.commands,
-      "curl -sS --max-time 5 -o /dev/null http://1.1.1.1/", { timeout = 30 })
+      "timeout 5 bash -c 'exec 3<>/dev/tcp/1.1.1.1/80'", { timeout = 30 })
     expect(err.exit_code):ne(0)
     -- the sandbox's own loopback still works
     start_echo(sbx, "/tmp", 8005, "local")
-    local r = sbx.commands:run("curl -sS --max-time 5 http://127.0.0.1:8005/x")
+    local r = sbx.commands:run("python3 -c 'import urllib.request as u; "
+      .. "print(u.urlopen(\"http://127.0.0.1:8005/x\", timeout=5).read().decode())'")
     expect(json.decode(r.stdout).path):eq("/x")
   end)
 end)

@@ -82,18 +82,21 @@ def main():
     expect(info.metadata.e2e):eq(e2e.run_id)
     expect(info.metadata.e2e_test):eq(FILE .. "::calls::the call's sandbox is tagged and gone after the call")
     expect(info.metadata.e2e_remote):eq("main")
-    expect(info.template_id == "base" or info.name == "base", "template base"):eq(true)
+    expect(info.template_id == "code-interpreter-v1" or info.name == "code-interpreter-v1",
+      "template code-interpreter-v1 (the default)"):eq(true)
     local r = call:wait()
     expect(r.id):eq(call.sandbox_id)
     gone(call.sandbox_id)
   end)
 
   test("the template option picks the sandbox's template", opts(), function()
-    local fn = remote.fn { template = "code-interpreter-v1", python = "def main():\n    return 1\n" }
+    -- not the default (code-interpreter-v1); the server template has python3 too
+    local tpl = sandbox.server_template
+    local fn = remote.fn { template = tpl, python = "def main():\n    return 1\n" }
     local call = fn:spawn()
     local info = listed(call.sandbox_id)
     expect(info, "listed"):type("table")
-    expect(info.template_id == "code-interpreter-v1" or info.name == "code-interpreter-v1",
+    expect(info.template_id == tpl or info.name == tpl,
       "template of " .. e2e.repr(info)):eq(true)
     expect(call:wait()):eq(1)
   end)

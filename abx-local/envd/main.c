@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "envd.h"
@@ -64,6 +65,9 @@ int main(int argc, char **argv)
     sigset_t term;
     int sig = 0;
 
+    /* abx-local runs envd through its own dynamic loader (so it needs
+     * nothing from the template): keep the name `ps` shows envd's. */
+    prctl(PR_SET_NAME, "abx-envd", 0, 0, 0);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

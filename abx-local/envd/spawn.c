@@ -157,6 +157,17 @@ static void child(const struct abx_envd_spawn *sp, const char *cwd, int in,
         report(rep, 4);
     if (chdir(cwd) != 0)
         report(rep, 1);
+    /* At the sandbox's memory limit the OOM killer must take a memory
+     * hog, never envd (which reports the kill): user processes get a
+     * higher score. Raising it needs no privilege (lowering envd's would
+     * need CAP_SYS_RESOURCE). Best effort: without /proc, nothing to do. */
+    int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (oom >= 0) {
+        if (write(oom, "500", 3) != 3) {
+            /* the process still runs, with envd's score */
+        }
+        close(oom);
+    }
     if (setgroups((size_t)sp->user->ngroups, sp->user->groups) != 0 ||
         setgid(sp->user->gid) != 0 || setuid(sp->user->uid) != 0)
         report(rep, 2);

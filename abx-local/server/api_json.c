@@ -1,8 +1,8 @@
 /* The JSON shapes of the control plane (Sandbox, SandboxDetail,
  * ListedSandbox, SandboxMetric), as in shared/reference/e2b-protocol.md. */
-#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 #include "server.h"
 
@@ -89,28 +89,32 @@ cJSON *abx_json_detail(const struct abx_sbx *s, bool listed)
     return o;
 }
 
-static __thread long long du_total;
-
-static int du_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+/* The sandbox's disk: the tmpfs under its root's upper layer, which
+ * the overlay's statfs reports (seen through its pid 1's root). */
+static void disk_usage(const struct abx_sbx *s, long long *used, long long *total)
 {
-    (void)p;
-    (void)f;
-    if (flag == FTW_F)
-        du_total += (long long)st->st_blocks * 512;
-    return 0;
+    char p[64];
+    struct statfs sf;
+    *used = 0;
+    *total = (long long)s->disk_mb * 1024 * 1024;
+    snprintf(p, sizeof p, "/proc/%d/root/", (int)s->init_pid);
+    if (s->init_pid > 0 && statfs(p, &sf) == 0) {
+        *used = (long long)(sf.f_blocks - sf.f_bfree) * (long long)sf.f_bsize;
+        *total = (long long)sf.f_blocks * (long long)sf.f_bsize;
+    }
 }
 
 cJSON *abx_json_metric(const struct abx_sbx *s)
 {
-    long long rss = 0;
-    double cpu = 0;
-    abx_procs_usage(s, &rss, &cpu);
-    char p[4400];
-    du_total = 0;
-    snprintf(p, sizeof p, "%s/home", s->dir);
-    nftw(p, du_one, 16, FTW_PHYS | FTW_MOUNT);
-    snprintf(p, sizeof p, "%s/tmp", s->dir);
-    nftw(p, du_one, 16, FTW_PHYS | FTW_MOUNT);
+    long long rss = -1, disk_used, disk_total;
+    double cpu = -1;
+    bool oom = false;
+    if (s->cgroup)
+        abx_cgroup_usage(s->id, &rss, &cpu, &oom);
+    (void)oom;
+    if (rss < 0 || cpu < 0)
+        abx_procs_usage(s, &rss, &cpu);
+    disk_usage(s, &disk_used, &disk_total);
     int64_t now = abx_now_ms();
     double secs = (double)(now - s->started_ms) / 1000.0;
     double pct = secs > 0 && s->cpu_count > 0 ? 100.0 * cpu / secs / s->cpu_count : 0;
@@ -128,7 +132,7 @@ cJSON *abx_json_metric(const struct abx_sbx *s)
     cJSON_AddNumberToObject(o, "memUsed", (double)rss);
     cJSON_AddNumberToObject(o, "memTotal", (double)s->memory_mb * 1024 * 1024);
     cJSON_AddNumberToObject(o, "memCache", 0);
-    cJSON_AddNumberToObject(o, "diskUsed", (double)du_total);
-    cJSON_AddNumberToObject(o, "diskTotal", (double)s->disk_mb * 1024 * 1024);
+    cJSON_AddNumberToObject(o, "diskUsed", (double)disk_used);
+    cJSON_AddNumberToObject(o, "diskTotal", (double)disk_total);
     return o;
 }

@@ -1,4 +1,5 @@
-/* Sandbox lifecycle: kill, pause (SIGSTOP), resume (SIGCONT), TTL reaper. */
+/* Sandbox lifecycle: kill, pause (the cgroup freezer; SIGSTOP where there
+ * is none), resume, TTL reaper. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,7 +30,10 @@ static int change_state(struct abx_sbx *s, enum abx_sbx_state to, int sig, int64
     pthread_mutex_unlock(&abx_reg_lock);
     if (rc != 0)
         return rc;
-    abx_procs_signal(s, sig);
+    /* The freezer stops every task at once, forks in flight included, and
+     * a frozen process cannot tell it was stopped (SIGSTOP shows). */
+    if (!s->cgroup || abx_cgroup_freeze(s->id, to == ABX_SBX_PAUSED) != 0)
+        abx_procs_signal(s, sig);
     pthread_mutex_lock(&abx_reg_lock);
     if (s->state != ABX_SBX_DEAD) {   /* killed meanwhile: stays dead */
         s->state = to;

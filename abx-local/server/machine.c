@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -52,6 +54,60 @@ static int run_probe(char *err, size_t errlen)
     return 0;
 }
 
+/* A sandbox's root is an overlay on a tmpfs in a private mount namespace
+ * (enter.c): try exactly that once, in a child, under the state dir. */
+int abx_overlay_check(char *err, size_t errlen)
+{
+    char base[4200], l[4300], u[4300], w[4300], m[4300], opts[16000];
+    abx_fmt(base, sizeof base, "%s/overlay-probe", abx_cfg.state_dir);
+    abx_rm_rf(base);
+    if (mkdir(base, 0700) != 0) {
+        abx_fmt(err, errlen, "cannot create %s: %s", base, strerror(errno));
+        return -1;
+    }
+    abx_fmt(l, sizeof l, "%s/l", base);
+    abx_fmt(u, sizeof u, "%s/u", base);
+    abx_fmt(w, sizeof w, "%s/w", base);
+    abx_fmt(m, sizeof m, "%s/m", base);
+    abx_fmt(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s", l, u, w);
+    int efd[2];
+    if (pipe(efd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        const char *step = "unshare(CLONE_NEWNS)";
+        close(efd[0]);
+        if (unshare(CLONE_NEWNS) != 0)
+            goto bad;
+        step = "making mounts private";
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+            goto bad;
+        step = "mounting a tmpfs";
+        if (mount("abx-probe", base, "tmpfs", 0, "size=1m") != 0)
+            goto bad;
+        step = "mounting an overlay on a tmpfs";
+        if (mkdir(l, 0755) != 0 || mkdir(u, 0755) != 0 || mkdir(w, 0755) != 0 ||
+            mkdir(m, 0755) != 0 || mount("abx-probe", m, "overlay", 0, opts) != 0)
+            goto bad;
+        _exit(0);
+    bad:;
+        char msg[256];
+        int n = snprintf(msg, sizeof msg, "%s: %s", step, strerror(errno));
+        if (n > 0 && write(efd[1], msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
+            _exit(2);
+        _exit(1);
+    }
+    close(efd[1]);
+    char msg[256];
+    int rc = abx_child_wait(pid, efd[0], msg, sizeof msg);
+    abx_rm_rf(base);
+    if (rc == 0)
+        return 0;
+    abx_fmt(err, errlen, "overlay filesystems unavailable (sandbox roots are overlays): %s",
+            msg[0] ? msg : "fork failed");
+    return -1;
+}
+
 int abx_spawn_check_machine(char *err, size_t errlen)
 {
     if (geteuid() != 0) {
@@ -88,7 +144,9 @@ int abx_spawn_check_machine(char *err, size_t errlen)
         snprintf(err, errlen, "namespaces refused: /proc/self/ns is not readable");
         return -1;
     }
-    return run_probe(err, errlen);
+    if (run_probe(err, errlen) != 0)
+        return -1;
+    return abx_cgroup_init(err, errlen);
 }
 
 /* pid file: "<host pid of the sandbox's pid 1> <its start time>". The start
@@ -129,6 +187,7 @@ void abx_spawn_recover(void)
         if (abx_fmt(dir, sizeof dir, "%s/%s", abx_cfg.sandboxes_dir, e->d_name) != 0)
             continue;
         kill_left(dir);
+        abx_cgroup_destroy(e->d_name);
         if (abx_rm_rf(dir) != 0)
             fprintf(stderr, "abx-local: cannot remove %s\n", dir);
         n++;

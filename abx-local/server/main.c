@@ -1,8 +1,10 @@
 /* abx-local: a local E2B-compatible sandbox platform (see ../DESIGN.md).
  *
  *   abx-local serve [--listen ADDR] [--data-listen ADDR] [--state-dir DIR]
- *                   [--api-key KEY] [--templates DIR] [--envd PATH]
- *                   [--bwrap PATH] [--fault-* ...]
+ *                   [--api-key KEY] [--templates DIR] [--cache-dir DIR]
+ *                   [--envd PATH] [--bwrap PATH] [--fault-* ...]
+ *   abx-local template list|build|import|rm ...   (tmplcli.c)
+ *   abx-local sandbox-enter ...                   (enter.c, internal)
  */
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -33,12 +35,14 @@ volatile int abx_shutting_down;
 
 static const char usage[] =
     "usage: abx-local serve [options]\n"
+    "       abx-local template list|build|import|rm ...  (abx-local template --help)\n"
     "       abx-local --help | --version\n"
     "\n"
     "Runs a local E2B-compatible sandbox platform: control plane on --listen,\n"
     "data plane (sandbox ports, envd) on --data-listen (default: port+1).\n"
     "Prints `export` lines for the environment, then `ready`. Needs root and\n"
-    "bubblewrap; sandboxes are killed on SIGTERM/SIGINT.\n"
+    "bubblewrap, cgroups and overlay mounts; templates whose root filesystem\n"
+    "is not built yet are built first. Sandboxes are killed on SIGTERM/SIGINT.\n"
     "\n"
     "options:\n"
     "  --listen ADDR        control plane, IPv4:PORT (default 127.0.0.1:3000;\n"
@@ -47,6 +51,8 @@ static const char usage[] =
     "  --state-dir DIR      sandbox folders (default /var/tmp/abx-local)\n"
     "  --api-key KEY        API key (default: random e2b_<hex>)\n"
     "  --templates DIR      templates dir\n"
+    "  --cache-dir DIR      built template roots (default $ABX_LOCAL_CACHE or\n"
+    "                       /var/cache/abx-local)\n"
     "  --envd PATH          abx-envd binary\n"
     "  --bwrap PATH         bubblewrap binary (default: bwrap in PATH)\n"
     "  --max-sandboxes N    concurrent sandboxes before create answers 429 (100)\n"
@@ -122,6 +128,12 @@ static void defaults(void)
     if (access(p, X_OK) != 0)
         snprintf(p, sizeof p, "%s/abx-envd", ed);
     abx_fmt(abx_cfg.envd_path, sizeof abx_cfg.envd_path, "%s", access(p, X_OK) == 0 ? p : "");
+    const char *cache = getenv("ABX_LOCAL_CACHE");
+    abx_fmt(abx_cfg.cache_dir, sizeof abx_cfg.cache_dir, "%s",
+            cache && cache[0] ? cache : "/var/cache/abx-local");
+    ssize_t n = readlink("/proc/self/exe", p, sizeof p - 1);
+    p[n > 0 ? n : 0] = '\0';
+    abx_fmt(abx_cfg.self_exe, sizeof abx_cfg.self_exe, "%s", p);
     snprintf(abx_cfg.bwrap, sizeof abx_cfg.bwrap, "/usr/bin/bwrap");
     const char *path = getenv("PATH");
     char *copy = path ? strdup(path) : NULL, *save = NULL;
@@ -135,7 +147,7 @@ static void defaults(void)
     free(copy);
 }
 
-static int parse_args(int argc, char **argv)
+int abx_parse_args(int argc, char **argv)
 {
     struct {
         const char *flag;
@@ -146,6 +158,7 @@ static int parse_args(int argc, char **argv)
                 {"--state-dir", abx_cfg.state_dir, sizeof abx_cfg.state_dir},
                 {"--api-key", abx_cfg.api_key, sizeof abx_cfg.api_key},
                 {"--templates", abx_cfg.templates_dir, sizeof abx_cfg.templates_dir},
+                {"--cache-dir", abx_cfg.cache_dir, sizeof abx_cfg.cache_dir},
                 {"--envd", abx_cfg.envd_path, sizeof abx_cfg.envd_path},
                 {"--bwrap", abx_cfg.bwrap, sizeof abx_cfg.bwrap}};
     for (int i = 2; i < argc; i++) {
@@ -270,7 +283,14 @@ static int serve(void)
     }
     if (lock_state_dir() < 0)
         return 1;
+    if (abx_overlay_check(err, sizeof err) != 0 || abx_envd_bundle(err, sizeof err) != 0) {
+        fprintf(stderr, "abx-local: cannot run sandboxes here: %s\n", err);
+        return 1;
+    }
     abx_spawn_recover();
+    /* Before `ready`: a create must never wait for a build. */
+    if (abx_templates_build_missing() != 0)
+        return 1;
     if (abx_nsnet_init() != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         fprintf(stderr, "abx-local: cannot initialise network namespaces or libcurl\n");
         return 1;
@@ -358,11 +378,15 @@ int main(int argc, char **argv)
         printf("abx-local %s (envd %s)\n", ABX_VERSION, abx_envd_version());
         return 0;
     }
+    if (argc >= 2 && strcmp(argv[1], "sandbox-enter") == 0)
+        return abx_enter_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "template") == 0)
+        return abx_template_main(argc, argv);
     if (argc < 2 || strcmp(argv[1], "serve") != 0) {
         fputs(usage, stderr);
         return 2;
     }
-    if (parse_args(argc, argv) != 0)
+    if (abx_parse_args(argc, argv) != 0)
         return 2;
     return serve();
 }

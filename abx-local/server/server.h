@@ -11,6 +11,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <openssl/evp.h>
+
 #include "buf.h"
 
 #define ABX_ID_LEN 20
@@ -23,6 +25,10 @@
 struct abx_srv_config {
     char listen[128], data_listen[128];
     char state_dir[4096], templates_dir[4096], envd_path[4096], bwrap[4096];
+    char cache_dir[4096];      /* template root filesystems (rootfs.c) */
+    char self_exe[4096];       /* this binary, for `sandbox-enter` */
+    char envd_bundle[4200];    /* envd and its libraries (envd_bundle.c) */
+    char envd_loader[256];     /* their dynamic loader's file name, "" if static */
     char sandboxes_dir[4096];
     char api_key[160];
     char data_domain[160];
@@ -52,9 +58,18 @@ int abx_faults_roll(bool data_plane);
 bool abx_faults_take_create_drop(void);
 void abx_sleep_ms(long ms);
 
-/* ---- templates (tmpl.c) ---- */
+/* ---- templates (tmpl.c) and their root filesystems (rootfs*.c) ---- */
+enum abx_rootfs_kind { ABX_ROOTFS_NONE, ABX_ROOTFS_DEBIAN, ABX_ROOTFS_IMAGE };
+
 struct abx_tmpl {
     char id[128], alias[128], dir[4096];
+    enum abx_rootfs_kind rootfs_kind;
+    char release[64], variant[32];
+    cJSON *packages;   /* array of strings, owned (Debian roots) */
+    char source[512];  /* "debian bookworm/essential +python3", "image x.tar" */
+    char key[65];      /* cache key: hash of the definition, or the image's */
+    char rootfs[4200]; /* <cache>/rootfs/<key> */
+    int pids_limit;
     cJSON *env_vars;   /* object or NULL, owned */
     cJSON *start;      /* object or NULL, owned */
     int ready_port;    /* 0 = none */
@@ -65,6 +80,81 @@ struct abx_tmpl {
 /* 0 found, 1 not found, -1 broken template (err filled). */
 int abx_tmpl_find(const char *name, struct abx_tmpl *out, char *err, size_t errlen);
 void abx_tmpl_free(struct abx_tmpl *t);
+/* Every template, shipped then imported; ok < 0: broken, t->dir holds the
+ * reason. Stops at fn's first non-zero return, which it returns. t is
+ * freed after fn. */
+int abx_tmpl_each(int (*fn)(struct abx_tmpl *t, const char *dir, const char *entry, int ok,
+                            void *arg),
+                  void *arg);
+char *abx_read_text(const char *path, size_t max);   /* NUL-terminated, or NULL */
+
+int abx_rootfs_key(struct abx_tmpl *t, char *err, size_t errlen);   /* key, rootfs */
+int abx_rootfs_paths(struct abx_tmpl *t);                           /* rootfs from key */
+bool abx_rootfs_built(const struct abx_tmpl *t);
+/* Builds t's root unless cached (force: rebuild). Progress on stderr. */
+int abx_rootfs_build(const struct abx_tmpl *t, bool force, char *err, size_t errlen);
+int abx_rootfs_remove(const struct abx_tmpl *t);
+int abx_rootfs_import(const char *name, const char *archive, char *err, size_t errlen);
+/* Building blocks shared by the builder and the importer. */
+int abx_rootfs_lock(const struct abx_tmpl *t, char *err, size_t errlen);   /* fd */
+int abx_rootfs_tmpdir(const struct abx_tmpl *t, char *out, size_t n, char *err, size_t errlen);
+int abx_rootfs_commit(const struct abx_tmpl *t, const char *tmp_root, int64_t started_ms,
+                      char *err, size_t errlen);
+int abx_rootfs_customize(const char *root, const char *home_src, char *err, size_t errlen);
+void abx_rootfs_progress(const struct abx_tmpl *t, const char *verb, int pct, const char *what);
+int abx_copy_tree(int sfd, int dfd, uid_t uid);
+/* `abx-local template ...` (tmplcli.c) */
+int abx_template_main(int argc, char **argv);
+/* Builds every template whose root is missing; 0, or -1 (reason printed). */
+int abx_templates_build_missing(void);
+/* Creates the cache dir and makes abx_cfg.cache_dir its real path. */
+int abx_cache_prepare(char *err, size_t errlen);
+/* serve's options from argv[2] on (main.c). */
+int abx_parse_args(int argc, char **argv);
+
+/* ---- hashing (hash.c) ---- */
+struct abx_sha256 {
+    EVP_MD_CTX *ctx;
+};
+void abx_sha256_init(struct abx_sha256 *h);
+void abx_sha256_add(struct abx_sha256 *h, const void *p, size_t n);
+void abx_sha256_str(struct abx_sha256 *h, const char *s);
+int abx_sha256_file(struct abx_sha256 *h, const char *path);
+int abx_sha256_tree(struct abx_sha256 *h, const char *path);
+void abx_sha256_hex(struct abx_sha256 *h, char out[65]);
+long long abx_du(const char *path);
+
+/* ---- helper programs (runcmd.c) ---- */
+typedef void (*abx_line_fn)(const char *line, void *arg);
+/* Runs argv (PATH searched), fn on each output line (stdout and stderr);
+ * 0 when it exits 0, else -1 with err naming how it ended. */
+int abx_run_lines(char *const argv[], abx_line_fn fn, void *arg, char *err, size_t errlen);
+/* For a forked child that reports a failure as text on a pipe: reads it
+ * (closing efd), reaps pid; 0 when it exited 0. */
+int abx_child_wait(pid_t pid, int efd, char *msg, size_t n);
+/* Copies in to out until EOF; 0, or -1 (errno set). */
+int abx_copy_fd(int in, int out);
+
+/* ---- cgroups (cgroup.c) ---- */
+struct abx_limits {
+    int cpu_count, memory_mb, pids;
+};
+int abx_cgroup_init(char *err, size_t errlen);
+const char *abx_cgroup_kind(void);   /* "v1", "v2" */
+int abx_cgroup_create(const char *id, const struct abx_limits *lim, char *err, size_t errlen);
+/* The cgroup.procs files a process writes "0" to, to join the sandbox. */
+int abx_cgroup_procs_files(const char *id, char paths[][256], int max);
+int abx_cgroup_freeze(const char *id, bool frozen);   /* 0, -1 no freezer / failed */
+void abx_cgroup_kill(const char *id);
+int abx_cgroup_count(const char *id);
+void abx_cgroup_destroy(const char *id);
+/* Bytes, CPU seconds (-1 when unreadable) and whether the OOM killer ran. */
+void abx_cgroup_usage(const char *id, long long *mem, double *cpu_s, bool *oom);
+
+/* ---- the sandbox's root (enter.c, envd_bundle.c) ---- */
+/* `abx-local sandbox-enter ...`: mounts the root, joins the cgroups, execs bwrap. */
+int abx_enter_main(int argc, char **argv);
+int abx_envd_bundle(char *err, size_t errlen);
 
 /* ---- sandboxes (sbx.c) ---- */
 enum abx_sbx_state { ABX_SBX_STARTING, ABX_SBX_RUNNING, ABX_SBX_PAUSED, ABX_SBX_DEAD };
@@ -76,6 +166,7 @@ struct abx_sbx {
     cJSON *metadata;         /* object, owned, never NULL */
     int cpu_count, memory_mb, disk_mb;
     bool allow_internet, auto_pause;
+    bool cgroup;             /* its cgroup exists (cgroup.c) */
     int64_t started_ms, end_ms;
     enum abx_sbx_state state;
     bool busy;               /* a pause/resume is in progress: 409 */
@@ -111,6 +202,8 @@ int abx_sbxdir_prepare(const struct abx_sbx *s, const struct abx_tmpl *t,
 /* Start time (clock ticks since boot) of pid, 0 if it does not exist. */
 unsigned long long abx_proc_starttime(pid_t pid);
 int abx_spawn_check_machine(char *err, size_t errlen);
+/* Mounts an overlay on a tmpfs in a throwaway namespace (needs the state dir). */
+int abx_overlay_check(char *err, size_t errlen);
 /* Registers s as STARTING, prepares its folder and starts bwrap. 0, -1
  * (err filled), or 1 when --max-sandboxes are running (s not registered). */
 int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars,

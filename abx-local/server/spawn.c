@@ -138,11 +138,37 @@ static int argv_ok(const struct argv_b *a)
     return 1;
 }
 
+/* Adds prefix + x + suffix. */
+static void add_cat(struct argv_b *a, const char *prefix, const char *x, const char *suffix)
+{
+    char p[4600];
+    abx_fmt(p, sizeof p, "%s%s%s", prefix, x, suffix);
+    add(a, p);
+}
+
+/* `abx-local sandbox-enter` (enter.c) mounts the root, then bwrap builds
+ * the sandbox on it: the template's root as /, envd's bundle, the app and
+ * envd's config bound read-only, a fresh /proc and /dev. */
 static void build_argv(struct argv_b *a, const struct abx_sbx *s, const struct abx_tmpl *t)
 {
-    char p[4400];
+    char num[32], cg[8][256];
     static const char *caps[] = {"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN",
                                  "CAP_DAC_OVERRIDE", "CAP_FOWNER"};
+    add(a, abx_cfg.self_exe);
+    add(a, "sandbox-enter");
+    add(a, "--dir");
+    add(a, s->dir);
+    add(a, "--lower");
+    add(a, t->rootfs);
+    add(a, "--disk-mb");
+    snprintf(num, sizeof num, "%d", s->disk_mb > 0 ? s->disk_mb : 1024);
+    add(a, num);
+    int ncg = abx_cgroup_procs_files(s->id, cg, 8);
+    for (int i = 0; i < ncg; i++) {
+        add(a, "--cgroup");
+        add(a, cg[i]);
+    }
+    add(a, "--");
     add(a, abx_cfg.bwrap);
     add(a, "--die-with-parent");
     add(a, "--unshare-pid");
@@ -152,54 +178,25 @@ static void build_argv(struct argv_b *a, const struct abx_sbx *s, const struct a
     add(a, "--unshare-cgroup-try");
     add(a, "--hostname");
     add(a, s->id);
-    add(a, "--ro-bind");
-    add(a, "/");
+    /* Nothing of the server's environment: envd adds the template's. */
+    add(a, "--clearenv");
+    add(a, "--setenv");
+    add(a, "PATH");
+    add(a, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    add(a, "--bind");
+    add_cat(a, "", s->dir, "/root");
     add(a, "/");
     add(a, "--dev");
     add(a, "/dev");
     add(a, "--proc");
     add(a, "/proc");
-    /* Hide the host's state dir (other sandboxes), /home, /run, /opt and
-     * /var/tmp (the default state dir's parent; scratch of other tools). */
-    add(a, "--tmpfs");
-    add(a, abx_cfg.state_dir);
-    add(a, "--tmpfs");
-    add(a, "/home");
-    add(a, "--tmpfs");
-    add(a, "/run");
-    add(a, "--tmpfs");
-    add(a, "/opt");
-    add(a, "--perms");
-    add(a, "1777");
-    add(a, "--tmpfs");
-    add(a, "/var/tmp");
-    static const char *binds[][2] = {{"home", "/home/user"}, {"root", "/root"}, {"tmp", "/tmp"}};
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(p, sizeof p, "%s/%s", s->dir, binds[i][0]);
-        add(a, "--bind");
-        add(a, p);
-        add(a, binds[i][1]);
-    }
-    static const char *robinds[][2] = {
-        {"etc/passwd", "/etc/passwd"}, {"etc/group", "/etc/group"}, {"run", "/run/abx"}};
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(p, sizeof p, "%s/%s", s->dir, robinds[i][0]);
-        add(a, "--ro-bind");
-        add(a, p);
-        add(a, robinds[i][1]);
-    }
-    /* bwrap creates missing dirs 0700; user 1000 must reach the app. */
-    add(a, "--perms");
-    add(a, "0755");
-    add(a, "--dir");
-    add(a, "/opt/abx");
-    add(a, "--perms");
-    add(a, "0755");
-    add(a, "--dir");
-    add(a, "/opt/abx/bin");
     add(a, "--ro-bind");
-    add(a, abx_cfg.envd_path);
-    add(a, "/opt/abx/bin/abx-envd");
+    add_cat(a, "", s->dir, "/run");
+    add(a, "/run/abx");
+    add(a, "--ro-bind");
+    add(a, abx_cfg.envd_bundle);
+    add(a, "/opt/abx/bin");
+    char p[4400];
     snprintf(p, sizeof p, "%s/app", t->dir);
     struct stat st;
     if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -207,8 +204,6 @@ static void build_argv(struct argv_b *a, const struct abx_sbx *s, const struct a
         add(a, p);
         add(a, "/opt/abx/app");
     }
-    add(a, "--remount-ro");
-    add(a, "/opt");
     add(a, "--cap-drop");
     add(a, "ALL");
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
@@ -220,6 +215,13 @@ static void build_argv(struct argv_b *a, const struct abx_sbx *s, const struct a
     add(a, "--info-fd");
     add(a, "3");
     add(a, "--");
+    if (abx_cfg.envd_loader[0]) {
+        add_cat(a, "/opt/abx/bin/lib/", abx_cfg.envd_loader, "");
+        add(a, "--library-path");
+        add(a, "/opt/abx/bin/lib");
+        add(a, "--argv0");
+        add(a, "abx-envd");
+    }
     add(a, "/opt/abx/bin/abx-envd");
     add(a, "--config");
     add(a, "/run/abx/config.json");
@@ -282,6 +284,10 @@ int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars
         goto out;
     }
     if (abx_sbxdir_prepare(s, t, env_vars, err, errlen) != 0)
+        goto out;
+    struct abx_limits lim = {s->cpu_count, s->memory_mb, t->pids_limit > 0 ? t->pids_limit : 4096};
+    s->cgroup = true;   /* a half-made one is removed by abx_spawn_destroy */
+    if (abx_cgroup_create(s->id, &lim, err, errlen) != 0)
         goto out;
     build_argv(&a, s, t);
     if (!argv_ok(&a)) {
@@ -395,7 +401,11 @@ void abx_spawn_log_tail(const struct abx_sbx *s, char *out, size_t n)
 void abx_spawn_destroy(struct abx_sbx *s)
 {
     /* SIGKILL to the namespace's pid 1 kills every process in it; a stopped
-     * (paused) sandbox dies too. */
+     * (paused) sandbox dies too. A frozen one keeps the signal pending
+     * until thawed, bwrap included: kill and thaw its cgroup first, or
+     * the wait for bwrap below never returns. */
+    if (s->cgroup)
+        abx_cgroup_kill(s->id);
     if (s->pidfd >= 0)
         syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
     /* Take bwrap's pid under the lock: the reaper may have reaped it
@@ -426,6 +436,8 @@ void abx_spawn_destroy(struct abx_sbx *s)
         }
         abx_sleep_ms(5);
     }
+    if (s->cgroup)
+        abx_cgroup_destroy(s->id);
     if (s->dir[0] && abx_rm_rf(s->dir) != 0)
         fprintf(stderr, "abx-local: sandbox %s: folder not fully removed\n", s->id);
 }

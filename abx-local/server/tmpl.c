@@ -1,4 +1,6 @@
-/* Templates: <templates-dir>/<name>/template.json, found by id or alias. */
+/* Templates: <templates-dir>/<name>/template.json (shipped) and
+ * <cache>/imports/<name>/template.json (imported images), found by id or
+ * alias. Each declares its root filesystem ("rootfs", see DESIGN.md). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,13 +10,13 @@
 
 #define TMPL_JSON_MAX (256 * 1024)
 
-static char *read_text(const char *path)
+char *abx_read_text(const char *path, size_t max)
 {
     FILE *f = fopen(path, "re");
     if (f == NULL)
         return NULL;
     struct abx_buf b;
-    abx_buf_init(&b, TMPL_JSON_MAX);
+    abx_buf_init(&b, max);
     char chunk[4096];
     size_t n;
     int ok = 1;
@@ -46,12 +48,70 @@ static void copy_str(char *dst, size_t n, const char *src)
     abx_fmt(dst, n, "%s", src ? src : "");
 }
 
+static bool safe_word(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    return n > 0 && n <= max && s[0] != '-' &&
+           strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789+-.:_") == n;
+}
+
+/* "rootfs": {"debian": RELEASE, "variant": V, "packages": [...]} or, for
+ * an imported image, {"image": FILE, "sha256": KEY}. */
+static int parse_rootfs(cJSON *o, struct abx_tmpl *t, const char *path, char *err, size_t errlen)
+{
+    const cJSON *rf = cJSON_GetObjectItemCaseSensitive(o, "rootfs");
+    const cJSON *deb = cJSON_GetObjectItemCaseSensitive(rf, "debian");
+    const cJSON *img = cJSON_GetObjectItemCaseSensitive(rf, "sha256");
+    if (cJSON_IsString(img)) {
+        t->rootfs_kind = ABX_ROOTFS_IMAGE;
+        if (strlen(img->valuestring) != 64 ||
+            strspn(img->valuestring, "0123456789abcdef") != 64) {
+            abx_fmt(err, errlen, "%s: rootfs.sha256 is not a SHA-256", path);
+            return -1;
+        }
+        abx_fmt(t->key, sizeof t->key, "%s", img->valuestring);
+        const cJSON *im = cJSON_GetObjectItemCaseSensitive(rf, "image");
+        abx_fmt(t->source, sizeof t->source, "image %s",
+                cJSON_IsString(im) ? im->valuestring : "?");
+        return abx_rootfs_paths(t);
+    }
+    if (!cJSON_IsString(deb) || !safe_word(deb->valuestring, 63)) {
+        abx_fmt(err, errlen, "%s: \"rootfs\" must name a Debian release "
+                "({\"debian\": \"bookworm\", \"packages\": [...]})", path);
+        return -1;
+    }
+    t->rootfs_kind = ABX_ROOTFS_DEBIAN;
+    abx_fmt(t->release, sizeof t->release, "%s", deb->valuestring);
+    const cJSON *var = cJSON_GetObjectItemCaseSensitive(rf, "variant");
+    abx_fmt(t->variant, sizeof t->variant, "%s", cJSON_IsString(var) ? var->valuestring : "essential");
+    if (!safe_word(t->variant, 31)) {
+        abx_fmt(err, errlen, "%s: bad rootfs.variant", path);
+        return -1;
+    }
+    t->packages = cJSON_CreateArray();
+    const cJSON *pk;
+    size_t srclen = (size_t)snprintf(t->source, sizeof t->source, "debian %s/%s", t->release,
+                                     t->variant);
+    cJSON_ArrayForEach(pk, cJSON_GetObjectItemCaseSensitive(rf, "packages"))
+    {
+        if (!cJSON_IsString(pk) || !safe_word(pk->valuestring, 100)) {
+            abx_fmt(err, errlen, "%s: bad package name in rootfs.packages", path);
+            return -1;
+        }
+        cJSON_AddItemToArray(t->packages, cJSON_CreateString(pk->valuestring));
+        if (srclen < sizeof t->source)
+            srclen += (size_t)snprintf(t->source + srclen, sizeof t->source - srclen, " +%s",
+                                       pk->valuestring);
+    }
+    return abx_rootfs_key(t, err, errlen);
+}
+
 /* Parses dir/template.json; 0 ok, 1 absent, -1 broken. */
 static int load(const char *dir, struct abx_tmpl *t, char *err, size_t errlen)
 {
     char path[4200];
     abx_fmt(path, sizeof path, "%s/template.json", dir);
-    char *text = read_text(path);
+    char *text = abx_read_text(path, TMPL_JSON_MAX);
     if (text == NULL)
         return 1;
     cJSON *o = cJSON_Parse(text);
@@ -88,6 +148,12 @@ static int load(const char *dir, struct abx_tmpl *t, char *err, size_t errlen)
         if (t->ready_port > 65535)
             t->ready_port = 0;
     }
+    if (parse_rootfs(o, t, path, err, errlen) != 0) {
+        abx_tmpl_free(t);
+        cJSON_Delete(o);
+        return -1;
+    }
+    t->pids_limit = int_field(o, "pidsLimit", 4096);
     t->cpu_count = int_field(o, "cpuCount", 2);
     t->memory_mb = int_field(o, "memoryMB", 512);
     t->disk_mb = int_field(o, "diskSizeMB", 1024);
@@ -101,7 +167,7 @@ static bool matches(const struct abx_tmpl *t, const char *dir, const char *name)
         return true;
     char path[4200];
     abx_fmt(path, sizeof path, "%s/template.json", dir);
-    char *text = read_text(path);
+    char *text = abx_read_text(path, TMPL_JSON_MAX);
     cJSON *o = text ? cJSON_Parse(text) : NULL;
     free(text);
     bool hit = false;
@@ -116,6 +182,70 @@ static bool matches(const struct abx_tmpl *t, const char *dir, const char *name)
     return hit;
 }
 
+/* Calls fn for every template of dir (broken ones: ok < 0, err set);
+ * stops when fn returns non-zero and returns that. */
+static int scan_dir(const char *base, int (*fn)(struct abx_tmpl *t, const char *dir,
+                                               const char *entry, int ok, void *arg),
+                    void *arg)
+{
+    DIR *d = opendir(base);
+    if (d == NULL)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char dir[4200], err[512] = "";
+        abx_fmt(dir, sizeof dir, "%s/%s", base, e->d_name);
+        struct abx_tmpl t;
+        memset(&t, 0, sizeof t);
+        int r = load(dir, &t, err, sizeof err);
+        if (r == 1)
+            continue;
+        if (r < 0)
+            abx_fmt(t.dir, sizeof t.dir, "%s", err);   /* the reason, for fn */
+        rc = fn(&t, dir, e->d_name, r, arg);
+        if (r == 0)
+            abx_tmpl_free(&t);
+    }
+    closedir(d);
+    return rc;
+}
+
+int abx_tmpl_each(int (*fn)(struct abx_tmpl *t, const char *dir, const char *entry, int ok,
+                            void *arg),
+                  void *arg)
+{
+    char imports[4200];
+    abx_fmt(imports, sizeof imports, "%s/imports", abx_cfg.cache_dir);
+    int rc = scan_dir(abx_cfg.templates_dir, fn, arg);
+    return rc != 0 ? rc : scan_dir(imports, fn, arg);
+}
+
+struct find {
+    const char *name;
+    struct abx_tmpl *out;
+    char *err;
+    size_t errlen;
+};
+
+static int find_one(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+{
+    struct find *f = arg;
+    if (ok < 0) {
+        if (strcmp(entry, f->name) != 0)
+            return 0;
+        abx_fmt(f->err, f->errlen, "%s", t->dir);
+        return -1;
+    }
+    if (!matches(t, dir, f->name))
+        return 0;
+    *f->out = *t;
+    memset(t, 0, sizeof *t);   /* ownership moved to out */
+    return 1;
+}
+
 int abx_tmpl_find(const char *name, struct abx_tmpl *out, char *err, size_t errlen)
 {
     if (name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL)
@@ -125,37 +255,18 @@ int abx_tmpl_find(const char *name, struct abx_tmpl *out, char *err, size_t errl
         abx_fmt(err, errlen, "templates dir %s cannot be read", abx_cfg.templates_dir);
         return -1;
     }
-    int rc = 1;
-    struct dirent *e;
-    while (rc == 1 && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char dir[4200];
-        abx_fmt(dir, sizeof dir, "%s/%s", abx_cfg.templates_dir, e->d_name);
-        struct abx_tmpl t;
-        int r = load(dir, &t, err, errlen);
-        if (r == 1)
-            continue;
-        if (r < 0) {
-            if (strcmp(e->d_name, name) == 0)
-                rc = -1;
-            continue;
-        }
-        if (matches(&t, dir, name)) {
-            *out = t;
-            rc = 0;
-        } else {
-            abx_tmpl_free(&t);
-        }
-    }
     closedir(d);
-    return rc;
+    struct find f = {name, out, err, errlen};
+    int rc = abx_tmpl_each(find_one, &f);
+    return rc == 1 ? 0 : rc < 0 ? -1 : 1;
 }
 
 void abx_tmpl_free(struct abx_tmpl *t)
 {
     cJSON_Delete(t->env_vars);
     cJSON_Delete(t->start);
+    cJSON_Delete(t->packages);
     t->env_vars = NULL;
     t->start = NULL;
+    t->packages = NULL;
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { newSandbox, dataFetch, hostGet, eventually, SANDBOX_URL, SDK_VERSION, versionAtLeast } from './lib.mjs'
 
 test('getHost + fetch an HTTP server started in the sandbox', async (t) => {
-  const sbx = await newSandbox(t)
+  const sbx = await newSandbox(t, {}, 'code-interpreter-v1')   // python3's http.server
   await sbx.files.write('www/index.html', 'hello from sandbox')
   const server = await sbx.commands.run('python3 -m http.server 8001', { background: true, cwd: '/home/user/www', timeoutMs: 0 })
   try {

@@ -55,7 +55,7 @@ def rss_hwm(pid):
 
 
 def run(s):
-    sid = s.create("base", timeout=300)["sandboxID"]
+    sid = s.create("code-interpreter-v1", timeout=300)["sandboxID"]   # python3
     code, _, err = s.run(sid, "cat > /home/user/echo.py <<'EOF'\n%s\nEOF\n"
                               "nohup python3 /home/user/echo.py >/dev/null 2>&1 &" % ECHO)
     check(code == 0, "start an echo server in the sandbox")

@@ -18,12 +18,15 @@ def write(path, text, mode=0o644):
     os.chmod(path, mode)
 
 
+ROOTFS = {"debian": "bookworm", "variant": "essential", "packages": []}
+
+
 def main():
     tdir = tempfile.mkdtemp(prefix="abx-local-tmpl-")
     try:
-        write(tdir + "/base/template.json", json.dumps({"templateID": "base"}))
+        write(tdir + "/base/template.json", json.dumps({"templateID": "base", "rootfs": ROOTFS}))
         write(tdir + "/full/template.json", json.dumps({
-            "templateID": "full-v1", "aliases": ["full", "full-alias"],
+            "templateID": "full-v1", "aliases": ["full", "full-alias"], "rootfs": ROOTFS,
             "envVars": {"T_ONLY": "t", "BOTH": "from-template"},
             "start": {"cmd": "echo started > /home/user/started.txt; exec sleep 1000",
                       "user": "user", "cwd": "/home/user"},
@@ -31,9 +34,9 @@ def main():
         write(tdir + "/full/home/.config/app.conf", "conf\n")
         write(tdir + "/full/home/run.sh", "#!/bin/sh\necho run\n", 0o755)
         os.symlink("run.sh", tdir + "/full/home/link")
-        write(tdir + "/full/app/hello.py", "print('hello from app')\n")
+        write(tdir + "/full/app/hello.sh", "echo hello from app\n")
         write(tdir + "/never/template.json", json.dumps({
-            "templateID": "never", "ready": {"port": 9, "path": "/", "timeoutMs": 300}}))
+            "templateID": "never", "rootfs": ROOTFS, "ready": {"port": 9, "path": "/", "timeoutMs": 300}}))
         write(tdir + "/broken/template.json", "{not json")
         s = Server(extra=["--templates", tdir])
         try:
@@ -55,11 +58,12 @@ def run(s):
                               "stat -c '%U %a' run.sh .config")
     check(out.split() == ["conf", "run", "run.sh", "user", "755", "user", "755"],
           "home/ copied with modes, owner user, symlinks: %r" % out)
-    code, out, _ = s.run(sid, "python3 /opt/abx/app/hello.py; touch /opt/abx/app/x 2>/dev/null || echo ro")
+    code, out, _ = s.run(sid, "sh /opt/abx/app/hello.sh; touch /opt/abx/app/x 2>/dev/null || echo ro")
     check(out.split() == ["hello", "from", "app", "ro"], "app/ at /opt/abx/app, read-only: %r" % out)
     code, out, _ = s.run(sid, "echo $T_ONLY $BOTH $R_ONLY")
     check(out.split() == ["t", "from-request", "r"], "env: template vars, request overrides: %r" % out)
-    code, out, _ = s.run(sid, "sleep 0.5; cat ~/started.txt; pgrep -x sleep >/dev/null && echo running")
+    code, out, _ = s.run(sid, "sleep 0.5; cat ~/started.txt; for p in /proc/[0-9]*; do "
+                              "[ \"$(cat $p/comm 2>/dev/null)\" = sleep ] && { echo running; break; }; done")
     check(out.split() == ["started", "running"], "start command ran at boot: %r" % out)
 
     dirs_before = set(os.listdir(os.path.join(s.state_dir, "sandboxes")))

@@ -189,7 +189,7 @@ local function wait_port(sbx, port)
 end
 
 test("sbx:http and url reach a server in the sandbox by host", function()
-  local sbx = sandbox.create {}
+  local sbx = sandbox.create { template = "code-interpreter-v1" }   -- python3
   sbx.commands:run("mkdir -p /tmp/www && echo served > /tmp/www/index.txt")
   sbx.commands:run("python3 -m http.server 8000", { background = true, cwd = "/tmp/www" })
   wait_port(sbx, 8000)
@@ -206,7 +206,7 @@ test("sbx:http and url reach a server in the sandbox by host", function()
 end)
 
 test("sbx:http returns every reply header", function()
-  local sbx = sandbox.create {}
+  local sbx = sandbox.create { template = "code-interpreter-v1" }   -- python3
   sbx.files:write("/tmp/srv.py", SERVER)
   sbx.commands:run("python3 /tmp/srv.py 8080", { background = true })
   wait_port(sbx, 8080)

@@ -4,7 +4,8 @@ import re
 
 from helpers import TEMPLATES, template_json
 
-KEYS = {"templateID", "aliases", "envVars", "start", "ready", "cpuCount", "memoryMB", "diskSizeMB"}
+KEYS = {"templateID", "aliases", "envVars", "rootfs", "start", "ready", "cpuCount", "memoryMB",
+        "diskSizeMB", "pidsLimit"}
 
 
 class TemplateJsonMixin:
@@ -16,6 +17,12 @@ class TemplateJsonMixin:
         t = template_json(self.TEMPLATE)
         self.assertLessEqual(set(t), KEYS, "unknown keys in template.json")
         self.assertEqual(t["templateID"], self.TEMPLATE)
+        # Every shipped template is a root filesystem of its own, built
+        # from Debian packages: nothing of the host.
+        self.assertEqual(set(t["rootfs"]) - {"debian", "variant", "packages"}, set())
+        self.assertRegex(t["rootfs"]["debian"], r"^[a-z]+$")
+        for pkg in t["rootfs"].get("packages", []):
+            self.assertRegex(pkg, r"^[a-z0-9][a-z0-9+.-]*$")
         self.assertRegex(t["templateID"], r"^[a-z0-9][a-z0-9-]*$")
         for alias in t.get("aliases", []):
             self.assertRegex(alias, r"^[a-z0-9][a-z0-9-]*$")

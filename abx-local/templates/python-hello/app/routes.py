@@ -263,8 +263,11 @@ class Proc:
         self.started = time.time()
         self.out, self.err = bytearray(), bytearray()
         self.lock = threading.Lock()
+        self.pumps = []
         for stream, buf in ((popen.stdout, self.out), (popen.stderr, self.err)):
-            threading.Thread(target=self.pump, args=(stream, buf), daemon=True).start()
+            t = threading.Thread(target=self.pump, args=(stream, buf), daemon=True)
+            t.start()
+            self.pumps.append(t)
 
     def pump(self, stream, buf):
         for chunk in iter(lambda: stream.read1(65536), b""):
@@ -274,7 +277,12 @@ class Proc:
                     buf += chunk[:room]
 
     def summary(self, output=False):
+        # "exited" only once its output is drained, or a reader could see
+        # the exit without the last bytes; a child still holding the pipes
+        # keeps it running, as envd does.
         code = self.popen.poll()
+        if code is not None and any(t.is_alive() for t in self.pumps):
+            code = None
         d = {"id": self.id, "pid": self.popen.pid, "cmd": self.cmd,
              "status": "running" if code is None else "exited",
              "exitCode": code, "startedAt": iso(self.started)}

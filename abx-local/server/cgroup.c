@@ -1,0 +1,358 @@
+/* Resource limits of a sandbox: one cgroup per sandbox under "abx-local",
+ * on cgroup v2 (one unified hierarchy) or v1 (one hierarchy a controller),
+ * whichever the machine mounts. Memory, pids and CPU are limited; the
+ * freezer pauses; usage is read back for metrics.
+ *
+ * v1 needs the memory, pids, cpu and cpuacct controllers; freezer is used
+ * when mounted. v2 needs memory, pids and cpu enabled below the root. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "server.h"
+
+#define CG_ROOT "/sys/fs/cgroup"
+#define CG_GROUP "abx-local"
+#define CGROUP2_MAGIC 0x63677270
+
+static int cg_v2 = -1;           /* -1 unknown, 0 v1, 1 v2 */
+static bool cg_has_freezer;
+static const char *const v1_ctrls[] = {"memory", "pids", "cpu", "cpuacct", "freezer"};
+#define V1_REQUIRED 4            /* the first four must be mounted */
+
+static int write_str(const char *path, const char *val)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t n = strlen(val);
+    ssize_t w = write(fd, val, n);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return w == (ssize_t)n ? 0 : -1;
+}
+
+static int read_str(const char *path, char *out, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t r = read(fd, out, n - 1);
+    close(fd);
+    if (r < 0)
+        return -1;
+    out[r] = '\0';
+    return 0;
+}
+
+static long long read_ll(const char *path)
+{
+    char buf[64];
+    if (read_str(path, buf, sizeof buf) != 0)
+        return -1;
+    return strtoll(buf, NULL, 10);
+}
+
+/* "key value" lines (memory.stat, cpu.stat): value of key, -1 if absent. */
+static long long read_keyed(const char *path, const char *key)
+{
+    char buf[8192];
+    if (read_str(path, buf, sizeof buf) != 0)
+        return -1;
+    size_t kl = strlen(key);
+    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (strncmp(line, key, kl) == 0 && line[kl] == ' ')
+            return strtoll(line + kl + 1, NULL, 10);
+    return -1;
+}
+
+/* The folder of controller ctrl (v1) or the unified one (v2) for id; id
+ * NULL: the abx-local parent. */
+static int cg_path(char *out, size_t n, const char *ctrl, const char *id, const char *file)
+{
+    char base[256];
+    if (cg_v2 == 1)
+        abx_fmt(base, sizeof base, "%s/%s", CG_ROOT, CG_GROUP);
+    else
+        abx_fmt(base, sizeof base, "%s/%s/%s", CG_ROOT, ctrl, CG_GROUP);
+    return abx_fmt(out, n, "%s%s%s%s%s", base, id ? "/" : "", id ? id : "", file ? "/" : "",
+                   file ? file : "");
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int abx_cgroup_init(char *err, size_t errlen)
+{
+    struct statfs sf;
+    char p[512];
+    if (statfs(CG_ROOT, &sf) != 0) {
+        abx_fmt(err, errlen, "cgroups not mounted: %s: %s (sandbox limits need cgroup v1 "
+                "or v2)", CG_ROOT, strerror(errno));
+        return -1;
+    }
+    if ((unsigned long)sf.f_type == CGROUP2_MAGIC) {
+        cg_v2 = 1;
+        char ctrls[512];
+        if (read_str(CG_ROOT "/cgroup.controllers", ctrls, sizeof ctrls) != 0) {
+            abx_fmt(err, errlen, "cgroup v2: %s/cgroup.controllers unreadable", CG_ROOT);
+            return -1;
+        }
+        static const char *const need[] = {"memory", "pids", "cpu"};
+        for (size_t i = 0; i < 3; i++)
+            if (strstr(ctrls, need[i]) == NULL) {
+                abx_fmt(err, errlen, "cgroup v2: the %s controller is not available "
+                        "(have: %.200s)", need[i], ctrls);
+                return -1;
+            }
+        cg_path(p, sizeof p, NULL, NULL, NULL);
+        if ((mkdir(p, 0755) != 0 && errno != EEXIST) ||
+            write_str(CG_ROOT "/cgroup.subtree_control", "+memory +pids +cpu") != 0) {
+            abx_fmt(err, errlen, "cgroup v2: cannot enable memory, pids and cpu below %s: %s",
+                    CG_ROOT, strerror(errno));
+            return -1;
+        }
+        cg_path(p, sizeof p, NULL, NULL, "cgroup.subtree_control");
+        if (write_str(p, "+memory +pids +cpu") != 0) {
+            abx_fmt(err, errlen, "cgroup v2: cannot enable controllers in %s: %s", p,
+                    strerror(errno));
+            return -1;
+        }
+        cg_has_freezer = true;   /* cgroup.freeze, Linux 5.2+ */
+        return 0;
+    }
+    cg_v2 = 0;
+    for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0]; i++) {
+        abx_fmt(p, sizeof p, "%s/%s", CG_ROOT, v1_ctrls[i]);
+        bool have = is_dir(p) && abx_fmt(p, sizeof p, "%s/%s/tasks", CG_ROOT, v1_ctrls[i]) == 0 &&
+                    access(p, F_OK) == 0;
+        if (!have && i < V1_REQUIRED) {
+            abx_fmt(err, errlen, "cgroup v1: the %s controller is not mounted at %s/%s "
+                    "(sandbox limits need memory, pids, cpu and cpuacct)", v1_ctrls[i],
+                    CG_ROOT, v1_ctrls[i]);
+            return -1;
+        }
+        if (i == V1_REQUIRED)
+            cg_has_freezer = have;
+        if (!have)
+            continue;
+        cg_path(p, sizeof p, v1_ctrls[i], NULL, NULL);
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            abx_fmt(err, errlen, "cgroup v1: cannot create %s: %s", p, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+const char *abx_cgroup_kind(void)
+{
+    return cg_v2 == 1 ? "v2" : cg_v2 == 0 ? "v1" : "none";
+}
+
+/* Applies one limit; a limit file that does not exist (memsw without swap
+ * accounting) is skipped when optional. */
+static int set_limit(const char *ctrl, const char *id, const char *file, const char *val,
+                     bool optional, char *err, size_t errlen)
+{
+    char p[512];
+    cg_path(p, sizeof p, ctrl, id, file);
+    if (write_str(p, val) == 0 || (optional && errno == ENOENT))
+        return 0;
+    abx_fmt(err, errlen, "cannot set %s=%s: %s", p, val, strerror(errno));
+    return -1;
+}
+
+int abx_cgroup_create(const char *id, const struct abx_limits *lim, char *err, size_t errlen)
+{
+    char p[512], v[64];
+    long long mem = (long long)lim->memory_mb * 1024 * 1024;
+    long long quota = (long long)lim->cpu_count * 100000;
+    if (cg_v2 == 1) {
+        cg_path(p, sizeof p, NULL, id, NULL);
+        if (mkdir(p, 0755) != 0) {
+            abx_fmt(err, errlen, "cannot create cgroup %s: %s", p, strerror(errno));
+            return -1;
+        }
+        abx_fmt(v, sizeof v, "%lld", mem);
+        if (set_limit(NULL, id, "memory.max", v, false, err, errlen) != 0 ||
+            set_limit(NULL, id, "memory.swap.max", "0", true, err, errlen) != 0)
+            return -1;
+        abx_fmt(v, sizeof v, "%d", lim->pids);
+        if (set_limit(NULL, id, "pids.max", v, false, err, errlen) != 0)
+            return -1;
+        abx_fmt(v, sizeof v, "%lld 100000", quota);
+        return set_limit(NULL, id, "cpu.max", v, false, err, errlen);
+    }
+    for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0]; i++) {
+        if (i == V1_REQUIRED && !cg_has_freezer)
+            continue;
+        cg_path(p, sizeof p, v1_ctrls[i], id, NULL);
+        if (mkdir(p, 0755) != 0) {
+            abx_fmt(err, errlen, "cannot create cgroup %s: %s", p, strerror(errno));
+            return -1;
+        }
+    }
+    abx_fmt(v, sizeof v, "%lld", mem);
+    /* memsw (memory + swap) must be set after the memory limit. */
+    if (set_limit("memory", id, "memory.limit_in_bytes", v, false, err, errlen) != 0 ||
+        set_limit("memory", id, "memory.memsw.limit_in_bytes", v, true, err, errlen) != 0)
+        return -1;
+    abx_fmt(v, sizeof v, "%d", lim->pids);
+    if (set_limit("pids", id, "pids.max", v, false, err, errlen) != 0)
+        return -1;
+    abx_fmt(v, sizeof v, "%lld", quota);
+    if (set_limit("cpu", id, "cpu.cfs_period_us", "100000", false, err, errlen) != 0)
+        return -1;
+    return set_limit("cpu", id, "cpu.cfs_quota_us", v, false, err, errlen);
+}
+
+int abx_cgroup_procs_files(const char *id, char paths[][256], int max)
+{
+    int n = 0;
+    if (cg_v2 == 1) {
+        if (max > 0 && cg_path(paths[n], 256, NULL, id, "cgroup.procs") == 0)
+            n++;
+        return n;
+    }
+    for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0] && n < max; i++) {
+        if (i == V1_REQUIRED && !cg_has_freezer)
+            continue;
+        if (cg_path(paths[n], 256, v1_ctrls[i], id, "cgroup.procs") == 0)
+            n++;
+    }
+    return n;
+}
+
+/* Processes still in the sandbox's cgroup (the memory one on v1). */
+static int procs_in(const char *id, bool kill_them)
+{
+    char p[512], buf[65536];
+    cg_path(p, sizeof p, "memory", id, "cgroup.procs");
+    if (read_str(p, buf, sizeof buf) != 0)
+        return 0;
+    int n = 0;
+    for (char *s = buf; *s;) {
+        char *end;
+        long pid = strtol(s, &end, 10);
+        if (end == s)
+            break;
+        if (pid > 0) {
+            n++;
+            if (kill_them)
+                kill((pid_t)pid, SIGKILL);
+        }
+        s = end;
+        while (*s == '\n')
+            s++;
+    }
+    return n;
+}
+
+int abx_cgroup_freeze(const char *id, bool frozen)
+{
+    char p[512], st[64];
+    if (!cg_has_freezer)
+        return -1;
+    if (cg_v2 == 1) {
+        cg_path(p, sizeof p, NULL, id, "cgroup.freeze");
+        if (write_str(p, frozen ? "1" : "0") != 0)
+            return -1;
+        cg_path(p, sizeof p, NULL, id, "cgroup.events");
+        for (int i = 0; i < 200; i++) {
+            if (read_keyed(p, "frozen") == (frozen ? 1 : 0))
+                return 0;
+            abx_sleep_ms(5);
+        }
+        return -1;
+    }
+    cg_path(p, sizeof p, "freezer", id, "freezer.state");
+    if (write_str(p, frozen ? "FROZEN" : "THAWED") != 0)
+        return -1;
+    /* FREEZING until every task stopped; v1 retries on its own. */
+    for (int i = 0; i < 200; i++) {
+        if (read_str(p, st, sizeof st) == 0 &&
+            strncmp(st, frozen ? "FROZEN" : "THAWED", 6) == 0)
+            return 0;
+        if (frozen)
+            write_str(p, "FROZEN");
+        abx_sleep_ms(5);
+    }
+    return -1;
+}
+
+void abx_cgroup_kill(const char *id)
+{
+    char p[512];
+    if (cg_v2 == 1) {
+        cg_path(p, sizeof p, NULL, id, "cgroup.kill");
+        if (write_str(p, "1") == 0)
+            return;
+    }
+    procs_in(id, true);
+    /* A frozen task keeps SIGKILL pending until thawed. */
+    abx_cgroup_freeze(id, false);
+}
+
+int abx_cgroup_count(const char *id)
+{
+    return procs_in(id, false);
+}
+
+void abx_cgroup_destroy(const char *id)
+{
+    char p[512];
+    abx_cgroup_kill(id);
+    if (cg_v2 == 1) {
+        cg_path(p, sizeof p, NULL, id, NULL);
+        for (int i = 0; i < 200 && rmdir(p) != 0 && errno == EBUSY; i++)
+            abx_sleep_ms(5);
+        return;
+    }
+    for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0]; i++) {
+        cg_path(p, sizeof p, v1_ctrls[i], id, NULL);
+        /* EBUSY while the last task is still exiting. */
+        for (int k = 0; k < 200 && rmdir(p) != 0 && errno == EBUSY; k++) {
+            procs_in(id, true);
+            abx_sleep_ms(5);
+        }
+    }
+}
+
+void abx_cgroup_usage(const char *id, long long *mem, double *cpu_s, bool *oom)
+{
+    char p[512];
+    *mem = -1;
+    *cpu_s = -1;
+    *oom = false;
+    if (cg_v2 == 1) {
+        cg_path(p, sizeof p, NULL, id, "memory.current");
+        *mem = read_ll(p);
+        cg_path(p, sizeof p, NULL, id, "cpu.stat");
+        long long us = read_keyed(p, "usage_usec");
+        if (us >= 0)
+            *cpu_s = (double)us / 1e6;
+        cg_path(p, sizeof p, NULL, id, "memory.events");
+        *oom = read_keyed(p, "oom_kill") > 0;
+        return;
+    }
+    cg_path(p, sizeof p, "memory", id, "memory.usage_in_bytes");
+    *mem = read_ll(p);
+    cg_path(p, sizeof p, "cpuacct", id, "cpuacct.usage");
+    long long ns = read_ll(p);
+    if (ns >= 0)
+        *cpu_s = (double)ns / 1e9;
+    cg_path(p, sizeof p, "memory", id, "memory.oom_control");
+    *oom = read_keyed(p, "oom_kill") > 0;
+}

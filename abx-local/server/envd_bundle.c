@@ -1,0 +1,107 @@
+/* envd inside a template it was not built for: at startup abx-local copies
+ * abx-envd and the shared libraries it links (as `ldd` resolves them on
+ * this machine, the dynamic loader included) into <state-dir>/envd/, bound
+ * read-only at /opt/abx/bin in every sandbox. envd runs through that loader
+ * with --library-path, so it needs nothing from the template, as E2B's
+ * static envd needs nothing; the processes it starts exec the template's
+ * own programs with the template's own libraries (no LD_* variable is set).
+ * A sanitizer build's runtime libraries come along the same way. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server.h"
+
+struct libs {
+    char dir[4300];
+    int count, failed;
+    char failure[512];
+};
+
+static int copy_file(const char *src, const char *dst, mode_t mode)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    int rc = out < 0 ? -1 : abx_copy_fd(in, out);
+    if (out >= 0 && close(out) != 0)
+        rc = -1;
+    if (in >= 0)
+        close(in);
+    return rc;
+}
+
+static void add_lib(struct libs *l, const char *path, const char *as)
+{
+    char dst[4600];
+    if (abx_fmt(dst, sizeof dst, "%s/%s", l->dir, as) != 0 || copy_file(path, dst, 0755) != 0) {
+        l->failed++;
+        abx_fmt(l->failure, sizeof l->failure, "cannot copy %s: %s", path, strerror(errno));
+        return;
+    }
+    l->count++;
+}
+
+/* ldd lines: "\tlibx.so.1 => /lib/.../libx.so.1 (0x...)", the loader as
+ * "\t/lib64/ld-linux-x86-64.so.2 (0x...)", the vDSO without a path;
+ * "not found" for a library this machine lacks. */
+static void on_ldd(const char *line, void *arg)
+{
+    struct libs *l = arg;
+    char path[4096];
+    const char *arrow = strstr(line, "=> ");
+    const char *p = arrow ? arrow + 3 : line + strspn(line, " \t");
+    if (strstr(line, "not found")) {
+        l->failed++;
+        abx_fmt(l->failure, sizeof l->failure, "abx-envd needs a library this machine lacks: "
+                "%.200s", line + strspn(line, " \t"));
+        return;
+    }
+    if (p[0] != '/')
+        return;
+    size_t n = strcspn(p, " ");
+    if (n >= sizeof path)
+        return;
+    memcpy(path, p, n);
+    path[n] = '\0';
+    const char *base = strrchr(path, '/') + 1;
+    if (arrow == NULL)
+        abx_fmt(abx_cfg.envd_loader, sizeof abx_cfg.envd_loader, "%s", base);
+    add_lib(l, path, base);
+}
+
+int abx_envd_bundle(char *err, size_t errlen)
+{
+    struct libs l = {.count = 0};
+    char bin[4400];
+    abx_fmt(abx_cfg.envd_bundle, sizeof abx_cfg.envd_bundle, "%s/envd", abx_cfg.state_dir);
+    abx_fmt(l.dir, sizeof l.dir, "%s/lib", abx_cfg.envd_bundle);
+    abx_fmt(bin, sizeof bin, "%s/abx-envd", abx_cfg.envd_bundle);
+    abx_rm_rf(abx_cfg.envd_bundle);
+    if (mkdir(abx_cfg.envd_bundle, 0755) != 0 || mkdir(l.dir, 0755) != 0 ||
+        copy_file(abx_cfg.envd_path, bin, 0755) != 0) {
+        abx_fmt(err, errlen, "cannot copy abx-envd into %s: %s", abx_cfg.envd_bundle,
+                strerror(errno));
+        return -1;
+    }
+    abx_cfg.envd_loader[0] = '\0';
+    char *argv[] = {"ldd", abx_cfg.envd_path, NULL};
+    char rerr[256] = "";
+    /* ldd exits 1 for a static binary ("not a dynamic executable"). */
+    if (abx_run_lines(argv, on_ldd, &l, rerr, sizeof rerr) != 0 && l.count > 0) {
+        abx_fmt(err, errlen, "ldd %s: %s", abx_cfg.envd_path, rerr);
+        return -1;
+    }
+    if (l.failed > 0) {
+        abx_fmt(err, errlen, "%s", l.failure);
+        return -1;
+    }
+    if (l.count > 0 && abx_cfg.envd_loader[0] == '\0') {
+        abx_fmt(err, errlen, "ldd %s named no dynamic loader", abx_cfg.envd_path);
+        return -1;
+    }
+    return 0;
+}

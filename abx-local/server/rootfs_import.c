@@ -1,0 +1,168 @@
+/* `abx-local template import NAME IMAGE.tar`: an OCI image archive (or a
+ * `docker save` archive) becomes a template. skopeo turns the archive
+ * into an OCI layout, umoci unpacks its layers into a root filesystem;
+ * the image's environment becomes the template's envVars. The root is
+ * cached under the archive's SHA-256, the definition written to
+ * <cache>/imports/NAME/template.json. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server.h"
+
+static void last_line(const char *line, void *arg)
+{
+    if (line[0])
+        abx_fmt(arg, 512, "%.500s", line);
+}
+
+static int run_step(char *const argv[], const char *step, char *err, size_t errlen)
+{
+    char last[512] = "", rerr[256] = "";
+    if (abx_run_lines(argv, last_line, last, rerr, sizeof rerr) == 0)
+        return 0;
+    abx_fmt(err, errlen, "import failed at step '%s': %s%s%s", step, rerr, last[0] ? ": " : "",
+            last);
+    return -1;
+}
+
+/* envVars from the runtime config umoci writes beside the root. */
+static cJSON *image_env(const char *bundle)
+{
+    char p[4300];
+    abx_fmt(p, sizeof p, "%s/config.json", bundle);
+    char *text = abx_read_text(p, 4 << 20);
+    cJSON *cfg = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    cJSON *env = cJSON_CreateObject();
+    const cJSON *proc = cJSON_GetObjectItemCaseSensitive(cfg, "process");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(proc, "env"))
+    {
+        const char *eq = cJSON_IsString(e) ? strchr(e->valuestring, '=') : NULL;
+        if (env == NULL || eq == NULL || eq == e->valuestring)
+            continue;
+        char k[256];
+        if ((size_t)(eq - e->valuestring) >= sizeof k)
+            continue;
+        memcpy(k, e->valuestring, (size_t)(eq - e->valuestring));
+        k[eq - e->valuestring] = '\0';
+        /* The sandbox sets these itself. */
+        if (strcmp(k, "HOME") == 0 || strcmp(k, "HOSTNAME") == 0)
+            continue;
+        cJSON_DeleteItemFromObjectCaseSensitive(env, k);
+        cJSON_AddStringToObject(env, k, eq + 1);
+    }
+    cJSON_Delete(cfg);
+    return env;
+}
+
+static int write_definition(const char *name, const char *image, const char *key, cJSON *env,
+                            char *err, size_t errlen)
+{
+    char dir[4200], p[4300];
+    abx_fmt(dir, sizeof dir, "%s/imports/%s", abx_cfg.cache_dir, name);
+    cJSON *o = cJSON_CreateObject(), *rf = cJSON_CreateObject();
+    int rc = -1;
+    if (o == NULL || rf == NULL)
+        goto out;
+    cJSON_AddStringToObject(o, "templateID", name);
+    cJSON_AddItemToObject(o, "aliases", cJSON_CreateArray());
+    cJSON_AddItemToObject(o, "envVars", env);
+    env = NULL;
+    cJSON_AddStringToObject(rf, "image", image);
+    cJSON_AddStringToObject(rf, "sha256", key);
+    cJSON_AddItemToObject(o, "rootfs", rf);
+    rf = NULL;
+    cJSON_AddNumberToObject(o, "cpuCount", 2);
+    cJSON_AddNumberToObject(o, "memoryMB", 512);
+    cJSON_AddNumberToObject(o, "diskSizeMB", 1024);
+    cJSON_AddNumberToObject(o, "pidsLimit", 4096);
+    char *text = cJSON_Print(o);
+    if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || text == NULL ||
+        abx_fmt(p, sizeof p, "%s/template.json", dir) != 0 || abx_write_small(p, text, 0644) != 0)
+        abx_fmt(err, errlen, "cannot write %s/template.json: %s", dir, strerror(errno));
+    else
+        rc = 0;
+    free(text);
+out:
+    cJSON_Delete(env);
+    cJSON_Delete(rf);
+    cJSON_Delete(o);
+    return rc;
+}
+
+int abx_rootfs_import(const char *name, const char *archive, char *err, size_t errlen)
+{
+    char abs[4096], tmp[4300] = "", ldir[4400], layout[4500], img[4500], bundle[4400];
+    char src[4200], dst[4500];
+    int lock = -1, rc = -1;
+    if (name[0] == '\0' || name[0] == '.' || strlen(name) > 100 ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != strlen(name)) {
+        abx_fmt(err, errlen, "bad template name '%s' (lowercase letters, digits, '-', '_', "
+                "'.'; at most 100)", name);
+        return -1;
+    }
+    if (realpath(archive, abs) == NULL) {
+        abx_fmt(err, errlen, "cannot read the image archive %s: %s", archive, strerror(errno));
+        return -1;
+    }
+    struct abx_tmpl t = {.rootfs_kind = ABX_ROOTFS_IMAGE};
+    abx_fmt(t.id, sizeof t.id, "%s", name);
+    struct abx_sha256 h;
+    abx_sha256_init(&h);
+    abx_sha256_str(&h, "abx-image-1");
+    if (abx_sha256_file(&h, abs) != 0) {
+        abx_fmt(err, errlen, "cannot read the image archive %s: %s", abs, strerror(errno));
+        abx_sha256_hex(&h, t.key);
+        return -1;
+    }
+    abx_sha256_hex(&h, t.key);
+    abx_rootfs_paths(&t);
+    if ((lock = abx_rootfs_lock(&t, err, errlen)) < 0)
+        return -1;
+    if (abx_rootfs_tmpdir(&t, tmp, sizeof tmp, err, errlen) != 0)
+        goto out;
+    int64_t t0 = abx_now_ms();
+    abx_fmt(ldir, sizeof ldir, "%s/layout", tmp);
+    abx_fmt(layout, sizeof layout, "oci:%s:abx", ldir);
+    abx_fmt(img, sizeof img, "%s:abx", ldir);
+    abx_fmt(bundle, sizeof bundle, "%s/bundle", tmp);
+    abx_rootfs_progress(&t, "importing", 10, "reading the archive");
+    abx_fmt(src, sizeof src, "oci-archive:%s", abs);
+    char *oci[] = {"skopeo", "--insecure-policy", "copy", "-q", src, layout, NULL};
+    if (abx_run_lines(oci, NULL, NULL, err, errlen) != 0) {
+        /* Not an OCI archive: perhaps `docker save`. */
+        abx_fmt(src, sizeof src, "docker-archive:%s", abs);
+        abx_rm_rf(ldir);
+        if (run_step(oci, "reading the archive (neither an OCI nor a docker archive?)", err,
+                     errlen) != 0)
+            goto out;
+    }
+    abx_rootfs_progress(&t, "importing", 40, "unpacking layers");
+    char *unpack[] = {"umoci", "unpack", "--image", img, bundle, NULL};
+    if (run_step(unpack, "unpacking layers", err, errlen) != 0)
+        goto out;
+    abx_rootfs_progress(&t, "importing", 80, "customizing");
+    abx_fmt(dst, sizeof dst, "%s/rootfs", bundle);
+    if (abx_rootfs_customize(dst, NULL, err, errlen) != 0)
+        goto out;
+    cJSON *env = image_env(bundle);
+    if (abx_rootfs_commit(&t, dst, t0, err, errlen) != 0) {
+        cJSON_Delete(env);
+        goto out;
+    }
+    const char *base = strrchr(abs, '/');
+    rc = write_definition(name, base ? base + 1 : abs, t.key, env, err, errlen);
+    if (rc == 0)
+        abx_rootfs_progress(&t, "importing", 100, "done");
+out:
+    if (tmp[0])
+        abx_rm_rf(tmp);
+    if (lock >= 0)
+        close(lock);
+    return rc;
+}

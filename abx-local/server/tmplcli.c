@@ -1,0 +1,270 @@
+/* `abx-local template list|build|import|rm`, and the build `serve` does
+ * before it is ready. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server.h"
+
+static const char usage[] =
+    "usage: abx-local template list\n"
+    "       abx-local template build [NAME ...] [--force]\n"
+    "       abx-local template import NAME IMAGE.tar\n"
+    "       abx-local template rm NAME ...\n"
+    "\n"
+    "Template root filesystems: built with mmdebstrap from this machine's Debian\n"
+    "sources (a template's \"rootfs\": {\"debian\": RELEASE, \"packages\": [...]}),\n"
+    "or imported from an OCI image archive or a `docker save` archive (skopeo\n"
+    "and umoci). Cached by a hash of the definition under the cache dir and\n"
+    "rebuilt when the definition changes. `build` with no NAME builds every\n"
+    "template that is missing; --force rebuilds. `rm` drops a cached root (and an\n"
+    "imported template's definition).\n"
+    "\n"
+    "options (anywhere):\n"
+    "  --templates DIR   shipped templates (default: beside the binary)\n"
+    "  --cache-dir DIR   roots and imports (default $ABX_LOCAL_CACHE or\n"
+    "                    /var/cache/abx-local)\n";
+
+int abx_cache_prepare(char *err, size_t errlen)
+{
+    char real[PATH_MAX];
+    if ((mkdir(abx_cfg.cache_dir, 0755) != 0 && errno != EEXIST) ||
+        realpath(abx_cfg.cache_dir, real) == NULL) {
+        abx_fmt(err, errlen, "cannot create the template cache %s: %s", abx_cfg.cache_dir,
+                strerror(errno));
+        return -1;
+    }
+    if (strpbrk(real, ",:\\") != NULL) {
+        abx_fmt(err, errlen, "the template cache path %s has ',' ':' or '\\\\', which overlay "
+                "mounts cannot take", real);
+        return -1;
+    }
+    return abx_fmt(abx_cfg.cache_dir, sizeof abx_cfg.cache_dir, "%s", real);
+}
+
+#define MAX_NAMES 64
+
+struct each {
+    char *const *names;
+    int n, done, failed;
+    bool matched[MAX_NAMES];
+    bool force, missing_only;
+    const char *skip_key;   /* on_refs: a key, and how often others use it */
+    int refs;
+};
+
+/* A template named on the command line (by id, alias or folder name);
+ * every name that matched something is marked. */
+static bool wanted(struct each *e, const struct abx_tmpl *t, const char *entry)
+{
+    bool hit = e->n == 0;
+    for (int i = 0; i < e->n; i++)
+        if (strcmp(e->names[i], t->id) == 0 || strcmp(e->names[i], entry) == 0 ||
+            (t->alias[0] && strcmp(e->names[i], t->alias) == 0)) {
+            e->matched[i] = true;
+            hit = true;
+        }
+    return hit;
+}
+
+static int on_build(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+{
+    struct each *e = arg;
+    (void)dir;
+    if (ok < 0) {
+        if (e->n > 0 && wanted(e, t, entry)) {
+            fprintf(stderr, "abx-local: template %s is broken: %s\n", entry, t->dir);
+            e->failed++;
+            e->done++;
+        } else if (e->n == 0) {
+            fprintf(stderr, "abx-local: warning: skipping broken template %s: %s\n", entry,
+                    t->dir);
+        }
+        return 0;
+    }
+    if (!wanted(e, t, entry))
+        return 0;
+    e->done++;
+    if (e->missing_only && abx_rootfs_built(t))
+        return 0;
+    char err[1024];
+    if (abx_rootfs_build(t, e->force, err, sizeof err) != 0) {
+        fprintf(stderr, "abx-local: %s\n", err);
+        /* serve: an import whose root is gone cannot be rebuilt; it is
+         * unusable, the other templates are not. */
+        if (e->n == 0 && t->rootfs_kind == ABX_ROOTFS_IMAGE)
+            fprintf(stderr, "abx-local: warning: template %s stays unusable\n", t->id);
+        else
+            e->failed++;
+    }
+    return 0;
+}
+
+int abx_templates_build_missing(void)
+{
+    char err[1024];
+    if (abx_cache_prepare(err, sizeof err) != 0) {
+        fprintf(stderr, "abx-local: %s\n", err);
+        return -1;
+    }
+    struct each e = {.missing_only = true};
+    abx_tmpl_each(on_build, &e);
+    return e.failed ? -1 : 0;
+}
+
+static int on_list(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+{
+    (void)dir;
+    (void)arg;
+    if (ok < 0) {
+        printf("%-22s %-22s %-12s %s\n", entry, "-", "-", "broken");
+        return 0;
+    }
+    char state[128] = "missing", meta[4300];
+    abx_fmt(meta, sizeof meta, "%s.json", t->rootfs);
+    if (abx_rootfs_built(t)) {
+        char *text = abx_read_text(meta, 4096);
+        cJSON *m = text ? cJSON_Parse(text) : NULL;
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(m, "bytes");
+        abx_fmt(state, sizeof state, "built, %.0f MiB", cJSON_IsNumber(b) ? b->valuedouble / 1048576 : 0);
+        cJSON_Delete(m);
+        free(text);
+    }
+    char key[13];
+    abx_fmt(key, sizeof key, "%.12s", t->key);
+    printf("%-22s %-22s %-12s %-16s %s\n", t->id, t->alias[0] ? t->alias : "-", key, state,
+           t->source);
+    return 0;
+}
+
+/* Counts the templates other than e->names that use the root e->skip_key
+ * (two imports of one archive share it). */
+static int on_refs(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+{
+    struct each *e = arg;
+    (void)dir;
+    struct each probe = {.names = e->names, .n = e->n};
+    if (ok == 0 && strcmp(t->key, e->skip_key) == 0 && !wanted(&probe, t, entry))
+        e->refs++;
+    return 0;
+}
+
+static int on_rm(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+{
+    struct each *e = arg;
+    if (ok < 0 || !wanted(e, t, entry))
+        return 0;
+    e->done++;
+    bool had = abx_rootfs_built(t);
+    struct each refs = {.names = e->names, .n = e->n, .skip_key = t->key};
+    abx_tmpl_each(on_refs, &refs);
+    if (refs.refs > 0) {
+        had = false;   /* still another template's root */
+    } else if (abx_rootfs_remove(t) != 0) {
+        fprintf(stderr, "abx-local: cannot remove %s\n", t->rootfs);
+        e->failed++;
+    }
+    char imports[4200];
+    abx_fmt(imports, sizeof imports, "%s/imports/", abx_cfg.cache_dir);
+    bool imported = strncmp(dir, imports, strlen(imports)) == 0;
+    if (imported && abx_rm_rf(dir) != 0)
+        e->failed++;
+    printf("%s: %s%s\n", t->id, had ? "root removed" : "no root was built",
+           imported ? ", imported definition removed" : "");
+    return 0;
+}
+
+int abx_template_main(int argc, char **argv)
+{
+    char *args[MAX_NAMES + 1];
+    int n = 0;
+    bool force = false;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "--force") == 0) {
+            force = true;
+        } else if (strcmp(argv[i], "--templates") == 0 || strcmp(argv[i], "--cache-dir") == 0) {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0' || strlen(argv[i + 1]) >= 4096) {
+                fprintf(stderr, "abx-local template: %s needs a folder\n", argv[i]);
+                return 2;
+            }
+            char *dst = argv[i][2] == 't' ? abx_cfg.templates_dir : abx_cfg.cache_dir;
+            abx_fmt(dst, 4096, "%s", argv[++i]);
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "abx-local template: unknown option %s\n%s", argv[i], usage);
+            return 2;
+        } else if (n <= MAX_NAMES) {
+            args[n++] = argv[i];
+        } else {
+            fprintf(stderr, "abx-local template: at most %d names\n", MAX_NAMES);
+            return 2;
+        }
+    }
+    if (n == 0) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    char err[1024];
+    if (geteuid() != 0) {
+        fprintf(stderr, "abx-local template: must run as root (root filesystems hold files "
+                "of every owner)\n");
+        return 1;
+    }
+    if (abx_cache_prepare(err, sizeof err) != 0) {
+        fprintf(stderr, "abx-local: %s\n", err);
+        return 1;
+    }
+    struct stat st;
+    if (stat(abx_cfg.templates_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "abx-local: templates dir not found: %s (pass --templates DIR)\n",
+                abx_cfg.templates_dir);
+        return 1;
+    }
+    const char *cmd = args[0];
+    struct each e = {.names = args + 1, .n = n - 1, .force = force};
+    if (strcmp(cmd, "list") == 0 && n == 1) {
+        printf("%-22s %-22s %-12s %-16s %s\n", "TEMPLATE", "ALIAS", "KEY", "ROOT", "SOURCE");
+        abx_tmpl_each(on_list, NULL);
+        return 0;
+    }
+    if (strcmp(cmd, "build") == 0) {
+        e.missing_only = false;
+        if (e.n == 0 && !force)
+            e.missing_only = true;
+        abx_tmpl_each(on_build, &e);
+    } else if (strcmp(cmd, "rm") == 0 && e.n > 0) {
+        abx_tmpl_each(on_rm, &e);
+    } else if (strcmp(cmd, "import") == 0 && n == 3) {
+        struct abx_tmpl t;
+        if (abx_tmpl_find(args[1], &t, err, sizeof err) == 0) {
+            bool imported = strstr(t.dir, "/imports/") != NULL;
+            abx_tmpl_free(&t);
+            if (!imported) {
+                fprintf(stderr, "abx-local: template %s exists already (shipped); pick "
+                        "another name\n", args[1]);
+                return 1;
+            }
+        }
+        if (abx_rootfs_import(args[1], args[2], err, sizeof err) != 0) {
+            fprintf(stderr, "abx-local: %s\n", err);
+            return 1;
+        }
+        return 0;
+    } else {
+        fprintf(stderr, "abx-local template: bad command\n%s", usage);
+        return 2;
+    }
+    for (int i = 0; i < e.n; i++)
+        if (!e.matched[i]) {
+            fprintf(stderr, "abx-local: no template named %s\n", e.names[i]);
+            e.failed++;
+        }
+    return e.failed ? 1 : 0;
+}
