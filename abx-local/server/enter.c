@@ -101,12 +101,12 @@ int abx_enter_main(int argc, char **argv)
         return die("cannot create a mount namespace", NULL);
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return die("cannot make mounts private", "/");
-    char disk[4400], upper[4500], work[4500], root[4400], etc[4600], opts[16384];
+    char disk[4400], upper[4500], work[4500], etc[4600], low[4400], opts[16384];
     abx_fmt(disk, sizeof disk, "%s/disk", dir);
-    abx_fmt(root, sizeof root, "%s/root", dir);
     abx_fmt(upper, sizeof upper, "%s/upper", disk);
     abx_fmt(work, sizeof work, "%s/work", disk);
     abx_fmt(etc, sizeof etc, "%s/etc", upper);
+    abx_fmt(low, sizeof low, "%s/lower", dir);
     abx_fmt(opts, sizeof opts, "size=%ldm,mode=0755", disk_mb);
     if (mount("abx-disk", disk, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
         return die("cannot mount the sandbox disk (tmpfs) at", disk);
@@ -116,10 +116,17 @@ int abx_enter_main(int argc, char **argv)
     for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++)
         if (copy_seed(dir, upper, seeds[k]) != 0)
             return die("cannot write /etc file", seeds[k]);
-    if (abx_fmt(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work) != 0)
-        return errno = ENAMETOOLONG, die("overlay options too long for", lower);
-    if (mount("abx-root", root, "overlay", 0, opts) != 0)
-        return die("cannot mount the overlay root (is the overlay module available?) at", root);
+    /* The overlay's options show in the sandbox's /proc/mounts: give them
+     * paths relative to DIR (the template root bound read-only at
+     * DIR/lower), so no host path is named there. */
+    if (mount(lower, low, NULL, MS_BIND | MS_REC, NULL) != 0 ||
+        mount(NULL, low, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) != 0)
+        return die("cannot bind the template root at", low);
+    if (chdir(dir) != 0)
+        return die("cannot enter", dir);
+    if (mount("abx-root", "root", "overlay", 0,
+              "lowerdir=lower,upperdir=disk/upper,workdir=disk/work") != 0)
+        return die("cannot mount the overlay root (is the overlay module available?) in", dir);
     execv(bwrap[0], bwrap);
     return die("cannot run", bwrap[0]);
 }

@@ -91,8 +91,9 @@ int abx_sbxdir_prepare(const struct abx_sbx *s, const struct abx_tmpl *t,
     const char *what = s->dir;
     if (mkdir_mode(s->dir, 0700, 0) != 0)
         goto fail;
-    /* disk: the tmpfs of the upper layer; root: the overlay (enter.c). */
-    static const char *const dirs[] = {"disk", "root", "etc", "run"};
+    /* disk: the tmpfs of the upper layer; lower: the template root bound;
+     * root: the overlay (enter.c). */
+    static const char *const dirs[] = {"disk", "root", "lower", "etc", "run"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", s->dir, dirs[i]);
         what = dirs[i];
