@@ -57,6 +57,17 @@ static void run_start_command(void)
     cJSON_Delete(args);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+/* The sanitizer build's envd runs under the sandbox's memory limit (a
+ * cgroup): ASan's default 256 MiB quarantine of freed memory would fill
+ * it. A small one still catches use-after-free of recent frees. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "quarantine_size_mb=16";
+}
+#endif
+
 int main(int argc, char **argv)
 {
     const char *config = NULL, *addr = "127.0.0.1";

@@ -157,13 +157,14 @@ static void child(const struct abx_envd_spawn *sp, const char *cwd, int in,
         report(rep, 4);
     if (chdir(cwd) != 0)
         report(rep, 1);
-    /* At the sandbox's memory limit the OOM killer must take a memory
-     * hog, never envd (which reports the kill): user processes get a
-     * higher score. Raising it needs no privilege (lowering envd's would
-     * need CAP_SYS_RESOURCE). Best effort: without /proc, nothing to do. */
+    /* At the sandbox's memory limit the OOM killer must take a user
+     * process, never envd (which reports the kill): the highest score
+     * puts every user process above envd whatever their sizes. Raising
+     * it needs no privilege (lowering envd's would need
+     * CAP_SYS_RESOURCE). Best effort: without /proc, nothing to do. */
     int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (oom >= 0) {
-        if (write(oom, "500", 3) != 3) {
+        if (write(oom, "1000", 4) != 4) {
             /* the process still runs, with envd's score */
         }
         close(oom);
