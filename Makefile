@@ -54,11 +54,17 @@ e2e-all: build
 	$(BUILD)/host/abx-e2e $(E2E_COMMON) \
 	    --junitxml $(E2E_OUT)/junit-all.xml $(ARGS)
 
+# The template roots first, with their progress on the terminal (a no-op
+# once cached; abx-local serve would build them silently otherwise).
+ROOTS = $(BUILD)/abx-local/server/abx-local template build
+
 e2e-local: build
+	$(ROOTS)
 	$(BUILD)/host/abx-e2e --local $(E2E_FAST) $(E2E_COMMON) \
 	    --junitxml $(E2E_OUT)/junit-local.xml $(ARGS)
 
 e2e-local-all: build
+	$(ROOTS)
 	$(BUILD)/host/abx-e2e --local $(E2E_COMMON) \
 	    --junitxml $(E2E_OUT)/junit-local-all.xml $(ARGS)
 

@@ -302,6 +302,11 @@ class Proc:
                 self.popen.wait()
             except ProcessLookupError:
                 pass
+        # Its group is dead, so its pipes close: let the readers drain them
+        # before the answer reports it exited (bounded, for a child that
+        # left the group holding them).
+        for t in self.pumps:
+            t.join(2)
 
 
 class Processes:
