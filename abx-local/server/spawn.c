@@ -352,12 +352,17 @@ int abx_spawn_wait_ready(struct abx_sbx *s, const struct abx_tmpl *t, char *err,
     int64_t deadline = abx_now_ms() + 15000;
     int st = -1;
     while (abx_now_ms() < deadline && !abx_shutting_down) {
-        st = abx_nsnet_probe(s->netns_fd, ABX_ENVD_PORT, "/health", 1000);
+        /* Short at first: a SYN sent while the namespace's loopback comes
+         * up is lost and TCP would retry it only after 1 s. Longer later,
+         * for an envd slowed by a loaded machine. */
+        long probe_ms = deadline - abx_now_ms() > 14000 ? 100 : 1000;
+        st = abx_nsnet_probe(s->netns_fd, ABX_ENVD_PORT, "/health", probe_ms);
         if (st >= 200 && st < 300)
             break;
         if (abx_procs_count(s) == 0)
             break;
-        abx_sleep_ms(10);
+        /* envd is up within tens of ms: poll finely, it is most of a create. */
+        abx_sleep_ms(2);
     }
     if (st < 200 || st >= 300) {
         snprintf(err, errlen, "envd did not become healthy in the sandbox (last status %d)", st);
