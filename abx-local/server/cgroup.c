@@ -156,11 +156,6 @@ int abx_cgroup_init(char *err, size_t errlen)
     return 0;
 }
 
-const char *abx_cgroup_kind(void)
-{
-    return cg_v2 == 1 ? "v2" : cg_v2 == 0 ? "v1" : "none";
-}
-
 /* Applies one limit; a limit file that does not exist (memsw without swap
  * accounting) is skipped when optional. */
 static int set_limit(const char *ctrl, const char *id, const char *file, const char *val,
@@ -235,29 +230,24 @@ int abx_cgroup_procs_files(const char *id, char paths[][256], int max)
     return n;
 }
 
-/* Processes still in the sandbox's cgroup (the memory one on v1). */
-static int procs_in(const char *id, bool kill_them)
+/* SIGKILLs the processes in the sandbox's cgroup (the memory one on v1). */
+static void kill_procs(const char *id)
 {
     char p[512], buf[65536];
     cg_path(p, sizeof p, "memory", id, "cgroup.procs");
     if (read_str(p, buf, sizeof buf) != 0)
-        return 0;
-    int n = 0;
+        return;
     for (char *s = buf; *s;) {
         char *end;
         long pid = strtol(s, &end, 10);
         if (end == s)
             break;
-        if (pid > 0) {
-            n++;
-            if (kill_them)
-                kill((pid_t)pid, SIGKILL);
-        }
+        if (pid > 0)
+            kill((pid_t)pid, SIGKILL);
         s = end;
         while (*s == '\n')
             s++;
     }
-    return n;
 }
 
 int abx_cgroup_freeze(const char *id, bool frozen)
@@ -300,14 +290,9 @@ void abx_cgroup_kill(const char *id)
         if (write_str(p, "1") == 0)
             return;
     }
-    procs_in(id, true);
+    kill_procs(id);
     /* A frozen task keeps SIGKILL pending until thawed. */
     abx_cgroup_freeze(id, false);
-}
-
-int abx_cgroup_count(const char *id)
-{
-    return procs_in(id, false);
 }
 
 void abx_cgroup_destroy(const char *id)
@@ -324,7 +309,7 @@ void abx_cgroup_destroy(const char *id)
         cg_path(p, sizeof p, v1_ctrls[i], id, NULL);
         /* EBUSY while the last task is still exiting. */
         for (int k = 0; k < 200 && rmdir(p) != 0 && errno == EBUSY; k++) {
-            procs_in(id, true);
+            kill_procs(id);
             abx_sleep_ms(5);
         }
     }

@@ -22,7 +22,7 @@ void abx_sha256_init(struct abx_sha256 *h)
     }
 }
 
-void abx_sha256_add(struct abx_sha256 *h, const void *p, size_t n)
+static void sha_add(struct abx_sha256 *h, const void *p, size_t n)
 {
     if (h->ctx)
         EVP_DigestUpdate(h->ctx, p, n);
@@ -34,8 +34,8 @@ void abx_sha256_str(struct abx_sha256 *h, const char *s)
     char len[32];
     size_t n = strlen(s);
     abx_fmt(len, sizeof len, "%zu:", n);
-    abx_sha256_add(h, len, strlen(len));
-    abx_sha256_add(h, s, n);
+    sha_add(h, len, strlen(len));
+    sha_add(h, s, n);
 }
 
 /* Hex digest into out (65 bytes); "" if OpenSSL failed. Frees h. */
@@ -62,7 +62,7 @@ static int hash_fd(struct abx_sha256 *h, int fd)
             return -1;
         if (n == 0)
             return 0;
-        abx_sha256_add(h, buf, (size_t)n);
+        sha_add(h, buf, (size_t)n);
     }
 }
 

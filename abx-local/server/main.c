@@ -96,16 +96,14 @@ static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, const struct abx_
     return d;
 }
 
+/* This binary's path (sandbox-enter is run from it) and its folder. */
 static void exe_dir(char *out, size_t n)
 {
     char p[4096];
     ssize_t len = readlink("/proc/self/exe", p, sizeof p - 1);
-    if (len <= 0) {
-        snprintf(out, n, ".");
-        return;
-    }
-    p[len] = '\0';
-    snprintf(out, n, "%s", dirname(p));
+    p[len > 0 ? len : 0] = '\0';
+    abx_fmt(abx_cfg.self_exe, sizeof abx_cfg.self_exe, "%s", p);
+    snprintf(out, n, "%s", len > 0 ? dirname(p) : ".");
 }
 
 static bool is_dir(const char *p)
@@ -131,9 +129,6 @@ static void defaults(void)
     const char *cache = getenv("ABX_LOCAL_CACHE");
     abx_fmt(abx_cfg.cache_dir, sizeof abx_cfg.cache_dir, "%s",
             cache && cache[0] ? cache : "/var/cache/abx-local");
-    ssize_t n = readlink("/proc/self/exe", p, sizeof p - 1);
-    p[n > 0 ? n : 0] = '\0';
-    abx_fmt(abx_cfg.self_exe, sizeof abx_cfg.self_exe, "%s", p);
     snprintf(abx_cfg.bwrap, sizeof abx_cfg.bwrap, "/usr/bin/bwrap");
     const char *path = getenv("PATH");
     char *copy = path ? strdup(path) : NULL, *save = NULL;
@@ -147,7 +142,7 @@ static void defaults(void)
     free(copy);
 }
 
-int abx_parse_args(int argc, char **argv)
+static int parse_args(int argc, char **argv)
 {
     struct {
         const char *flag;
@@ -386,7 +381,7 @@ int main(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
-    if (abx_parse_args(argc, argv) != 0)
+    if (parse_args(argc, argv) != 0)
         return 2;
     return serve();
 }

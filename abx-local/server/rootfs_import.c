@@ -77,10 +77,8 @@ static int write_definition(const char *name, const char *image, const char *key
     cJSON_AddStringToObject(rf, "sha256", key);
     cJSON_AddItemToObject(o, "rootfs", rf);
     rf = NULL;
-    cJSON_AddNumberToObject(o, "cpuCount", 2);
-    cJSON_AddNumberToObject(o, "memoryMB", 512);
-    cJSON_AddNumberToObject(o, "diskSizeMB", 1024);
-    cJSON_AddNumberToObject(o, "pidsLimit", 4096);
+    /* cpuCount, memoryMB, diskSizeMB, pidsLimit: tmpl.c's defaults, or
+     * whatever the user writes into this file. */
     char *text = cJSON_Print(o);
     if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || text == NULL ||
         abx_fmt(p, sizeof p, "%s/template.json", dir) != 0 || abx_write_small(p, text, 0644) != 0)

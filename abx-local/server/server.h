@@ -109,15 +109,13 @@ int abx_template_main(int argc, char **argv);
 int abx_templates_build_missing(void);
 /* Creates the cache dir and makes abx_cfg.cache_dir its real path. */
 int abx_cache_prepare(char *err, size_t errlen);
-/* serve's options from argv[2] on (main.c). */
-int abx_parse_args(int argc, char **argv);
+
 
 /* ---- hashing (hash.c) ---- */
 struct abx_sha256 {
     EVP_MD_CTX *ctx;
 };
 void abx_sha256_init(struct abx_sha256 *h);
-void abx_sha256_add(struct abx_sha256 *h, const void *p, size_t n);
 void abx_sha256_str(struct abx_sha256 *h, const char *s);
 int abx_sha256_file(struct abx_sha256 *h, const char *path);
 int abx_sha256_tree(struct abx_sha256 *h, const char *path);
@@ -140,13 +138,11 @@ struct abx_limits {
     int cpu_count, memory_mb, pids;
 };
 int abx_cgroup_init(char *err, size_t errlen);
-const char *abx_cgroup_kind(void);   /* "v1", "v2" */
 int abx_cgroup_create(const char *id, const struct abx_limits *lim, char *err, size_t errlen);
 /* The cgroup.procs files a process writes "0" to, to join the sandbox. */
 int abx_cgroup_procs_files(const char *id, char paths[][256], int max);
 int abx_cgroup_freeze(const char *id, bool frozen);   /* 0, -1 no freezer / failed */
 void abx_cgroup_kill(const char *id);
-int abx_cgroup_count(const char *id);
 void abx_cgroup_destroy(const char *id);
 /* Bytes, CPU seconds (-1 when unreadable) and whether the OOM killer ran. */
 void abx_cgroup_usage(const char *id, long long *mem, double *cpu_s, bool *oom);

@@ -285,7 +285,7 @@ int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars
     }
     if (abx_sbxdir_prepare(s, t, env_vars, err, errlen) != 0)
         goto out;
-    struct abx_limits lim = {s->cpu_count, s->memory_mb, t->pids_limit > 0 ? t->pids_limit : 4096};
+    struct abx_limits lim = {s->cpu_count, s->memory_mb, t->pids_limit};
     s->cgroup = true;   /* a half-made one is removed by abx_spawn_destroy */
     if (abx_cgroup_create(s->id, &lim, err, errlen) != 0)
         goto out;

@@ -154,6 +154,8 @@ static int load(const char *dir, struct abx_tmpl *t, char *err, size_t errlen)
         return -1;
     }
     t->pids_limit = int_field(o, "pidsLimit", 4096);
+    if (t->pids_limit < 1)
+        t->pids_limit = 4096;   /* 0 would let no process start */
     t->cpu_count = int_field(o, "cpuCount", 2);
     t->memory_mb = int_field(o, "memoryMB", 512);
     t->disk_mb = int_field(o, "diskSizeMB", 1024);

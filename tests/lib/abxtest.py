@@ -41,6 +41,16 @@ def done():
     sys.exit(0)
 
 
+def until(fn, secs=10):
+    """fn() until truthy or secs passed (polled every 50 ms); its last value."""
+    deadline = time.time() + secs
+    v = fn()
+    while not v and time.time() < deadline:
+        time.sleep(0.05)
+        v = fn()
+    return v
+
+
 def err_shape(st, js, want):
     """A REST error: status want and a {"code": want, "message": "..."} body."""
     return (st == want and isinstance(js, dict) and js.get("code") == want

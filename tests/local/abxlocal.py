@@ -17,7 +17,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from abxtest import (  # noqa: E402,F401  (re-exported for the test scripts)
-    Stream, check, done, envelope, err_shape, free_port, outputs)
+    Stream, check, done, envelope, err_shape, free_port, outputs, until)
 
 LOCAL_BIN = os.environ.get("ABX_LOCAL_BIN", "abx-local")
 ENVD_BIN = os.environ.get("ABX_ENVD_BIN", "")
@@ -131,6 +131,11 @@ class Server:
 
     def run(self, sid, cmd, user="user", token=None, timeout=60):
         """Runs `bash -c cmd` via Process/Start; returns (exit code, stdout, stderr)."""
+        return self.run_end(sid, cmd, user, token, timeout)[:3]
+
+    def run_end(self, sid, cmd, user="user", token=None, timeout=60):
+        """run(), plus the end event ({} when the stream had none): its
+        status tells how a process killed by a signal ended."""
         msg = {"process": {"cmd": "/bin/bash", "args": ["-c", cmd]}}
         h = {"Content-Type": "application/connect+json", "Connect-Protocol-Version": "1",
              "Authorization": "Basic " + base64.b64encode((user + ":").encode()).decode()}
@@ -149,7 +154,8 @@ class Server:
             raise RuntimeError("Process/Start error: %r" % end["error"])
         out, err, ev_end = outputs(events)
         code = ev_end.get("exitCode", 0) if ev_end is not None else None
-        return code, out.decode(errors="replace"), err.decode(errors="replace")
+        return code, out.decode(errors="replace"), err.decode(errors="replace"), ev_end or {}
+
 
 def sandbox_processes(state_dir):
     """Host pids whose command line mentions this state dir or abx-envd

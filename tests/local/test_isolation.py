@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import LOCAL_BIN, check, run_with_server  # noqa: E402
+from abxlocal import LOCAL_BIN, check, run_with_server, until  # noqa: E402
 
 REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CACHE = os.environ.get("ABX_LOCAL_CACHE") or "/var/cache/abx-local"
@@ -138,16 +138,6 @@ def pidns_procs(ns, started_by=None):
 def cgroup_dirs(sid):
     return glob.glob("/sys/fs/cgroup/*/abx-local/%s" % sid) + \
         glob.glob("/sys/fs/cgroup/abx-local/%s" % sid)
-
-
-def until(fn, secs=5):
-    """fn() until truthy or secs passed; its last value."""
-    deadline = time.time() + secs
-    v = fn()
-    while not v and time.time() < deadline:
-        time.sleep(0.05)
-        v = fn()
-    return v
 
 
 class Markers:
@@ -430,7 +420,7 @@ def run_checks(s, m, base_root, ci_root, base_fp):
         check(s.kill(sid) == 204, "kill %s" % sid)
         killed = boot_ticks()
         check(not os.path.exists(os.path.join(s.state_dir, "sandboxes", sid)), "folder removed")
-        check(until(lambda: not os.path.exists("/proc/%d" % pid1)), "sandbox pid 1 gone")
+        check(until(lambda: not os.path.exists("/proc/%d" % pid1), 5), "sandbox pid 1 gone")
         left = until(lambda: pidns_procs(ns, killed) == [], 5) or pidns_procs(ns, killed)
         check(left is True, "no process of the sandbox left on the host: %r" % left)
         check(host_mounts_naming(sid) == [], "no mount naming the sandbox on the host")

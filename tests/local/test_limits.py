@@ -10,9 +10,7 @@ dir (same root filesystem as base, so already cached):
   sandbox and the server answer meanwhile, and killing the sandbox leaves
   none of its processes nor its cgroups on the host;
 - writing past diskSizeMB fails with ENOSPC."""
-import base64
 import glob
-import http.client
 import json
 import os
 import shutil
@@ -22,7 +20,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import Server, Stream, check, done, envelope, outputs  # noqa: E402
+from abxlocal import Server, check, done, until  # noqa: E402
 
 MiB = 1024 * 1024
 ROOTFS = {"debian": "bookworm", "variant": "essential", "packages": []}
@@ -53,28 +51,6 @@ def write(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         f.write(text)
-
-
-def run_end(s, sid, cmd, user="user", timeout=60):
-    """Like Server.run, also returning the EndEvent (its status names a
-    signal): (exit code, stdout, stderr, end)."""
-    msg = {"process": {"cmd": "/bin/bash", "args": ["-c", cmd]}}
-    h = {"Content-Type": "application/connect+json", "Connect-Protocol-Version": "1",
-         "Authorization": "Basic " + base64.b64encode((user + ":").encode()).decode(),
-         "E2b-Sandbox-Id": sid, "E2b-Sandbox-Port": "49983"}
-    c = http.client.HTTPConnection(s.data, timeout=timeout)
-    c.request("POST", "/process.Process/Start", envelope(msg), h)
-    r = c.getresponse()
-    if r.status != 200:
-        body = r.read()
-        c.close()
-        raise RuntimeError("Process/Start: HTTP %d %r" % (r.status, body[:300]))
-    events, end = Stream(c, r).all()
-    if end and end.get("error"):
-        raise RuntimeError("Process/Start error: %r" % end["error"])
-    out, err, ev = outputs(events)
-    ev = ev or {}
-    return ev.get("exitCode", 0), out.decode(errors="replace"), err.decode(errors="replace"), ev
 
 
 class Background(threading.Thread):
@@ -113,6 +89,20 @@ def meanwhile(s, job, other, secs=40, rounds=400):
             break
     job.join(max(1, deadline - time.time()))
     return n, fine, t_first is not None and job.t_end is not None and t_first < job.t_end
+
+
+def beside(s, sid, cmd, other, what):
+    """Runs cmd in sid while sandbox other and /health are checked to keep
+    answering; run_end's result, or None (a failed check) if it raised."""
+    job = Background(lambda: s.run_end(sid, cmd))
+    job.start()
+    n, fine, overlap = meanwhile(s, job, other)
+    check(n > 0 and fine and overlap, "another sandbox and /health answer while %s runs "
+          "(%d rounds, overlapping: %s)" % (what, n, overlap))
+    if isinstance(job.result, Exception):
+        check(False, "%s's Process/Start answered: %r" % (what, job.result))
+        return None
+    return job.result
 
 
 def pid1_of(s, sid):
@@ -166,15 +156,6 @@ def envd_host_pid(s, sid):
         if comm == "abx-envd":
             return pid
     return None
-
-
-def until(fn, secs=10):
-    deadline = time.time() + secs
-    v = fn()
-    while not v and time.time() < deadline:
-        time.sleep(0.05)
-        v = fn()
-    return v
 
 
 def read(path):
@@ -233,14 +214,8 @@ def check_memory(s, small, normal):
     check(envd is not None, "small: envd found on the host (pid %s)" % envd)
     _, oom0 = cg(small, "memory", "memory.oom_control", "memory.events")
     t0 = time.time()
-    job = Background(lambda: run_end(s, small, HOG))
-    job.start()
-    n, fine, overlap = meanwhile(s, job, normal)
-    check(n > 0 and fine and overlap, "another sandbox and /health answer while the hog runs "
-          "(%d rounds, overlapping: %s)" % (n, overlap))
-    r = job.result
-    if isinstance(r, Exception):
-        check(False, "the hog's Process/Start answered: %r" % r)
+    r = beside(s, small, HOG, normal, "the hog")
+    if r is None:
         return
     code, out, err, end = r
     check("survived" not in out, "the hog never got its 400 MiB (past 128 MiB)")
@@ -286,14 +261,8 @@ def check_storm(s, small, normal):
     t = SMALL
     ns = os.readlink("/proc/%d/ns/pid" % pid1_of(s, small))
     t0 = time.time()
-    job = Background(lambda: run_end(s, small, STORM))
-    job.start()
-    n, fine, overlap = meanwhile(s, job, normal)
-    check(n > 0 and fine and overlap, "another sandbox and /health answer during the storm "
-          "(%d rounds, overlapping: %s)" % (n, overlap))
-    r = job.result
-    if isinstance(r, Exception):
-        check(False, "the storm's Process/Start answered: %r" % r)
+    r = beside(s, small, STORM, normal, "the storm")
+    if r is None:
         return
     code, out, err, _ = r
     f = out.split(None, 3)
