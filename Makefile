@@ -56,16 +56,19 @@ e2e-all: build
 
 # The template roots first, with their progress on the terminal (a no-op
 # once cached; abx-local serve would build them silently otherwise).
-ROOTS = $(BUILD)/abx-local/server/abx-local template build
+# PROFILE=fc: abx-local imitates FC Agent Sandbox (docs/profiles.md).
+PROFILE ?=
+PROFILE_ARG = $(if $(PROFILE),--profile $(PROFILE))
+ROOTS = $(BUILD)/abx-local/server/abx-local template build $(PROFILE_ARG)
 
 e2e-local: build
 	$(ROOTS)
-	$(BUILD)/host/abx-e2e --local $(E2E_FAST) $(E2E_COMMON) \
+	$(BUILD)/host/abx-e2e --local $(PROFILE_ARG) $(E2E_FAST) $(E2E_COMMON) \
 	    --junitxml $(E2E_OUT)/junit-local.xml $(ARGS)
 
 e2e-local-all: build
 	$(ROOTS)
-	$(BUILD)/host/abx-e2e --local $(E2E_COMMON) \
+	$(BUILD)/host/abx-e2e --local $(PROFILE_ARG) $(E2E_COMMON) \
 	    --junitxml $(E2E_OUT)/junit-local-all.xml $(ARGS)
 
 e2e-cleanup: build

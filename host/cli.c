@@ -48,6 +48,9 @@ static const char HELP[] =
     "                       platform) on free loopback ports for the run\n"
     "                       and stop it at the end; needs no credentials\n"
     "                       (binary: $ABX_LOCAL_BIN, the build tree, PATH)\n"
+    "  --profile e2b|fc     with --local: the cloud abx-local imitates,\n"
+    "                       upstream E2B or FC Agent Sandbox (default\n"
+    "                       $ABX_LOCAL_PROFILE, else e2b)\n"
     "  --keep-failed        leave the sandboxes of failed tests alive and\n"
     "                       print how to reach them (delete them later with\n"
     "                       `abx-e2e cleanup --run-id ID --yes`)\n"
@@ -219,6 +222,8 @@ static int platform_opt(struct abx_opts *o, const char *a)
 {
     if (strcmp(a, "--local") == 0)
         o->local = 1;
+    else if (strncmp(a, "--profile=", 10) == 0)
+        o->profile = a + 10;
     else if (strcmp(a, "--trace-http") == 0)
         o->trace_http = 1;
     else
@@ -392,6 +397,10 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
                 return usage("--color expects yes, no or auto, got '%s'", v ? v : "");
         } else if (strcmp(a, "--local") == 0) {
             o->local = 1;
+        } else if (is_opt(a, "--profile")) {
+            if (!(v = value(argc, argv, &i, "--profile")))
+                return usage("--profile expects e2b or fc%s", "");
+            o->profile = v;
         } else if (strcmp(a, "--keep-failed") == 0) {
             o->keep_failed = 1;
         } else if (strcmp(a, "--trace-http") == 0) {
@@ -406,6 +415,10 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
         }
     }
     o->npaths = (size_t)npos;
+    if (o->profile && strcmp(o->profile, "e2b") != 0 && strcmp(o->profile, "fc") != 0)
+        return usage("--profile expects e2b or fc, got '%s'", o->profile);
+    if (o->profile && !o->local)
+        return usage("--profile %s: needs --local (a cloud is what it is)", o->profile);
     if (evidence_dir_check(o) != 0)
         return -1;
     if (color && *color)

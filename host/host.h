@@ -49,6 +49,7 @@ struct abx_opts {
     char *argv_line;           /* the command line, for evidence */
     /* sandboxes (issue 4) */
     int local;                 /* --local: start abx-local for the run */
+    const char *profile;       /* --profile e2b|fc for abx-local, or NULL */
     int keep_failed;           /* --keep-failed */
     int trace_http;            /* --trace-http */
     /* cleanup [ARGS]: the janitor parses its own options */

@@ -72,6 +72,9 @@ static int setup_platform(const struct abx_opts *o, struct abx_env *env)
         abx_http_configure(&cfg);
     }
     if (o->local && !o->collect_only) {  /* listing needs no platform */
+        /* abx-local reads it; the suite's tests may too (capabilities). */
+        if (o->profile)
+            setenv("ABX_LOCAL_PROFILE", o->profile, 1);
         if (abx_local_start(env, err, sizeof err) != 0) {
             abx_out_printf(ABX_OUT_STDERR, "ERROR: --local: %s\n", err);
             return ABX_EXIT_INTERNAL_ERROR;

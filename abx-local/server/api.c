@@ -1,5 +1,5 @@
 /* Control plane front: body framing (capped), auth, top-level routes,
- * /health and /admin/faults. Sandbox routes live in api_sbx.c. */
+ * /health, /admin/faults and /admin/profile. Sandbox routes live in api_sbx.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +49,10 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, co
         return abx_http_send(c, 200, "text/plain", "Health check successful", 23);
     }
     bool is_admin = strcmp(path, "/admin/faults") == 0;
+    bool is_profile = strcmp(path, "/admin/profile") == 0;
     bool is_sbx = strncmp(path, "/sandboxes", 10) == 0 && (path[10] == '\0' || path[10] == '/');
     bool is_v2 = strncmp(path, "/v2/sandboxes", 13) == 0 && (path[13] == '\0' || path[13] == '/');
-    if (!is_admin && !is_sbx && !is_v2)
+    if (!is_admin && !is_profile && !is_sbx && !is_v2)
         return abx_http_error(c, 404, "route %.16s %.200s not found", method, path);
     if (!key_ok(c))
         return abx_http_error(c, 401,
@@ -60,6 +61,9 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, co
                                   : "missing API key: send it in the X-API-KEY header");
     if (is_admin)
         return admin(c, method, body);
+    if (is_profile)   /* what this run imitates (docs/profiles.md) */
+        return strcmp(method, "GET") == 0 ? abx_http_json(c, 200, abx_profile_json())
+                                          : abx_http_405(c, "GET", method, path);
     int fault = abx_faults_roll(false);
     if (fault)
         return abx_http_error(c, (unsigned)fault, "injected fault (status %d)", fault);

@@ -93,9 +93,9 @@ enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2)
     struct filter *flt = calloc(MAX_FILTERS, sizeof *flt);
     int nf = 0, q;
     bool want_run = true, want_pause = v2, desc = true;
-    long limit = 100;
+    long limit = abx_sw(ABX_SW_LIST_PAGE_50) ? 50 : 100;
     int64_t after_ms = -1, cur_started = 0;
-    char cur_id[ABX_ID_LEN + 1] = "", tmpl[128] = "";
+    char cur_id[ABX_ID_MAX + 1] = "", tmpl[128] = "";
     bool have_cursor = false;
     size_t n = 0;
     struct abx_sbx **v = NULL;
@@ -160,9 +160,10 @@ enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2)
             char *us = strchr(dec, '_'), *end = NULL;
             if (okhex && us)
                 cur_started = strtoll(dec, &end, 10);
-            if (!okhex || us == NULL || end != us || strlen(us + 1) != ABX_ID_LEN)
+            if (!okhex || us == NULL || end != us || strlen(us + 1) == 0 ||
+                strlen(us + 1) > ABX_ID_MAX)
                 BADQ("query parameter 'nextToken' is not a token this server issued");
-            memcpy(cur_id, us + 1, ABX_ID_LEN + 1);
+            memcpy(cur_id, us + 1, strlen(us + 1) + 1);
             have_cursor = true;
         }
     }

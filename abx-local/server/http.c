@@ -100,14 +100,35 @@ enum MHD_Result abx_http_json(struct MHD_Connection *c, unsigned status, cJSON *
     return abx_http_json_hdr(c, status, v, NULL, NULL);
 }
 
+/* FC publishes no error texts (docs/profiles.md): the fc
+ * profile words them as an Alibaba API would, a code name first, so a
+ * test that matches E2B's wording fails here before it fails there. */
+static const char *fc_code(unsigned status)
+{
+    switch (status) {
+    case 400: return "InvalidParameter";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "ResourceNotFound";
+    case 405: return "MethodNotAllowed";
+    case 409: return "Conflict";
+    case 413: return "EntityTooLarge";
+    case 429: return "LimitExceeded";
+    default: return status >= 500 ? "InternalError" : "RequestError";
+    }
+}
+
 static cJSON *error_body(unsigned status, const char *fmt, va_list ap)
 {
-    char msg[1024];
+    char msg[1024], fcmsg[1100];
     vsnprintf(msg, sizeof msg, fmt, ap);
     cJSON *o = cJSON_CreateObject();
     if (o) {
+        bool fc = abx_sw(ABX_SW_FC_MESSAGES);
+        if (fc)
+            snprintf(fcmsg, sizeof fcmsg, "%s: %s", fc_code(status), msg);
         cJSON_AddNumberToObject(o, "code", status);
-        cJSON_AddStringToObject(o, "message", msg);
+        cJSON_AddStringToObject(o, "message", fc ? fcmsg : msg);
     }
     return o;
 }

@@ -91,6 +91,7 @@ static void reap_once(void)
             abx_life_kill(s);
             continue;
         }
+        abx_metrics_sample(s, false);   /* when the profile's interval has passed */
         pthread_mutex_lock(&abx_reg_lock);
         bool expired = s->state == ABX_SBX_RUNNING && !s->busy && now >= s->end_ms;
         bool pause = s->auto_pause;

@@ -36,6 +36,7 @@ volatile int abx_shutting_down;
 static const char usage[] =
     "usage: abx-local serve [options]\n"
     "       abx-local template list|build|import|rm ...  (abx-local template --help)\n"
+    "       abx-local switches   the profile switches and their values per profile\n"
     "       abx-local --help | --version\n"
     "\n"
     "Runs a local E2B-compatible sandbox platform: control plane on --listen,\n"
@@ -56,6 +57,10 @@ static const char usage[] =
     "  --envd PATH          abx-envd binary\n"
     "  --bwrap PATH         bubblewrap binary (default: bwrap in PATH)\n"
     "  --max-sandboxes N    concurrent sandboxes before create answers 429 (100)\n"
+    "  --profile e2b|fc     the cloud to imitate: upstream E2B or FC Agent Sandbox\n"
+    "                       (default $ABX_LOCAL_PROFILE, else e2b)\n"
+    "  --switch NAME=on|off one profile difference on or off (abx-local switches)\n"
+    "  --allow-pause        pause/resume allowed (an allow-listed FC account)\n"
     "  --fault-latency-ms N, --fault-create-latency-ms N, --fault-delete-delay-ms N,\n"
     "  --fault-error-rate F, --fault-data-error-rate F, --fault-error-status N,\n"
     "  --fault-drop-stream-after N, --fault-drop-create-replies N\n"
@@ -156,8 +161,13 @@ static int parse_args(int argc, char **argv)
                 {"--cache-dir", abx_cfg.cache_dir, sizeof abx_cfg.cache_dir},
                 {"--envd", abx_cfg.envd_path, sizeof abx_cfg.envd_path},
                 {"--bwrap", abx_cfg.bwrap, sizeof abx_cfg.bwrap}};
+    char err[256];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
+        if (strcmp(a, "--allow-pause") == 0) {
+            abx_switch_set("pause=on", err, sizeof err);
+            continue;
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "abx-local: unknown option or missing value: %s\n%s", a, usage);
             return -1;
@@ -185,7 +195,16 @@ static int parse_args(int argc, char **argv)
             i++;
             continue;
         }
-        char err[256];
+        /* Profile flags are applied in order: --profile first resets all. */
+        if (strcmp(a, "--profile") == 0 || strcmp(a, "--switch") == 0) {
+            if ((a[2] == 'p' ? abx_profile_set(argv[i + 1], err, sizeof err)
+                             : abx_switch_set(argv[i + 1], err, sizeof err)) != 0) {
+                fprintf(stderr, "abx-local: %s: %s\n", a, err);
+                return -1;
+            }
+            i++;
+            continue;
+        }
         int r = abx_faults_flag(a, argv[i + 1], err, sizeof err);
         if (r < 0) {
             fprintf(stderr, "abx-local: %s: %s\n", a, err);
@@ -349,8 +368,8 @@ static int serve(void)
            dport, abx_cfg.data_domain, abx_cfg.api_key);
     fflush(stdout);
     fprintf(stderr, "abx-local: serving control plane on %s:%u, data plane on %s:%u "
-            "(templates %s, state %s)\n", host, cport, dhost, dport, abx_cfg.templates_dir,
-            abx_cfg.state_dir);
+            "(profile %s, envd %s, templates %s, state %s)\n", host, cport, dhost, dport,
+            abx_profile_name(), abx_envd_version(), abx_cfg.templates_dir, abx_cfg.state_dir);
     abx_spawner_run();   /* until SIGTERM/SIGINT */
     abx_reaper_stop();
     abx_life_kill_all();
@@ -362,15 +381,34 @@ static int serve(void)
     return 0;
 }
 
+/* ABX_LOCAL_PROFILE, before any flag: flags override it. */
+static int profile_default(void)
+{
+    char err[128];
+    const char *p = getenv("ABX_LOCAL_PROFILE");
+    if (abx_profile_set(p && p[0] ? p : "e2b", err, sizeof err) != 0) {
+        fprintf(stderr, "abx-local: ABX_LOCAL_PROFILE: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     defaults();
+    if (profile_default() != 0)
+        return 2;
+    if (argc >= 2 && strcmp(argv[1], "switches") == 0) {
+        abx_switches_print(stdout);
+        return 0;
+    }
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(usage, stdout);
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
-        printf("abx-local %s (envd %s)\n", ABX_VERSION, abx_envd_version());
+        printf("abx-local %s (envd %s, profile %s)\n", ABX_VERSION, abx_envd_version(),
+               abx_profile_name());
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "sandbox-enter") == 0)

@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "filesig.h"
 #include "server.h"
 
 #define RING_CAP (256 * 1024)
@@ -328,9 +329,26 @@ static enum MHD_Result proxy_502_html(struct MHD_Connection *c, const char *id,
     return abx_http_send(c, 502, "text/html; charset=utf-8", page, (size_t)n);
 }
 
+/* The fc profile's data-plane errors: FC documents none, so they are a
+ * reverse proxy's plain page (assumed), the status kept: a test that
+ * reads E2B's JSON fields here fails locally, not on the cloud. */
+static enum MHD_Result gateway_page(struct MHD_Connection *c, unsigned status)
+{
+    char page[512];
+    const char *what = status == 403 ? "403 Forbidden" : "502 Bad Gateway";
+    int n = snprintf(page, sizeof page,
+                     "<html>\r\n<head><title>%s</title></head>\r\n<body>\r\n"
+                     "<center><h1>%s</h1></center>\r\n<hr><center>abx-fc-gateway</center>\r\n"
+                     "</body>\r\n</html>\r\n",
+                     what, what);
+    return abx_http_send(c, status, "text/html", page, (size_t)n);
+}
+
 static enum MHD_Result proxy_502(struct MHD_Connection *c, const char *id, const char *msg,
                                  int port)
 {
+    if (abx_sw(ABX_SW_GATEWAY_ERRORS))
+        return gateway_page(c, 502);
     if (from_browser(c))
         return proxy_502_html(c, id, msg, port);
     /* E2B's client-proxy body and content type (infra's proxy tests pin
@@ -351,6 +369,24 @@ out:
     cJSON_free(text);
     cJSON_Delete(o);
     return ret;
+}
+
+static bool header_is(struct MHD_Connection *c, const char *name, const char *want)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+    return want[0] != '\0' && v != NULL && abx_filesig_equal(v, want);   /* constant time */
+}
+
+/* network.allowPublicTraffic=false: every port wants the traffic token;
+ * envd is exempt (it checks its own X-Access-Token) unless the profile
+ * gates it too, where a valid access token stands in for it. */
+static bool traffic_allowed(struct MHD_Connection *c, const struct abx_sbx *s, int port)
+{
+    if (s->traffic_token[0] == '\0' || header_is(c, "e2b-traffic-access-token", s->traffic_token))
+        return true;
+    if (port != ABX_ENVD_PORT)
+        return false;
+    return !abx_sw(ABX_SW_TRAFFIC_GATE_ENVD) || header_is(c, "X-Access-Token", s->access_token);
 }
 
 /* Routing: E2b-Sandbox-Id/-Port headers, else Host "<port>-<id>.<domain>". */
@@ -494,9 +530,25 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abx_req *r, con
     struct abx_sbx *s = abx_reg_get(id);
     if (s == NULL)
         return proxy_502(c, id, "The sandbox was not found", 0);
+    if (!traffic_allowed(c, s, port)) {
+        abx_sbx_unref(s);
+        if (abx_sw(ABX_SW_GATEWAY_ERRORS))
+            return gateway_page(c, 403);
+        return abx_http_error(c, 403, "sandbox %s does not allow public traffic: send its "
+                              "traffic access token in e2b-traffic-access-token", id);
+    }
     pthread_mutex_lock(&abx_reg_lock);
-    bool paused = s->state != ABX_SBX_RUNNING;
+    bool paused = s->state != ABX_SBX_RUNNING, wake = paused && s->auto_resume;
+    int64_t end = abx_now_ms() + s->timeout_ms;
     pthread_mutex_unlock(&abx_reg_lock);
+    /* lifecycle.autoResume: a request to a paused sandbox wakes it, for
+     * the timeout it was created with. */
+    if (wake && abx_life_resume(s, end) >= 0) {
+        fprintf(stderr, "abx-local: sandbox %s resumed by a request (autoResume)\n", s->id);
+        pthread_mutex_lock(&abx_reg_lock);
+        paused = s->state != ABX_SBX_RUNNING;
+        pthread_mutex_unlock(&abx_reg_lock);
+    }
     if (paused) {
         abx_sbx_unref(s);
         return proxy_502(c, id, "The sandbox is paused", 0);

@@ -39,7 +39,10 @@ void abx_sbx_unref(struct abx_sbx *s)
     if (s->netns_fd >= 0)
         close(s->netns_fd);
     cJSON_Delete(s->metadata);
+    cJSON_Delete(s->network);
+    abx_metrics_free(s->metrics);
     explicit_bzero(s->access_token, sizeof s->access_token);
+    explicit_bzero(s->traffic_token, sizeof s->traffic_token);
     free(s);
 }
 
@@ -64,9 +67,13 @@ bool abx_reg_add(struct abx_sbx *s, size_t max)
 
 struct abx_sbx *abx_reg_get(const char *id)
 {
-    char key[ABX_ID_LEN + 1];
-    size_t n = strcspn(id, "-");   /* legacy "<id>-<clientID>" */
-    if (n != ABX_ID_LEN)
+    char key[ABX_ID_MAX + 1];
+    size_t n = strlen(id);
+    /* The legacy "<id>-<clientID>" form; an fc id has a '-' of its own. */
+    if (n > sizeof ABX_CLIENT_ID && strcmp(id + n - sizeof ABX_CLIENT_ID + 1, ABX_CLIENT_ID) == 0 &&
+        id[n - sizeof ABX_CLIENT_ID] == '-')
+        n -= sizeof ABX_CLIENT_ID;
+    if (n == 0 || n > ABX_ID_MAX)
         return NULL;
     memcpy(key, id, n);
     key[n] = '\0';

@@ -49,6 +49,7 @@ static int write_config(const struct abx_sbx *s, const struct abx_tmpl *t,
     if (s->access_token[0])
         cJSON_AddStringToObject(c, "accessToken", s->access_token);
     cJSON_AddStringToObject(c, "defaultUser", "user");
+    cJSON_AddItemToObject(c, "compat", abx_profile_envd_compat());   /* profile.c */
     if (t->start)
         cJSON_AddItemToObject(c, "start", cJSON_Duplicate(t->start, 1));
     char *text = cJSON_PrintUnformatted(c);

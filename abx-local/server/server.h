@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -15,7 +16,8 @@
 
 #include "buf.h"
 
-#define ABX_ID_LEN 20
+#define ABX_ID_LEN 20   /* e2b ids: 20 of [a-z0-9] */
+#define ABX_ID_MAX 31   /* fc ids: "sbx-" + 26 Crockford base32 (profile.c) */
 #define ABX_CLIENT_ID "6532622b"
 #define ABX_ENVD_PORT 49983
 #define ABX_MAX_TIMEOUT_S 86400
@@ -36,6 +38,34 @@ struct abx_srv_config {
 };
 extern struct abx_srv_config abx_cfg;
 extern volatile int abx_shutting_down;
+
+/* ---- platform profiles (profile.c, docs/profiles.md) ---- */
+enum abx_switch {
+    ABX_SW_ENVD_052,
+    ABX_SW_PROTO_CODEC,
+    ABX_SW_KEEPALIVE_30,
+    ABX_SW_V2_LIFECYCLE,
+    ABX_SW_PAUSE,
+    ABX_SW_FC_METADATA,
+    ABX_SW_TOKENS_IN_INFO,
+    ABX_SW_TRAFFIC_GATE_ENVD,
+    ABX_SW_SIGNED_URLS,
+    ABX_SW_LOGS,
+    ABX_SW_METRICS_FULL,
+    ABX_SW_FC_IDS,
+    ABX_SW_GATEWAY_ERRORS,
+    ABX_SW_FC_MESSAGES,
+    ABX_SW_LIST_PAGE_50,
+    ABX_SW_COUNT
+};
+bool abx_sw(enum abx_switch s);
+const char *abx_profile_name(void);
+int abx_profile_set(const char *name, char *err, size_t errlen);   /* all switches */
+int abx_switch_set(const char *spec, char *err, size_t errlen);   /* "NAME=on|off" */
+const char *abx_envd_version(void);
+cJSON *abx_profile_envd_compat(void);   /* run/config.json "compat" */
+cJSON *abx_profile_json(void);
+void abx_switches_print(FILE *f);
 
 /* ---- faults (faults.c) ---- */
 struct abx_faults {
@@ -156,12 +186,16 @@ int abx_envd_bundle(char *err, size_t errlen);
 enum abx_sbx_state { ABX_SBX_STARTING, ABX_SBX_RUNNING, ABX_SBX_PAUSED, ABX_SBX_DEAD };
 
 struct abx_sbx {
-    char id[ABX_ID_LEN + 1];
+    char id[ABX_ID_MAX + 1];
     char template_id[128], alias[128];
     char access_token[65];   /* "" when not secure */
     cJSON *metadata;         /* object, owned, never NULL */
     int cpu_count, memory_mb, disk_mb;
-    bool allow_internet, auto_pause;
+    bool allow_internet, auto_pause, auto_resume;
+    char traffic_token[65];  /* "" unless network.allowPublicTraffic=false */
+    cJSON *network;          /* the create request's network object, or NULL */
+    int64_t timeout_ms;      /* as created: what an autoResume wakes it for */
+    struct abx_metrics *metrics;   /* samples (api_metrics.c), owned */
     bool cgroup;             /* its cgroup exists (cgroup.c) */
     int64_t started_ms, end_ms;
     enum abx_sbx_state state;
@@ -281,19 +315,35 @@ enum MHD_Result abx_http_handle(void *cls, struct MHD_Connection *c, const char 
 enum MHD_Result abx_api_sandboxes(struct MHD_Connection *c, const char *method,
                                   const char *path, const char *uri,
                                   const struct abx_buf *body);
+enum MHD_Result abx_api_create(struct MHD_Connection *c, const struct abx_buf *body, bool v2);
+/* Request bodies (api_body.c): NULL with *bad set (a reply) on a bad
+ * body, NULL with *bad = MHD_YES when there is none. Field getters: 1
+ * present (*out set), 0 absent or null, -1 wrong type/range (err set). */
+cJSON *abx_body_parse(struct MHD_Connection *c, const struct abx_buf *body, enum MHD_Result *bad);
+int abx_body_int(const cJSON *o, const char *name, long min, long max, long *out, char *err,
+                 size_t errlen);
+int abx_body_bool(const cJSON *o, const char *name, bool *out, char *err, size_t errlen);
+int abx_body_map(const cJSON *o, const char *name, const cJSON **out, char *err, size_t errlen);
 /* GET /sandboxes (v1) and GET /v2/sandboxes (api_list.c). */
 enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2);
 cJSON *abx_json_sandbox(const struct abx_sbx *s);          /* Sandbox */
 cJSON *abx_json_detail(const struct abx_sbx *s, bool listed); /* (Listed)SandboxDetail */
-cJSON *abx_json_metric(const struct abx_sbx *s);
+/* Metrics (api_metrics.c): a sample when the profile's interval has
+ * passed (asked: for a query); the samples in [start_s, end_s] (unix
+ * seconds); the newest. */
+struct abx_metrics;
+void abx_metrics_sample(struct abx_sbx *s, bool asked);
+cJSON *abx_metrics_range(struct abx_sbx *s, int64_t start_s, int64_t end_s);
+cJSON *abx_metrics_latest(struct abx_sbx *s);
+void abx_metrics_free(struct abx_metrics *m);
+cJSON *abx_logs_json(const struct abx_sbx *s, long limit);
 void abx_rfc3339(int64_t ms, char *out, size_t n);
-const char *abx_envd_version(void);
 
 void abx_proxy_free(void *proxy);
 
 /* ---- misc (util.c) ---- */
 int abx_random_hex(char *out, size_t nbytes);   /* out gets 2*nbytes+1 */
-void abx_random_id(char out[ABX_ID_LEN + 1]);
+void abx_random_id(char out[ABX_ID_MAX + 1]);
 int abx_rm_rf(const char *path);
 /* snprintf that reports truncation: 0, or -1 if dst was too small. */
 int abx_fmt(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -92,17 +92,25 @@ static int parse_rootfs(cJSON *o, struct abx_tmpl *t, const char *path, char *er
     const cJSON *pk;
     size_t srclen = (size_t)snprintf(t->source, sizeof t->source, "debian %s/%s", t->release,
                                      t->variant);
-    cJSON_ArrayForEach(pk, cJSON_GetObjectItemCaseSensitive(rf, "packages"))
-    {
-        if (!cJSON_IsString(pk) || !safe_word(pk->valuestring, 100)) {
-            abx_fmt(err, errlen, "%s: bad package name in rootfs.packages", path);
-            return -1;
+    /* "profilePackages": {"e2b": [...]}: what one profile's image adds
+     * (E2B's base carries git, curl, pip...; FC's stays minimal). */
+    const cJSON *lists[2] = {
+        cJSON_GetObjectItemCaseSensitive(rf, "packages"),
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rf, "profilePackages"),
+                                         abx_profile_name())};
+    for (int l = 0; l < 2; l++)
+        cJSON_ArrayForEach(pk, lists[l])
+        {
+            if (!cJSON_IsString(pk) || !safe_word(pk->valuestring, 100)) {
+                abx_fmt(err, errlen, "%s: bad package name in rootfs.%s", path,
+                        l ? "profilePackages" : "packages");
+                return -1;
+            }
+            cJSON_AddItemToArray(t->packages, cJSON_CreateString(pk->valuestring));
+            if (srclen < sizeof t->source)
+                srclen += (size_t)snprintf(t->source + srclen, sizeof t->source - srclen,
+                                           " +%s", pk->valuestring);
         }
-        cJSON_AddItemToArray(t->packages, cJSON_CreateString(pk->valuestring));
-        if (srclen < sizeof t->source)
-            srclen += (size_t)snprintf(t->source + srclen, sizeof t->source - srclen, " +%s",
-                                       pk->valuestring);
-    }
     return abx_rootfs_key(t, err, errlen);
 }
 

@@ -12,7 +12,7 @@
 
 static const char usage[] =
     "usage: abx-local template list\n"
-    "       abx-local template build [NAME ...] [--force]\n"
+    "       abx-local template build [NAME ...] [--force] [--profile e2b|fc]\n"
     "       abx-local template import NAME IMAGE.tar\n"
     "       abx-local template rm NAME ...\n"
     "\n"
@@ -27,7 +27,9 @@ static const char usage[] =
     "options (anywhere):\n"
     "  --templates DIR   shipped templates (default: beside the binary)\n"
     "  --cache-dir DIR   roots and imports (default $ABX_LOCAL_CACHE or\n"
-    "                    /var/cache/abx-local)\n";
+    "                    /var/cache/abx-local)\n"
+    "  --profile P       e2b or fc: whose image a template's root is (its\n"
+    "                    rootfs.profilePackages; default $ABX_LOCAL_PROFILE, else e2b)\n";
 
 int abx_cache_prepare(char *err, size_t errlen)
 {
@@ -190,6 +192,15 @@ int abx_template_main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--force") == 0) {
             force = true;
+        } else if (strcmp(argv[i], "--profile") == 0) {
+            /* Templates can differ per profile (rootfs.profilePackages). */
+            char perr[128];
+            if (i + 1 >= argc || abx_profile_set(argv[i + 1], perr, sizeof perr) != 0) {
+                fprintf(stderr, "abx-local template: --profile: %s\n",
+                        i + 1 >= argc ? "needs e2b or fc" : perr);
+                return 2;
+            }
+            i++;
         } else if (strcmp(argv[i], "--templates") == 0 || strcmp(argv[i], "--cache-dir") == 0) {
             if (i + 1 >= argc || argv[i + 1][0] == '\0' || strlen(argv[i + 1]) >= 4096) {
                 fprintf(stderr, "abx-local template: %s needs a folder\n", argv[i]);

@@ -42,18 +42,24 @@ int abx_random_hex(char *out, size_t nbytes)
     return 0;
 }
 
-void abx_random_id(char out[ABX_ID_LEN + 1])
+void abx_random_id(char out[ABX_ID_MAX + 1])
 {
-    static const char al[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-    unsigned char raw[ABX_ID_LEN];
-    if (fill_random(raw, sizeof raw) != 0) {
+    static const char e2b[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    bool fc = abx_sw(ABX_SW_FC_IDS);
+    const char *al = fc ? crockford : e2b;
+    size_t k = fc ? 32 : 36, len = fc ? 26 : ABX_ID_LEN, off = fc ? 4 : 0;
+    unsigned char raw[32];
+    if (fill_random(raw, len) != 0) {
         /* getrandom cannot fail on Linux >= 3.17 once seeded; be safe. */
-        for (size_t i = 0; i < sizeof raw; i++)
+        for (size_t i = 0; i < len; i++)
             raw[i] = (unsigned char)(rand() & 0xff);
     }
-    for (int i = 0; i < ABX_ID_LEN; i++)
-        out[i] = al[raw[i] % 36];
-    out[ABX_ID_LEN] = '\0';
+    if (fc)
+        memcpy(out, "sbx-", 4);
+    for (size_t i = 0; i < len; i++)
+        out[off + i] = al[raw[i] % k];
+    out[off + len] = '\0';
 }
 
 int64_t abx_now_ms(void)

@@ -562,7 +562,7 @@ def sc_sandbox_cli(c):
     refuses bad usage (exit 4), --local fails clearly when abx-local is
     missing, and bad knob values are usage errors naming the variable."""
     p = c.run("--help")
-    for opt in ["--local", "--keep-failed", "--trace-http", "cleanup", "E2E_SANDBOX_TTL",
+    for opt in ["--local", "--profile", "--keep-failed", "--trace-http", "cleanup", "E2E_SANDBOX_TTL",
                 "E2E_SERVER_TEMPLATE", "E2E_SERVER_PORT", "E2E_SHORT_TTL"]:
         check(re.search(r"(^|[\s,(])" + re.escape(opt) + r"([\s,=)]|$)", p.stdout, re.M),
               "help lacks " + opt)
@@ -575,6 +575,19 @@ def sc_sandbox_cli(c):
         p = c.run(*args)
         check(p.returncode == 4, f"{args}: exit {p.returncode} (want 4)")
         check(want in p.stderr, f"{args}: stderr lacks {want!r}: {p.stderr}")
+    for args, want in [(["--local", "--profile", "aws", "cases/test_outcomes.lua"],
+                        "--profile expects e2b or fc, got 'aws'"),
+                       (["--profile", "fc", "cases/test_outcomes.lua"], "needs --local"),
+                       (["--local", "--profile"], "--profile expects e2b or fc")]:
+        p = c.run(*args)
+        check(p.returncode == 4 and want in p.stderr, f"{args}: exit {p.returncode}, {p.stderr!r}")
+    # The profile reaches abx-local as ABX_LOCAL_PROFILE.
+    fake = os.path.join(c.dir, "fake-profile.sh")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\necho \"fake abx-local: profile=$ABX_LOCAL_PROFILE\" >&2\nexit 7\n")
+    os.chmod(fake, 0o755)
+    p = c.run("--local", "--profile=fc", "cases/test_outcomes.lua", env={"ABX_LOCAL_BIN": fake})
+    check(p.returncode == 3 and "profile=fc" in p.stderr, "--profile=fc reaches abx-local: " + p.stderr)
     p = c.run("cleanup", "--help")
     check(p.returncode == 0 and "--yes" in p.stdout and "--older-than" in p.stdout,
           "cleanup --help")

@@ -1,0 +1,84 @@
+/* Control-plane request bodies: an optional JSON object and its typed
+ * fields, each refusal naming the field. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "server.h"
+
+/* Parses an optional JSON object body; NULL with *bad set on error. */
+cJSON *abx_body_parse(struct MHD_Connection *c, const struct abx_buf *body,
+                         enum MHD_Result *bad)
+{
+    *bad = MHD_YES;
+    if (body->len == 0)
+        return NULL;
+    cJSON *o = cJSON_ParseWithLength(body->data, body->len);
+    if (o == NULL) {
+        *bad = abx_http_error(c, 400, "malformed JSON body");
+        return NULL;
+    }
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        *bad = abx_http_error(c, 400, "request body must be a JSON object");
+        return NULL;
+    }
+    return o;
+}
+
+/* 1 present (in *out), 0 absent, -1 wrong type / range (err set). */
+int abx_body_int(const cJSON *o, const char *name, long min, long max, long *out,
+                   char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (v == NULL || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+        v->valuedouble != floor(v->valuedouble)) {
+        snprintf(err, errlen, "field '%s' must be an integer", name);
+        return -1;
+    }
+    if (v->valuedouble < (double)min || v->valuedouble > (double)max) {
+        snprintf(err, errlen, "field '%s' must be between %ld and %ld", name, min, max);
+        return -1;
+    }
+    *out = (long)v->valuedouble;
+    return 1;
+}
+
+int abx_body_bool(const cJSON *o, const char *name, bool *out, char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (v == NULL || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsBool(v)) {
+        snprintf(err, errlen, "field '%s' must be a boolean", name);
+        return -1;
+    }
+    *out = cJSON_IsTrue(v);
+    return 1;
+}
+
+/* A map of strings (metadata, envVars). */
+int abx_body_map(const cJSON *o, const char *name, const cJSON **out, char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    *out = NULL;
+    if (v == NULL || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsObject(v)) {
+        snprintf(err, errlen, "field '%s' must be an object of strings", name);
+        return -1;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v)
+    {
+        if (!cJSON_IsString(e)) {
+            snprintf(err, errlen, "field '%s.%.64s' must be a string", name, e->string);
+            return -1;
+        }
+    }
+    *out = v;
+    return 1;
+}
+
