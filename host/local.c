@@ -176,6 +176,7 @@ int abx_local_start(struct abx_env *e, char *err, size_t errlen)
 {
     struct timespec ts = {0, 50 * 1000 * 1000};
     char bin[PATH_MAX], vals[4][1024], tail[2100], perr[512];
+    const char *prof;
     double waited = 0;
     int status;
 
@@ -229,9 +230,12 @@ int abx_local_start(struct abx_env *e, char *err, size_t errlen)
     e->has_platform = 1;
     e->missing[0] = '\0';
     e->platform_err[0] = '\0';
-    snprintf(e->endpoint, sizeof e->endpoint, "%.480s (abx-local)", vals[1]);
-    abx_out_printf(ABX_OUT_STDERR, "abx-local: %s, data plane %s\n", vals[1],
-                   vals[3][0] ? vals[3] : vals[2]);
+    /* The header and reports name the cloud a local run stood in for. */
+    prof = getenv("ABX_LOCAL_PROFILE");
+    prof = prof && *prof ? prof : "e2b";
+    snprintf(e->endpoint, sizeof e->endpoint, "%.480s (abx-local, profile %.8s)", vals[1], prof);
+    abx_out_printf(ABX_OUT_STDERR, "abx-local: %s, data plane %s, profile %s\n", vals[1],
+                   vals[3][0] ? vals[3] : vals[2], prof);
     return 0;
 fail:
     abx_local_stop();

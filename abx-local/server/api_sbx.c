@@ -94,10 +94,6 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
                               "/sandboxes/{id}/connect");
     if (!method_in(want, method))
         return abx_http_405(c, want, method, path);
-    if (sub != NULL && (strcmp(sub, "pause") == 0 || strcmp(sub, "resume") == 0) &&
-        !abx_sw(ABX_SW_PAUSE))
-        return abx_http_error(c, 403, "%s is available to allow-listed accounts only (not on "
-                              "the Eco plan)", sub[0] == 'p' ? "pause" : "resume");
     if (sub == NULL && strcmp(method, "DELETE") == 0) {
         struct abx_faults f;
         abx_faults_get(&f);
@@ -107,6 +103,12 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
     if (s == NULL)
         return not_found(c, id);
     long t = 0;
+    if (sub != NULL && (strcmp(sub, "pause") == 0 || strcmp(sub, "resume") == 0) &&
+        !abx_sw(ABX_SW_PAUSE)) {
+        ret = abx_http_error(c, 403, "%s is available to allow-listed accounts only (not on "
+                             "the Eco plan)", sub[0] == 'p' ? "pause" : "resume");
+        goto out;
+    }
     if (sub == NULL && strcmp(method, "GET") == 0) {
         ret = abx_http_json(c, 200, abx_json_detail(s, false));
     } else if (sub == NULL) {

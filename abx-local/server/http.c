@@ -133,6 +133,17 @@ static cJSON *error_body(unsigned status, const char *fmt, va_list ap)
     return o;
 }
 
+static cJSON *error_json(unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static cJSON *error_json(unsigned status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cJSON *o = error_body(status, fmt, ap);
+    va_end(ap);
+    return o;
+}
+
 enum MHD_Result abx_http_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 {
     va_list ap;
@@ -145,13 +156,7 @@ enum MHD_Result abx_http_error(struct MHD_Connection *c, unsigned status, const 
 enum MHD_Result abx_http_405(struct MHD_Connection *c, const char *allow, const char *method,
                              const char *path)
 {
-    char msg[512];
-    snprintf(msg, sizeof msg, "method %.16s not allowed on %.200s (allowed: %s)", method, path,
-             allow);
-    cJSON *o = cJSON_CreateObject();
-    if (o) {
-        cJSON_AddNumberToObject(o, "code", 405);
-        cJSON_AddStringToObject(o, "message", msg);
-    }
+    cJSON *o = error_json(405, "method %.16s not allowed on %.200s (allowed: %s)", method, path,
+                          allow);
     return abx_http_json_hdr(c, 405, o, "Allow", allow);
 }

@@ -390,8 +390,9 @@ static bool traffic_allowed(struct MHD_Connection *c, const struct abx_sbx *s, i
 }
 
 /* Routing: E2b-Sandbox-Id/-Port headers, else Host "<port>-<id>.<domain>". */
-static int route(struct MHD_Connection *c, char *id, size_t idlen, int *port)
+static int route(struct MHD_Connection *c, char *id, size_t idlen, int *port, bool *by_host)
 {
+    *by_host = false;
     const char *hid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "E2b-Sandbox-Id");
     const char *hport = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "E2b-Sandbox-Port");
     char portbuf[16];
@@ -402,6 +403,7 @@ static int route(struct MHD_Connection *c, char *id, size_t idlen, int *port)
         const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
         if (host == NULL)
             return -1;
+        *by_host = true;
         size_t label = strcspn(host, ".:");
         const char *dash = memchr(host, '-', label);
         if (dash == NULL || dash == host || (size_t)(dash - host) >= sizeof portbuf)
@@ -517,9 +519,10 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abx_req *r, con
 {
     char id[128];
     int port;
+    bool by_host;
     if (r->uri[0] != '/')
         return abx_http_error(c, 400, "request target must be an absolute path");
-    if (route(c, id, sizeof id, &port) != 0)
+    if (route(c, id, sizeof id, &port, &by_host) != 0)
         return abx_http_error(c, 400,
                               "cannot route: send E2b-Sandbox-Id and E2b-Sandbox-Port headers "
                               "or use Host <port>-<sandboxID>.%s",
@@ -527,7 +530,7 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abx_req *r, con
     int fault = abx_faults_roll(true);
     if (fault)
         return abx_http_error(c, (unsigned)fault, "injected fault (status %d)", fault);
-    struct abx_sbx *s = abx_reg_get(id);
+    struct abx_sbx *s = abx_reg_find(id, by_host);
     if (s == NULL)
         return proxy_502(c, id, "The sandbox was not found", 0);
     if (!traffic_allowed(c, s, port)) {

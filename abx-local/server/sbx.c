@@ -1,6 +1,7 @@
 /* The sandbox registry: a small locked list of reference-counted records. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "server.h"
@@ -67,6 +68,11 @@ bool abx_reg_add(struct abx_sbx *s, size_t max)
 
 struct abx_sbx *abx_reg_get(const char *id)
 {
+    return abx_reg_find(id, false);
+}
+
+struct abx_sbx *abx_reg_find(const char *id, bool any_case)
+{
     char key[ABX_ID_MAX + 1];
     size_t n = strlen(id);
     /* The legacy "<id>-<clientID>" form; an fc id has a '-' of its own. */
@@ -80,7 +86,7 @@ struct abx_sbx *abx_reg_get(const char *id)
     struct abx_sbx *found = NULL;
     pthread_mutex_lock(&abx_reg_lock);
     for (struct abx_sbx *s = reg_head; s; s = s->next) {
-        if (strcmp(s->id, key) == 0 &&
+        if ((any_case ? strcasecmp(s->id, key) : strcmp(s->id, key)) == 0 &&
             (s->state == ABX_SBX_RUNNING || s->state == ABX_SBX_PAUSED)) {
             s->refs++;
             found = s;

@@ -216,6 +216,9 @@ bool abx_reg_add(struct abx_sbx *s, size_t max);
 /* A referenced sandbox that the API may see (not STARTING/DEAD), or NULL.
  * Accepts the legacy "<id>-<clientID>" form. */
 struct abx_sbx *abx_reg_get(const char *id);
+/* abx_reg_get, optionally ignoring case: a host name's id (DNS names have
+ * no case, and clients lower-case them; fc ids are upper case). */
+struct abx_sbx *abx_reg_find(const char *id, bool any_case);
 /* References to every visible sandbox; *n set. Free with abx_reg_put_all. */
 struct abx_sbx **abx_reg_all(size_t *n, bool include_hidden);
 void abx_reg_put_all(struct abx_sbx **v, size_t n);

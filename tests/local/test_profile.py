@@ -40,12 +40,15 @@ def per_profile(s, fc):
     # fc-ids: sbx- ids (assumed shape), routed by Host like any other.
     shape = r"sbx-[0-9A-HJKMNP-TV-Z]{26}" if fc else r"[a-z0-9]{20}"
     check(re.fullmatch(shape, sid) is not None, "%s: sandbox id %s matches %s" % (name, sid, shape))
-    c = http.client.HTTPConnection(s.data, timeout=30)
-    c.request("GET", "/health", headers={"Host": "%d-%s.%s" % (ENVD, sid, s.env["E2B_DOMAIN"])})
-    r = c.getresponse()
-    r.read()
-    c.close()
-    check(r.status == 204, "%s: Host <port>-<id> routes an id with a dash (%d)" % (name, r.status))
+    for host_id in (sid, sid.lower()):   # DNS names have no case: clients lower-case them
+        c = http.client.HTTPConnection(s.data, timeout=30)
+        c.request("GET", "/health", headers={"Host": "%d-%s.%s" % (ENVD, host_id, s.env["E2B_DOMAIN"])})
+        r = c.getresponse()
+        r.read()
+        c.close()
+        check(r.status == 204, "%s: Host <port>-%s routes (%d)" % (name, host_id, r.status))
+    st, _, _, _ = s.request("GET", "/sandboxes/" + sid.swapcase())
+    check(st == 404 or not fc, "%s: the control plane matches ids exactly (%d)" % (name, st))
 
     # tokens-in-info: the access token on create only, on fc.
     check(("envdAccessToken" in info(s, sid)) != fc,
