@@ -99,6 +99,8 @@ int abx_envd_config_load(const char *file, char *err, size_t errlen)
             dup_field(start, "cwd", &abx_envd_cfg.start_cwd, NULL, err, errlen))
             goto out;
     }
+    if (abx_envd_compat_load(o, err, errlen))
+        goto out;
     rc = 0;
 out:
     if (f)

@@ -148,7 +148,9 @@ cJSON *abx_envd_entry_info(const char *path)
     cJSON_AddStringToObject(o, "modifiedTime", ts);
     if (S_ISLNK(st.st_mode))
         cJSON_AddStringToObject(o, "symlinkTarget", target ? target : "");
-    if (!S_ISLNK(st.st_mode) && (meta = abx_envd_meta_read(path)))
+    /* An envd before 0.6.2 had no metadata field. */
+    if (abx_envd_compat.file_metadata && !S_ISLNK(st.st_mode) &&
+        (meta = abx_envd_meta_read(path)))
         cJSON_AddItemToObject(o, "metadata", meta);
     free(target);
     return o;

@@ -1,8 +1,10 @@
 /* abx-envd internals shared between its files (one concern per file):
- * config.c (config file), users.c (users, Basic auth, paths), http.c (MHD
- * routing, auth, REST responses), files.c (/files), rpc.c (Connect
- * framing and dispatch), stream.c (streamed responses), proc.c / proc_rpc.c
- * (process.Process), fs_rpc.c / entry.c / watch.c (filesystem.Filesystem). */
+ * config.c (config file), compat.c (its `compat` object), users.c (users,
+ * Basic auth, paths), http.c (MHD routing, auth, REST responses), files.c
+ * (GET /files, /files access), download.c (its body), upload.c (POST
+ * /files), meta.c (file metadata), rpc.c (Connect framing and dispatch),
+ * stream.c (streamed responses), proc.c / proc_rpc.c (process.Process),
+ * fs_rpc.c / entry.c / watch.c (filesystem.Filesystem). */
 #ifndef ABX_ENVD_H
 #define ABX_ENVD_H
 
@@ -31,6 +33,26 @@ struct abx_envd_config {
 extern struct abx_envd_config abx_envd_cfg;
 
 int abx_envd_config_load(const char *file, char *err, size_t errlen);
+
+/* ---- compat.c: the envd abx-envd imitates (config.json `compat`) ---- */
+struct abx_envd_compat {
+    char version[32];          /* reported over HTTP (X-Envd-Version) */
+    int octet_upload;          /* POST /files with a non-multipart body */
+    int gzip;                  /* Content-/Accept-Encoding gzip on /files */
+    int file_metadata;         /* X-Metadata-* <-> user.e2b.* xattrs */
+    int watch_include_entry;   /* includeEntry on watches honoured */
+    int watch_network_mounts;  /* allowNetworkMounts on watches honoured */
+    int proto_codec;           /* 0: proto requests refused with HTTP 400 */
+    int signed_urls;           /* a signature stands in for X-Access-Token */
+    int64_t keepalive_default_s;
+    int64_t keepalive_max_s;   /* 0: requested intervals are not clamped */
+};
+
+extern struct abx_envd_compat abx_envd_compat;
+
+/* Reads cfg's `compat` (absent: defaults kept). 0, or -1 with err naming
+ * the bad member. */
+int abx_envd_compat_load(const cJSON *cfg, char *err, size_t errlen);
 
 /* ---- users.c ---- */
 #define ENVD_MAX_GROUPS 64
@@ -68,9 +90,19 @@ enum MHD_Result abx_envd_reply_json(struct MHD_Connection *c, unsigned status,
 const char *abx_envd_header(struct MHD_Connection *c, const char *name);
 
 /* ---- files.c ---- */
-struct abx_envd_upload;
+const char *abx_envd_query(struct MHD_Connection *c, const char *name);
+/* validateSigning of a /files request (op "read"/"write"): 0, or an HTTP
+ * status with msg set. */
+unsigned abx_envd_files_signing(struct MHD_Connection *c, const char *op,
+                                char *msg, size_t msglen);
+/* The username parameter's user, else the default one: 0 or 401 (msg). */
+unsigned abx_envd_files_user(struct MHD_Connection *c, struct abx_envd_user *u,
+                             char *msg, size_t msglen);
 /* GET /files: queues the whole answer. */
 enum MHD_Result abx_envd_files_get(struct MHD_Connection *c);
+
+/* ---- upload.c ---- */
+struct abx_envd_upload;
 /* POST /files in three steps, as MHD delivers the body. begin returns NULL
  * on OOM; errors are kept inside and reported by finish. */
 struct abx_envd_upload *abx_envd_upload_begin(struct MHD_Connection *c);
@@ -80,6 +112,17 @@ int abx_envd_upload_failed(const struct abx_envd_upload *up);
 enum MHD_Result abx_envd_upload_finish(struct abx_envd_upload *up,
                                    struct MHD_Connection *c);
 void abx_envd_upload_free(struct abx_envd_upload *up);
+
+/* ---- download.c ---- */
+struct stat;
+/* The coding a GET /files answer takes under Accept-Encoding h: 1 gzip,
+ * 0 identity, -1 none acceptable (answer 406). identity_only: only ask
+ * whether identity is acceptable (0) or not (-1). */
+int abx_envd_accept_encoding(const char *h, int identity_only);
+/* The body of fd (a regular file; taken, closed by the response), read to
+ * its end, gzip'd if asked. NULL on OOM. */
+struct MHD_Response *abx_envd_download_response(int fd, const struct stat *st,
+                                                int gzip);
 
 /* ---- stream.c ---- */
 struct abx_envd_stream;

@@ -251,12 +251,17 @@ static int get_watch_args(struct abx_envd_rpc *rpc, char *path, size_t len,
 
     if (get_path(rpc, "path", path, len))
         return -1;
+    /* An envd that predates a field never reads it: Connect's JSON codec
+     * discards unknown fields (whatever their type). */
+    *include_entry = *allow_net = 0;
     if (abx_json_get_bool(rpc->req, "recursive", recursive, 0, &je) ==
             ABX_JSON_EBADTYPE ||
-        abx_json_get_bool(rpc->req, "includeEntry", include_entry, 0, &je) ==
-            ABX_JSON_EBADTYPE ||
-        abx_json_get_bool(rpc->req, "allowNetworkMounts", allow_net, 0, &je) ==
-            ABX_JSON_EBADTYPE)
+        (abx_envd_compat.watch_include_entry &&
+         abx_json_get_bool(rpc->req, "includeEntry", include_entry, 0, &je) ==
+             ABX_JSON_EBADTYPE) ||
+        (abx_envd_compat.watch_network_mounts &&
+         abx_json_get_bool(rpc->req, "allowNetworkMounts", allow_net, 0, &je) ==
+             ABX_JSON_EBADTYPE))
         return abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
     return 0;
 }

@@ -72,6 +72,22 @@ static enum MHD_Result reply_empty(struct MHD_Connection *c, unsigned status)
     return abx_envd_reply_json(c, status, NULL, "", 0);
 }
 
+/* /init: nothing to initialise here (abx-local writes config.json), but
+ * later envds name their version on it, and abx-envd the one it imitates. */
+static enum MHD_Result reply_init(struct MHD_Connection *c)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result rc;
+
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "X-Envd-Version", abx_envd_compat.version);
+    rc = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 static enum MHD_Result reply_envs(struct MHD_Connection *c)
 {
     struct abx_buf b;
@@ -111,13 +127,15 @@ static enum route classify(const char *url, const char *method)
 }
 
 /* The access-token middleware: everything but /health, /files and /init
- * needs X-Access-Token when the sandbox has a token. */
+ * needs X-Access-Token when the sandbox has a token. /files checks it (or
+ * a signature) itself, unless signatures are off: then the middleware. */
 static int token_ok(struct MHD_Connection *c, enum route r)
 {
+    int files = r == R_FILES_GET || r == R_FILES_POST;
     const char *t;
 
-    if (!abx_envd_cfg.access_token || r == R_HEALTH || r == R_FILES_GET ||
-        r == R_FILES_POST || r == R_INIT)
+    if (!abx_envd_cfg.access_token || r == R_HEALTH || r == R_INIT ||
+        (files && abx_envd_compat.signed_urls))
         return 1;
     t = abx_envd_header(c, "X-Access-Token");
     return t && abx_filesig_equal(t, abx_envd_cfg.access_token);
@@ -171,7 +189,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     case R_ENVS:
         return reply_envs(c);
     case R_INIT:
-        return reply_empty(c, MHD_HTTP_NO_CONTENT);
+        return reply_init(c);
     case R_FILES_GET:
         return abx_envd_files_get(c);
     case R_FILES_POST:

@@ -131,8 +131,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "abx-envd: %s\n", err);
         return 1;
     }
-    fprintf(stderr, "abx-envd %s listening on %s:%lu\n", ABX_ENVD_VERSION,
-            addr, port);
+    fprintf(stderr, "abx-envd %s (as envd %s) listening on %s:%lu\n",
+            ABX_ENVD_VERSION, abx_envd_compat.version, addr, port);
     run_start_command();
     while (sigwait(&term, &sig) != 0)
         ;

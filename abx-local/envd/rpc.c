@@ -13,7 +13,6 @@
 #include "jsonutil.h"
 
 #define STREAM_REQ_MAX ((size_t)4 * 1024 * 1024)
-#define DEFAULT_KEEPALIVE_S 90
 
 int abx_envd_rpc_fail(struct abx_envd_rpc *rpc, enum abx_connect_code code,
                   const char *fmt, ...)
@@ -76,17 +75,22 @@ static int64_t parse_timeout(const char *h)
     return n ? v : -1;
 }
 
+/* Keepalive-Ping-Interval in seconds; absent/invalid: the compat default.
+ * A platform may cap it (compat keepaliveMaxS) below what clients ask. */
 static int64_t parse_keepalive_ms(const char *h)
 {
+    int64_t s = abx_envd_compat.keepalive_default_s;
     char *end;
     long v;
 
-    if (!h)
-        return DEFAULT_KEEPALIVE_S * 1000;
-    v = strtol(h, &end, 10);
-    if (end == h || *end || v <= 0 || v > 86400)
-        return DEFAULT_KEEPALIVE_S * 1000;
-    return (int64_t)v * 1000;
+    if (h) {
+        v = strtol(h, &end, 10);
+        if (end != h && !*end && v > 0 && v <= 86400)
+            s = v;
+    }
+    if (abx_envd_compat.keepalive_max_s > 0 && s > abx_envd_compat.keepalive_max_s)
+        s = abx_envd_compat.keepalive_max_s;
+    return s * 1000;
 }
 
 /* Authorization: Basic base64("user:"), absent => default user. */
@@ -302,6 +306,15 @@ enum MHD_Result abx_envd_rpc_handle(struct MHD_Connection *c, const char *url,
     if (strcmp(method, "POST") != 0)
         return reply_empty_with(c, MHD_HTTP_METHOD_NOT_ALLOWED, "Allow", "POST");
     want = m->streaming ? "application/connect+json" : "application/json";
+    /* The platform abx-local imitates (profile fc) answered proto requests
+     * with HTTP 400 (its JSON decoder choking on them), not 415. */
+    if (!abx_envd_compat.proto_codec &&
+        (media_is(ct, "application/proto") ||
+         media_is(ct, "application/connect+proto")))
+        return reply_connect_error(c, ABX_CONNECT_INVALID_ARGUMENT,
+                                   "unsupported codec: only the JSON codec "
+                                   "is accepted (application/json, or "
+                                   "application/connect+json for streams)");
     if (!media_is(ct, want))
         return reply_empty_with(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
                                 "Accept-Post", want);

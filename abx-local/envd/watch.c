@@ -272,10 +272,11 @@ int abx_envd_watch_new(const char *dir, int recursive, int include_entry,
         snprintf(err, errlen, "path %s not a directory", dir);
         return -1;
     }
+    /* envd's code and text (0.5.2, which always refused, and 0.6.4). */
     if (!allow_network && is_network_fs(dir)) {
-        *code = ABX_CONNECT_FAILED_PRECONDITION;
-        snprintf(err, errlen, "path %s is on a network mount; set "
-                 "allow_network_mounts to watch it", dir);
+        *code = ABX_CONNECT_INVALID_ARGUMENT;
+        snprintf(err, errlen, "cannot watch path on network filesystem: %s",
+                 dir);
         return -1;
     }
     if (!(w = calloc(1, sizeof *w))) {

@@ -1,7 +1,10 @@
-// files through the official SDK (runner-semantics §5.4 B).
+// files through the official SDK (runner-semantics §5.4 B). On the fc
+// profile envd reports 0.5.2 and the SDK takes its own fallbacks: multipart
+// uploads only (no octet-stream, no gzip below 0.5.7), file metadata and
+// watch includeEntry/allowNetworkMounts refused client-side (TemplateError).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { e2b, newSandbox, rejectsWith, eventually } from './lib.mjs'
+import { e2b, newSandbox, rejectsWith, eventually, dataFetch, FC } from './lib.mjs'
 
 const { FileType, FilesystemEventType } = e2b
 
@@ -44,6 +47,9 @@ test('write and read binary', async (t) => {
   assert.equal(sum.stdout.trim(), createHash('sha256').update(data).digest('hex'))
 })
 
+// The SDK asks for octet-stream (a stream body, useOctetStream, gzip) only
+// from envd >= 0.5.7: on FC every one of these writes goes as multipart and
+// still lands.
 test('octet-stream and gzip uploads, gzip download', async (t) => {
   const sbx = await newSandbox(t)
   const big = 'x'.repeat(300_000) + 'end'
@@ -220,4 +226,105 @@ test('watchDir on a secure sandbox', async (t) => {
   } finally {
     await handle.stop()
   }
+})
+
+// A raw envd request with the sandbox's token (what the SDK adds).
+function envdFetch (sbx, pathAndQuery, init = {}) {
+  return dataFetch(sbx, 49983, pathAndQuery, {
+    ...init,
+    headers: { ...(sbx.envdAccessToken ? { 'X-Access-Token': sbx.envdAccessToken } : {}), ...(init.headers || {}) }
+  })
+}
+
+// What the SDK's version check stands in for: FC's envd 0.5.2 takes
+// multipart uploads only and never gzips; E2B's takes octet-stream bodies
+// and gzips downloads on request.
+test('raw /files: octet-stream upload and gzip download per envd version', async (t) => {
+  const sbx = await newSandbox(t)
+  const up = await envdFetch(sbx, '/files?path=/home/user/raw.txt', {
+    method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: 'raw body'
+  })
+  if (FC) {
+    assert.ok(up.status >= 400, `FC's envd refuses an octet-stream body (got ${up.status})`)
+    await up.arrayBuffer()
+    assert.equal(await sbx.files.exists('raw.txt'), false, 'nothing written')
+  } else {
+    assert.equal(up.status, 200)
+    assert.deepEqual(await up.json(), [{ name: 'raw.txt', path: '/home/user/raw.txt', type: 'file' }])
+    assert.equal(await sbx.files.read('raw.txt'), 'raw body')
+  }
+  await sbx.files.write('plain.txt', 'p'.repeat(4096))
+  const down = await envdFetch(sbx, '/files?path=/home/user/plain.txt', { headers: { 'Accept-Encoding': 'gzip' } })
+  assert.equal(down.status, 200)
+  assert.equal(down.headers.get('content-encoding'), FC ? null : 'gzip')
+  assert.equal(await down.text(), 'p'.repeat(4096))   // fetch inflates
+})
+
+// Custom file metadata (X-Metadata-* → EntryInfo.metadata) needs envd
+// 0.6.2: on FC the SDK refuses before sending anything. Regression on E2B:
+// overwriting a file replaces its metadata (stale keys were kept).
+test('file metadata: kept, replaced on overwrite (E2B); refused by the SDK (FC)', async (t) => {
+  const sbx = await newSandbox(t)
+  if (FC) {
+    await assert.rejects(sbx.files.write('meta.txt', 'x', { metadata: { owner: 'me' } }), (err) => {
+      assert.ok(err instanceof e2b.TemplateError, `got ${err.constructor.name}: ${err.message}`)
+      assert.equal(err.message, 'File metadata requires envd 0.6.2 or later.')
+      return true
+    })
+    assert.equal(await sbx.files.exists('meta.txt'), false, 'the SDK sent nothing')
+    // A client that sends the headers anyway: envd 0.5.2 ignores them.
+    const form = new FormData()
+    form.append('file', new Blob(['x']), 'meta.txt')
+    const r = await envdFetch(sbx, '/files?path=/home/user/meta.txt', { method: 'POST', headers: { 'X-Metadata-owner': 'me' }, body: form })
+    assert.equal(r.status, 200)
+    await r.arrayBuffer()
+    assert.equal((await sbx.files.getInfo('meta.txt')).metadata, undefined)
+    return
+  }
+  const w = await sbx.files.write('meta.txt', 'one', { metadata: { owner: 'me', stage: 'draft' } })
+  assert.deepEqual(w.metadata, { owner: 'me', stage: 'draft' })
+  assert.deepEqual((await sbx.files.getInfo('meta.txt')).metadata, { owner: 'me', stage: 'draft' })
+  assert.deepEqual((await sbx.files.list('.')).find((e) => e.name === 'meta.txt').metadata, { owner: 'me', stage: 'draft' })
+  await sbx.files.write('meta.txt', 'two', { metadata: { stage: 'final' } })
+  assert.deepEqual((await sbx.files.getInfo('meta.txt')).metadata, { stage: 'final' }, 'stale key owner is gone')
+  await sbx.files.write('meta.txt', 'three')
+  assert.equal((await sbx.files.getInfo('meta.txt')).metadata, undefined, 'an overwrite without metadata clears it')
+  assert.equal(await sbx.files.read('meta.txt'), 'three')
+})
+
+// includeEntry (envd >= 0.6.3) and allowNetworkMounts (>= 0.6.4) on
+// watchDir: FC's SDK check raises before any request; E2B honours both.
+test('watchDir includeEntry and allowNetworkMounts', async (t) => {
+  const sbx = await newSandbox(t)
+  await sbx.files.makeDir('we')
+  if (FC) {
+    await rejectsWith(sbx.files.watchDir('we', () => {}, { includeEntry: true }), e2b.TemplateError, 'includeEntry on envd 0.5.2')
+    await rejectsWith(sbx.files.watchDir('we', () => {}, { allowNetworkMounts: true }), e2b.TemplateError, 'allowNetworkMounts on envd 0.5.2')
+    const plain = await sbx.files.watchDir('we', () => {})   // without them it watches
+    await plain.stop()
+    return
+  }
+  const events = []
+  const h = await sbx.files.watchDir('we', (e) => { events.push(e) }, { includeEntry: true, allowNetworkMounts: true })
+  try {
+    await sbx.files.write('we/e.txt', 'entry')
+    const ev = await eventually(() => events.find((e) => e.name === 'e.txt' && e.entry),
+      { what: 'event with entry info' })
+    assert.equal(ev.entry.name, 'e.txt')
+    assert.equal(ev.entry.path, '/home/user/we/e.txt')
+    assert.equal(ev.entry.type, FileType.FILE)
+  } finally {
+    await h.stop()
+  }
+})
+
+// Regression: /proc files report size 0 but have content; read returns it.
+test('read a /proc file', async (t) => {
+  const sbx = await newSandbox(t)
+  const status = await sbx.files.read('/proc/self/status')
+  assert.match(status, /^Name:\s+\S+/m)
+  assert.match(status, /^Pid:\s+\d+/m)
+  const cpuinfo = await sbx.files.read('/proc/cpuinfo', { format: 'bytes' })
+  assert.ok(cpuinfo.length > 0, '/proc/cpuinfo is not empty')
+  assert.match(new TextDecoder().decode(cpuinfo), /processor/)
 })

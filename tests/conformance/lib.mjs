@@ -2,8 +2,10 @@
 // creation with guaranteed cleanup, and raw data-plane requests.
 //
 // run.sh exports E2B_API_KEY / E2B_API_URL / E2B_SANDBOX_URL (and E2B_DOMAIN)
-// from `abx-local serve`, and ABX_SDK_DIR = the folder whose node_modules
-// holds the SDK under test. Never print the API key or access tokens.
+// from `abx-local serve`, ABX_SDK_DIR = the folder whose node_modules
+// holds the SDK under test, and ABX_LOCAL_PROFILE = the platform profile the
+// server runs (e2b = upstream E2B, fc = Alibaba FC Agent Sandbox). Never
+// print the API key or access tokens.
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import http from 'node:http'
@@ -28,6 +30,48 @@ export const { Sandbox } = e2b
 
 export const RUN_ID = process.env.ABX_CONFORMANCE_RUN_ID || `conf-${process.pid}`
 export const SANDBOX_URL = process.env.E2B_SANDBOX_URL
+export const API_URL = process.env.E2B_API_URL
+
+// The one branch point of the suite: which cloud abx-local imitates. A test
+// that differs per profile asserts E2B's contract when !FC and FC's
+// documented one (docs/profiles.md) when FC — never
+// a skip. GET /admin/profile (platformProfile) says the same from the server.
+export const PROFILE = process.env.ABX_LOCAL_PROFILE || 'e2b'
+if (PROFILE !== 'e2b' && PROFILE !== 'fc') throw new Error(`ABX_LOCAL_PROFILE must be e2b or fc, not '${PROFILE}'`)
+export const FC = PROFILE === 'fc'
+
+// A raw control-plane request with the API key (what the SDK sends as
+// X-API-KEY). Returns {status, headers, text, json}; json is undefined when
+// the body is not JSON.
+export async function apiFetch (pathAndQuery, init = {}) {
+  const headers = { 'X-API-KEY': process.env.E2B_API_KEY, ...(init.headers || {}) }
+  if (init.body !== undefined && typeof init.body !== 'string') {
+    headers['Content-Type'] = 'application/json'
+    init = { ...init, body: JSON.stringify(init.body) }
+  }
+  const res = await fetch(new URL(pathAndQuery, API_URL), { ...init, headers })
+  const text = await res.text()
+  let json
+  try { json = JSON.parse(text) } catch { json = undefined }
+  return { status: res.status, headers: res.headers, text, json }
+}
+
+// GET /admin/profile: {profile, envdVersion, switches: {name: bool}}.
+let profileCache
+export async function platformProfile () {
+  if (!profileCache) {
+    const r = await apiFetch('/admin/profile')
+    assert.equal(r.status, 200, `GET /admin/profile: ${r.status} ${r.text.slice(0, 200)}`)
+    profileCache = r.json
+  }
+  return profileCache
+}
+
+// Control-plane error texts: E2B's message as is, or on fc the same with
+// FC's code name in front ("ResourceNotFound: template 'x' not found").
+export function apiMessage (fcCode, message) {
+  return FC ? `${fcCode}: ${message}` : message
+}
 
 // Creates a sandbox tagged with the run id and kills it when the test ends,
 // whatever the outcome. `t` is the node:test context.
@@ -42,6 +86,24 @@ export async function newSandbox (t, opts = {}, template = 'base') {
     }
   })
   return sbx
+}
+
+// A data-plane error the proxy answers itself (sandbox not found, port not
+// open): E2B's JSON {message, sandboxId, code} on e2b; on fc a gateway's
+// plain HTML page with the same status. `want` = the E2B body expected.
+export async function assertProxyError (res, status, want) {
+  assert.equal(res.status, status)
+  const text = await res.text()
+  if (FC) {
+    assert.match(res.headers.get('content-type') || '', /^text\/html/)
+    assert.match(text, new RegExp(`<html>[\\s\\S]*\\b${status}\\b`))
+    assert.doesNotMatch(text, /sandboxId/, 'the gateway page carries none of E2B\'s JSON fields')
+    return
+  }
+  assert.match(res.headers.get('content-type') || '', /^application\/json/)
+  const body = JSON.parse(text)
+  if (typeof want === 'function') want(body)
+  else assert.deepEqual(body, want)
 }
 
 // A raw request to a port inside a sandbox through the single data-plane

@@ -1,33 +1,42 @@
 #!/usr/bin/env bash
 # Conformance of abx-local with the official E2B JS SDK.
 #
-#   tests/conformance/run.sh --build-dir BUILD [--sdk 2.31.0|latest] [-- NODE_TEST_ARGS...]
+#   tests/conformance/run.sh --build-dir BUILD [--sdk 2.31.0|latest]
+#                            [--profile e2b|fc] [-- NODE_TEST_ARGS...]
 #
 # Installs the SDK into BUILD/conformance/e2b-<ver> (npm ci from the committed
-# lock file for the pinned version), starts `abx-local serve` on loopback
-# with a fresh state dir, exports what it prints (E2B_API_KEY, E2B_API_URL,
-# E2B_SANDBOX_URL, E2B_DOMAIN), runs `node --test` on the *.test.mjs files,
-# stops the server with SIGTERM and checks that no sandbox process or folder
-# is left. Exit: node's status (0 = all passed), 1 on leaks or set-up
-# failure, 77 (ctest SKIP) when the SDK cannot be installed (registry
-# unreachable) or node is too old. Never prints the API key.
+# lock file for the pinned version), starts `abx-local serve --profile P`
+# (default e2b; fc imitates Alibaba FC Agent Sandbox) on loopback with a
+# fresh state dir, exports what it prints (E2B_API_KEY, E2B_API_URL,
+# E2B_SANDBOX_URL, E2B_DOMAIN) and ABX_LOCAL_PROFILE=P (lib.mjs branches
+# on it), runs `node --test` on the *.test.mjs files, stops the server with
+# SIGTERM and checks that no sandbox process or folder is left. Exit:
+# node's status (0 = all passed), 1 on leaks or set-up failure, 77 (ctest
+# SKIP) when the SDK cannot be installed (registry unreachable) or node is
+# too old. Never prints the API key.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 BUILD=""
 SDK="2.31.0"
+PROFILE="e2b"
 NODE_ARGS=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --build-dir) BUILD=$2; shift 2 ;;
     --sdk) SDK=$2; shift 2 ;;
+    --profile) PROFILE=$2; shift 2 ;;
     --) shift; NODE_ARGS=("$@"); break ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
 [ -n "$BUILD" ] || { echo "run.sh: --build-dir is required" >&2; exit 2; }
+case "$PROFILE" in
+e2b|fc) ;;
+*) echo "run.sh: --profile must be e2b or fc, not '$PROFILE'" >&2; exit 2 ;;
+esac
 BUILD=$(cd "$BUILD" && pwd)
 SERVER_BIN="$BUILD/abx-local/server/abx-local"
 ENVD_BIN="$BUILD/abx-local/envd/abx-envd"
@@ -89,6 +98,9 @@ elif [ "$(installed_version)" != "$SDK" ]; then
     fi
 fi
 log "SDK e2b@$(installed_version) in $SDK_DIR"
+if [ "$PROFILE" = fc ] && [ "$(printf '%s\n2.51.0\n' "$(installed_version)" | sort -V | head -n1)" = 2.51.0 ]; then
+    log "warning: e2b@$(installed_version) creates on POST /v2/sandboxes, which the fc profile refuses (405) like FC"
+fi
 
 # --- abx-local -----------------------------------------------------------------
 [ -x "$SERVER_BIN" ] || { log "FAIL: $SERVER_BIN is not built"; exit 1; }
@@ -135,7 +147,7 @@ trap 'exit 130' INT TERM
 
 # Both planes on kernel-chosen ports: "control port + 1" can be unbindable
 # on a busy machine (loopback TIME_WAIT sockets hold the even ports).
-"$SERVER_BIN" serve --listen 127.0.0.1:0 --data-listen 127.0.0.1:0 --state-dir "$STATE" \
+"$SERVER_BIN" serve --profile "$PROFILE" --listen 127.0.0.1:0 --data-listen 127.0.0.1:0 --state-dir "$STATE" \
     --templates "$SRC/abx-local/templates" --envd "$ENVD_BIN" \
     >"$OUT" 2>"$STATE.log" &
 SERVER_PID=$!
@@ -171,7 +183,8 @@ unset E2B_DEBUG E2B_ACCESS_TOKEN
 export ABX_SDK_DIR="$SDK_DIR"
 export ABX_CONFORMANCE_RUN_ID="conf$$"
 export ABX_CONFORMANCE_STATE_DIR="$STATE"
-log "abx-local at $E2B_API_URL, data plane $E2B_SANDBOX_URL (pid $SERVER_PID)"
+export ABX_LOCAL_PROFILE="$PROFILE"
+log "abx-local (profile $PROFILE) at $E2B_API_URL, data plane $E2B_SANDBOX_URL (pid $SERVER_PID)"
 
 # --- the tests -------------------------------------------------------------------
 set +e

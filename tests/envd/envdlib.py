@@ -20,7 +20,10 @@ from abxtest import (  # noqa: E402,F401  (re-exported for the test scripts)
 
 class Envd:
     def __init__(self, binary, token=None, env_vars=None, start=None,
-                 default_user="user"):
+                 default_user="user", compat=None, setup=None):
+        """compat: config.json's `compat` object (abx-local's profiles).
+        setup(self): runs before envd starts (dirs made); what it appends
+        to self.cleanups runs after envd stopped."""
         self.dir = tempfile.mkdtemp(prefix="abx-envd-test-")
         self.home = os.path.join(self.dir, "home")
         self.rootdir = os.path.join(self.dir, "root")
@@ -43,10 +46,15 @@ class Envd:
             cfg["accessToken"] = token
         if start:
             cfg["start"] = start
+        if compat is not None:
+            cfg["compat"] = compat
         with open(os.path.join(run, "config.json"), "w") as f:
             json.dump(cfg, f)
         os.chmod(os.path.join(run, "config.json"), 0o600)
         self.token = token
+        self.cleanups = []
+        if setup:
+            setup(self)
         self.port = free_port()
         self.log = open(os.path.join(self.dir, "envd.log"), "w")
         cmd = ["bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc",
@@ -121,6 +129,9 @@ class Envd:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+        for fn in reversed(self.cleanups):
+            fn()
+        self.cleanups = []
         with open(os.path.join(self.dir, "envd.log"), errors="replace") as f:
             log = f.read()
         # Sanitizer builds (ABX_SANITIZE) report memory errors here.
