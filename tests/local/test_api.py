@@ -178,8 +178,11 @@ def run(s):
 
     # ---- metrics ----
     st, m, _, _ = s.request("GET", "/sandboxes/%s/metrics" % a["sandboxID"])
-    check(st == 200 and isinstance(m, list) and len(m) == 1 and m[0]["memUsed"] > 0
-          and m[0]["cpuCount"] == d["cpuCount"], "metrics of one sandbox")
+    # A time series since the start, oldest first (docs/profiles.md).
+    check(st == 200 and isinstance(m, list) and m and m[-1]["memUsed"] > 0
+          and all(x["cpuCount"] == d["cpuCount"] for x in m)
+          and [x["timestampUnix"] for x in m] == sorted(x["timestampUnix"] for x in m),
+          "metrics of one sandbox: samples in time order")
     st, m, _, _ = s.request("GET", "/sandboxes/metrics?sandbox_ids=%s,%s" %
                             (a["sandboxID"], b["sandboxID"]))
     check(st == 200 and set(m.get("sandboxes", {})) == {a["sandboxID"], b["sandboxID"]},
