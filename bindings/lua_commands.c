@@ -61,6 +61,8 @@ static int c_run(lua_State *L)
     cfg.cwd = abx_lopt_string(L, 3, "cwd", NULL);
     cfg.user = abx_lopt_string(L, 3, "user", NULL);
     cfg.timeout = abx_lopt_seconds(L, 3, "timeout", DEFAULT_TIMEOUT_S);
+    cfg.stdin_given = abx_lopt_push(L, 3, "stdin", LUA_TBOOLEAN);
+    lua_pop(L, 1);
     cfg.stdin_open = abx_lopt_bool(L, 3, "stdin", 0);
     cbo = abx_lopt_push(L, 3, "on_stdout", LUA_TFUNCTION) ? lua_gettop(L) : 0;
     cbe = abx_lopt_push(L, 3, "on_stderr", LUA_TFUNCTION) ? lua_gettop(L) : 0;

@@ -42,6 +42,21 @@ int abx_lsandbox_killed(const struct abx_lsandbox *s)
     return is_killed(s);
 }
 
+/* Rebuilds the envd endpoint when the tracked record changed since it
+ * was built (another handle's connect refreshed the tokens). */
+static void sync_endpoint(lua_State *L, struct abx_lsandbox *s)
+{
+    struct abx_err err;
+
+    if (!s->t || s->gen == s->t->gen)
+        return;
+    abx_endpoint_free(&s->envd);
+    if (abx_endpoint_init(&s->envd, abx_lsandbox_platform(L), &s->t->info,
+                          ABX_ENVD_PORT, &err) != 0)
+        abx_lerr_raise(L, &err);
+    s->gen = s->t->gen;
+}
+
 struct abx_lsandbox *abx_lsandbox_check(lua_State *L, int idx)
 {
     struct abx_lsandbox *s = luaL_checkudata(L, idx, ABX_SANDBOX_MT);
@@ -49,6 +64,7 @@ struct abx_lsandbox *abx_lsandbox_check(lua_State *L, int idx)
     check_open(L, s);
     if (is_killed(s))
         luaL_error(L, "sandbox %s was killed", abx_lsandbox_info(s)->sandbox_id);
+    sync_endpoint(L, s);
     abx_track_touch(s->t);
     return s;
 }
@@ -68,6 +84,8 @@ static void sbx_ready(lua_State *L, struct abx_lsandbox *s)
 {
     struct abx_err err;
 
+    if (s->t)
+        s->gen = s->t->gen;
     if (abx_endpoint_init(&s->envd, abx_lsandbox_platform(L),
                           abx_lsandbox_info(s), ABX_ENVD_PORT, &err) != 0)
         abx_lerr_raise(L, &err);
@@ -168,14 +186,140 @@ static long opt_timeout(lua_State *L, int arg, const char *key, long def)
     return (long)v;
 }
 
+/* ---- create{network=} --------------------------------------------- */
+static int net_error(lua_State *L, const char *problem)
+{
+    return luaL_argerror(L, 1, lua_pushfstring(L, "network: %s", problem));
+}
+
+/* Checks network[key] (at idx) is nil or a list of strings (keys exactly
+ * 1..n, read raw); returns n, or -1 when absent. Raises on anything
+ * else, before anything is allocated. */
+static lua_Integer net_list_check(lua_State *L, int idx, const char *key)
+{
+    lua_Integer n, count = 0;
+    int list;
+
+    lua_pushstring(L, key);
+    if (lua_rawget(L, idx) == LUA_TNIL) {
+        lua_pop(L, 1);
+        return -1;
+    }
+    list = lua_gettop(L);
+    if (lua_type(L, list) != LUA_TTABLE)
+        net_error(L, lua_pushfstring(L, "'%s' must be a list of strings, "
+                                     "got %s", key, luaL_typename(L, list)));
+    n = (lua_Integer)lua_rawlen(L, list);
+    lua_pushnil(L);
+    while (lua_next(L, list)) {
+        size_t len;
+        if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1 ||
+            lua_tointeger(L, -2) > n)
+            net_error(L, lua_pushfstring(L, "'%s' must be a list of "
+                      "strings (1..n), has key %s", key,
+                      luaL_tolstring(L, -2, NULL)));
+        if (lua_type(L, -1) != LUA_TSTRING)
+            net_error(L, lua_pushfstring(L, "'%s' item %d must be a string, "
+                      "got %s", key, (int)lua_tointeger(L, -2),
+                      luaL_typename(L, -1)));
+        lua_tolstring(L, -1, &len);
+        if (strlen(lua_tostring(L, -1)) != len || len == 0)
+            net_error(L, lua_pushfstring(L, "'%s' item %d is empty or "
+                      "contains a NUL byte", key, (int)lua_tointeger(L, -2)));
+        count++;
+        lua_pop(L, 1);
+    }
+    if (count != n)
+        net_error(L, lua_pushfstring(L, "'%s' must be a list of strings "
+                                     "(no holes)", key));
+    lua_pop(L, 1);
+    return n;
+}
+
+/* network[key] as a JSON array (checked by net_list_check); NULL when
+ * out of memory. */
+static cJSON *net_list_build(lua_State *L, int idx, const char *key,
+                             lua_Integer n)
+{
+    cJSON *a = cJSON_CreateArray();
+    lua_Integer i;
+
+    lua_pushstring(L, key);
+    lua_rawget(L, idx);
+    for (i = 1; a && i <= n; i++) {
+        cJSON *v;
+        lua_rawgeti(L, -1, i);
+        v = cJSON_CreateString(lua_tostring(L, -1));
+        lua_pop(L, 1);
+        if (!v || !cJSON_AddItemToArray(a, v)) {
+            cJSON_Delete(v);
+            cJSON_Delete(a);
+            a = NULL;
+        }
+    }
+    lua_pop(L, 1);
+    return a;
+}
+
+/* create's network = {allow_public_traffic=, allow_out=, deny_out=} into
+ * o (lists owned by the boxes, which the caller releases). */
+static void net_opts(lua_State *L, struct abx_create_opts *o,
+                     struct abx_lbox *allow, struct abx_lbox *deny)
+{
+    static const char *const known[] = {"allow_public_traffic", "allow_out",
+                                        "deny_out", NULL};
+    const char *const *k;
+    lua_Integer na, nd;
+    int net;
+
+    if (!abx_lopt_push(L, 1, "network", LUA_TTABLE)) {
+        lua_pop(L, 1);
+        return;
+    }
+    net = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, net)) {
+        for (k = known; lua_type(L, -2) == LUA_TSTRING && *k; k++)
+            if (strcmp(*k, lua_tostring(L, -2)) == 0)
+                break;
+        if (lua_type(L, -2) != LUA_TSTRING || !*k)
+            net_error(L, lua_pushfstring(L, "unknown option '%s'",
+                                         luaL_tolstring(L, -2, NULL)));
+        lua_pop(L, 1);
+    }
+    lua_pushstring(L, "allow_public_traffic");
+    switch (lua_rawget(L, net)) {
+    case LUA_TNIL:
+        break;
+    case LUA_TBOOLEAN:
+        o->public_traffic = lua_toboolean(L, -1) ? ABX_PUBLIC_TRAFFIC_ALLOW
+                                                 : ABX_PUBLIC_TRAFFIC_DENY;
+        break;
+    default:
+        net_error(L, lua_pushfstring(L, "'allow_public_traffic' must be a "
+                                     "boolean, got %s", luaL_typename(L, -1)));
+    }
+    lua_pop(L, 1);
+    na = net_list_check(L, net, "allow_out");
+    nd = net_list_check(L, net, "deny_out");
+    if ((na >= 0 && !(allow->json = net_list_build(L, net, "allow_out", na))) ||
+        (nd >= 0 && !(deny->json = net_list_build(L, net, "deny_out", nd)))) {
+        abx_lbox_release(allow);
+        luaL_error(L, "out of memory");
+    }
+    o->allow_out = allow->json;
+    o->deny_out = deny->json;
+    lua_pop(L, 1);
+}
+
 /* sandbox.create{template=, timeout=, metadata=, envs=, secure=,
- * allow_internet_access=} */
+ * allow_internet_access=, network=} */
 static int l_create(lua_State *L)
 {
     static const char *const known[] = {"template", "timeout", "metadata",
-        "envs", "secure", "allow_internet_access", NULL};
+        "envs", "secure", "allow_internet_access", "network", NULL};
     struct abx_create_opts o;
-    struct abx_lbox *md, *envs;
+    struct abx_lbox *md, *envs, *allow, *deny;
     struct abx_lsandbox *s;
     struct abx_tracked *t;
     struct abx_err err;
@@ -202,12 +346,17 @@ static int l_create(lua_State *L)
     envs->json = abx_ljson_env_map(L, -3, 1);
     o.metadata = md->json;
     o.envs = envs->json;
+    allow = abx_lbox_push(L, 0);
+    deny = abx_lbox_push(L, 0);
+    net_opts(L, &o, allow, deny);
     group = current_group(L);
     abx_lsandbox_platform(L);  /* raises now without a platform */
     s = sbx_new(L);
     t = abx_track_create((uint64_t)group, NULL, &o, &err);
     abx_lbox_release(md);
     abx_lbox_release(envs);
+    abx_lbox_release(allow);
+    abx_lbox_release(deny);
     if (!t)
         return abx_lerr_raise(L, &err);
     s->t = t;
@@ -227,6 +376,10 @@ static void do_connect(lua_State *L, struct abx_lsandbox *s, const char *id,
 
     if (abx_api_connect(p, id, timeout, t ? &b->info : &s->own, &err) != 0)
         abx_lerr_raise(L, &err);
+    /* Every connect reply carries the tokens: the tracked record (and so
+     * every handle of it) takes them. */
+    if (t)
+        abx_track_refresh(t, &b->info);
     lua_pop(L, 1);  /* the box: its info (if used) freed by __gc */
     s->t = t;
     abx_track_touch(t);
@@ -346,6 +499,7 @@ static int m_is_running(lua_State *L)
 
     if (!s)
         return 1;
+    sync_endpoint(L, s);
     abx_track_touch(s->t);
     rc = abx_envd_health(&s->envd, &err);
     if (rc < 0 && err.cls == ABX_E_NOT_FOUND)
@@ -358,14 +512,19 @@ static int m_connect(lua_State *L)
     return connect_common(L, abx_lsandbox_check(L, 1));
 }
 
+/* sbx:pause{keep_memory=true} */
 static int m_pause(lua_State *L)
 {
+    static const char *const known[] = {"keep_memory", NULL};
     struct abx_lsandbox *s = abx_lsandbox_check(L, 1);
     struct abx_err err;
+    int keep;
 
+    abx_lopt_check(L, 2, "pause", known);
+    keep = abx_lopt_bool(L, 2, "keep_memory", 1);
     return bool_result(L, abx_api_pause(abx_lsandbox_platform(L),
                                         abx_lsandbox_info(s)->sandbox_id,
-                                        &err), &err);
+                                        keep, &err), &err);
 }
 
 static int m_metrics(lua_State *L)
@@ -374,6 +533,10 @@ static int m_metrics(lua_State *L)
     struct abx_lbox *b = abx_lbox_push(L, 0);
     struct abx_err err;
 
+    /* Before 0.1.5 the SDK refuses; before 0.2.4 it only logs a warning
+     * (to a logger nobody sets by default): nothing to do there. */
+    if (abx_envd_require(&s->envd.ver, ABX_ENVD_METRICS, &err) != 0)
+        return abx_lerr_raise(L, &err);
     if (abx_api_metrics(abx_lsandbox_platform(L),
                         abx_lsandbox_info(s)->sandbox_id, 0, 0, &b->json,
                         &err) != 0)

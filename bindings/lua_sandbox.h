@@ -27,6 +27,9 @@ struct abx_lsandbox {
     struct abx_tracked *t;        /* ours (created by this run), or NULL */
     struct abx_sandbox_info own;  /* for a connected, untracked sandbox */
     struct abx_endpoint envd;     /* port 49983 */
+    unsigned gen;                 /* t->gen envd was built from: a connect
+                                     through another handle may bring new
+                                     tokens, picked up on the next call */
     int killed;                   /* killed through this handle */
     int closed;                   /* __gc ran (called by hand: the handle
                                      is unusable, "sandbox handle is

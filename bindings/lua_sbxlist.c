@@ -49,8 +49,36 @@ static void set_int(lua_State *L, const char *key, long v)
     lua_setfield(L, -2, key);
 }
 
+/* info.network: the reply's network object in the create option's
+ * names (allowPublicTraffic -> allow_public_traffic, allowOut ->
+ * allow_out, denyOut -> deny_out); other members pass unrenamed. */
+static void push_network(lua_State *L, const cJSON *net)
+{
+    static const char *const names[][2] = {
+        {"allowPublicTraffic", "allow_public_traffic"},
+        {"allowOut", "allow_out"},
+        {"denyOut", "deny_out"},
+    };
+    const cJSON *m;
+    size_t k;
+
+    lua_newtable(L);
+    cJSON_ArrayForEach(m, net) {
+        const char *key = m->string;
+        if (!key || cJSON_IsNull(m))
+            continue;
+        for (k = 0; k < sizeof names / sizeof names[0]; k++)
+            if (strcmp(key, names[k][0]) == 0)
+                key = names[k][1];
+        abx_ljson_push(L, m);
+        lua_setfield(L, -2, key);
+    }
+}
+
 void abx_linfo_push(lua_State *L, const struct abx_sandbox_info *i)
 {
+    const cJSON *net = cJSON_GetObjectItemCaseSensitive(i->raw, "network");
+
     lua_createtable(L, 0, 12);
     set_str(L, "sandbox_id", i->sandbox_id);
     set_str(L, "template_id", i->template_id);
@@ -68,6 +96,10 @@ void abx_linfo_push(lua_State *L, const struct abx_sandbox_info *i)
     else
         lua_newtable(L);
     lua_setfield(L, -2, "metadata");
+    if (cJSON_IsObject(net)) {
+        push_network(L, net);
+        lua_setfield(L, -2, "network");
+    }
 }
 
 /* list{api_key=}: another key, checked before anything holds a copy of

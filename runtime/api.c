@@ -477,9 +477,19 @@ int abx_api_set_timeout(const struct abx_platform *p, const char *id,
 }
 
 int abx_api_pause(const struct abx_platform *p, const char *id,
-                  struct abx_err *err)
+                  int keep_memory, struct abx_err *err)
 {
-    return status_call(p, "POST", id, "/pause", NULL, 0, "pause", 409, err);
+    cJSON *b = cJSON_CreateObject();
+    int rc = -1;
+
+    /* The SDK always sends it: memory = keepMemory ?? true. */
+    if (b == NULL ||
+        cJSON_AddBoolToObject(b, "memory", keep_memory != 0) == NULL)
+        abx_err_set(err, ABX_E_SANDBOX, 0, "", "pause: out of memory");
+    else
+        rc = status_call(p, "POST", id, "/pause", b, 0, "pause", 409, err);
+    cJSON_Delete(b);
+    return rc;
 }
 
 int abx_api_metrics(const struct abx_platform *p, const char *id,

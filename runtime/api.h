@@ -54,6 +54,15 @@ struct abx_sandbox_info {
 };
 void abx_sandbox_info_free(struct abx_sandbox_info *i);  /* idempotent */
 
+/* network.allowPublicTraffic; 0 (a zeroed struct) sends nothing. DENY
+ * gets a traffic access token back, which the proxy then wants on the
+ * sandbox's user ports. */
+enum abx_public_traffic {
+    ABX_PUBLIC_TRAFFIC_UNSET = 0,
+    ABX_PUBLIC_TRAFFIC_ALLOW,
+    ABX_PUBLIC_TRAFFIC_DENY,
+};
+
 struct abx_create_opts {
     const char *template_id;     /* required */
     long timeout;                /* s; > 0 */
@@ -61,6 +70,10 @@ struct abx_create_opts {
     int allow_internet;          /* -1 = not sent */
     const cJSON *metadata;       /* object string->string, may be NULL */
     const cJSON *envs;           /* object string->string, may be NULL */
+    /* "network": sent only when one of these is set. */
+    enum abx_public_traffic public_traffic;  /* allowPublicTraffic */
+    const cJSON *allow_out;      /* allowOut: array of strings, or NULL */
+    const cJSON *deny_out;       /* denyOut: same */
     /* Key of a metadata entry unique to this create (a nonce): when a
      * reply is lost (timeout, reset, 502/503), the client lists by it
      * before retrying, and adopts the sandbox if it exists, so a retried
@@ -69,7 +82,10 @@ struct abx_create_opts {
     const char *nonce_key;
 };
 
-/* 0 with *out filled (caller frees), -1 with err. */
+/* 0 with *out filled (caller frees), -1 with err. A sandbox whose envd
+ * predates 0.1.0 (or reports no version at all) is killed before this
+ * returns Template (Protocol for a version that is none), as the SDK
+ * refuses it, so nothing is left behind. */
 int abx_api_create(const struct abx_platform *p,
                    const struct abx_create_opts *o,
                    struct abx_sandbox_info *out, struct abx_err *err);
@@ -90,9 +106,10 @@ int abx_api_kill_many(const struct abx_platform *p, const char *const *ids,
                       double timeout);
 int abx_api_set_timeout(const struct abx_platform *p, const char *id,
                         long seconds, struct abx_err *err);
-/* 1 paused, 0 already paused (409), -1 error. */
+/* Body {"memory": keep_memory} as the SDK 2.31.0 (keepMemory, default
+ * true). 1 paused, 0 already paused (409), -1 error. */
 int abx_api_pause(const struct abx_platform *p, const char *id,
-                  struct abx_err *err);
+                  int keep_memory, struct abx_err *err);
 int abx_api_resume(const struct abx_platform *p, const char *id,
                    long timeout, struct abx_sandbox_info *out,
                    struct abx_err *err);

@@ -3,6 +3,7 @@
  * sandbox); when its reply is lost and the caller tagged it with a nonce,
  * we first look for the sandbox by that nonce and adopt it. */
 #include "api_int.h"
+#include "envd_version.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +32,38 @@ static int add_map(cJSON *b, const char *name, const cJSON *m)
     return d && cJSON_AddItemToObject(b, name, d) ? 0 : (cJSON_Delete(d), -1);
 }
 
+static int string_list(const cJSON *a)
+{
+    const cJSON *v;
+    if (a == NULL)
+        return 1;
+    if (!cJSON_IsArray(a))
+        return 0;
+    cJSON_ArrayForEach(v, a)
+        if (!cJSON_IsString(v))
+            return 0;
+    return 1;
+}
+
+/* "network": {allowPublicTraffic, allowOut, denyOut}, each member only
+ * when given (the SDK's buildNetworkBody); no object when none is. */
+static int add_network(cJSON *b, const struct abx_create_opts *o)
+{
+    cJSON *n;
+    if (o->public_traffic == ABX_PUBLIC_TRAFFIC_UNSET && o->allow_out == NULL &&
+        o->deny_out == NULL)
+        return 0;
+    if ((n = cJSON_AddObjectToObject(b, "network")) == NULL ||
+        (o->public_traffic != ABX_PUBLIC_TRAFFIC_UNSET &&
+         cJSON_AddBoolToObject(n, "allowPublicTraffic",
+                               o->public_traffic == ABX_PUBLIC_TRAFFIC_ALLOW)
+             == NULL) ||
+        add_map(n, "allowOut", o->allow_out) != 0 ||
+        add_map(n, "denyOut", o->deny_out) != 0)
+        return -1;
+    return 0;
+}
+
 static cJSON *create_body(const struct abx_create_opts *o)
 {
     cJSON *b = cJSON_CreateObject();
@@ -42,7 +75,7 @@ static cJSON *create_body(const struct abx_create_opts *o)
          cJSON_AddBoolToObject(b, "allow_internet_access",
                                o->allow_internet != 0) == NULL) ||
         add_map(b, "metadata", o->metadata) != 0 ||
-        add_map(b, "envVars", o->envs) != 0) {
+        add_map(b, "envVars", o->envs) != 0 || add_network(b, o) != 0) {
         cJSON_Delete(b);
         return NULL;
     }
@@ -67,6 +100,18 @@ static int check_opts(const struct abx_create_opts *o, const char **nonce,
         abx_err_set(err, ABX_E_INVALID, 0, "",
                     "create sandbox: %s must map strings to strings",
                     string_map(o->metadata) ? "envs" : "metadata");
+        return -1;
+    }
+    if (!string_list(o->allow_out) || !string_list(o->deny_out)) {
+        abx_err_set(err, ABX_E_INVALID, 0, "",
+                    "create sandbox: network.%s must be an array of strings",
+                    string_list(o->allow_out) ? "denyOut" : "allowOut");
+        return -1;
+    }
+    if ((unsigned)o->public_traffic > ABX_PUBLIC_TRAFFIC_DENY) {
+        abx_err_set(err, ABX_E_INVALID, 0, "",
+                    "create sandbox: bad network.allowPublicTraffic value %d",
+                    (int)o->public_traffic);
         return -1;
     }
     if (o->nonce_key) {
@@ -118,6 +163,37 @@ out:
     return rc;
 }
 
+/* The SDK refuses a sandbox whose envd predates 0.1.0 (or whose version
+ * it cannot compare) after the create: it is killed here, before anyone
+ * holds it. 0, or -1 with err and *out freed. */
+static int envd_gate(const struct abx_platform *p,
+                     struct abx_sandbox_info *out, struct abx_err *err)
+{
+    struct abx_envd_version v;
+    struct abx_err kerr;
+    char m[sizeof err->message];
+    int killed;
+
+    abx_envd_version_parse(out->envd_version, &v);
+    if (v.state == ABX_ENVD_VER_UNKNOWN) {
+        abx_err_set(err, ABX_E_PROTOCOL, 0, "",
+                    "the reply has no envdVersion");
+    } else if (abx_envd_require(&v, ABX_ENVD_ANY_USE, err) == 0) {
+        return 0;
+    }
+    abx_err_clear(&kerr);
+    killed = abx_api_kill(p, out->sandbox_id, &kerr);
+    snprintf(m, sizeof m, "%s", err->message);
+    if (killed >= 0)
+        abx_err_set(err, err->cls, 0, "", "create sandbox %s: %s (the "
+                    "sandbox was killed)", out->sandbox_id, m);
+    else
+        abx_err_set(err, err->cls, 0, "", "create sandbox %s: %s (killing "
+                    "it failed: %.200s)", out->sandbox_id, m, kerr.message);
+    abx_sandbox_info_free(out);
+    return -1;
+}
+
 int abx_api_create(const struct abx_platform *p,
                    const struct abx_create_opts *o,
                    struct abx_sandbox_info *out, struct abx_err *err)
@@ -146,6 +222,8 @@ int abx_api_create(const struct abx_platform *p,
         if (sent == 0 && (r.status == 200 || r.status == 201)) {
             rc = abx_apix_parse_sandbox(&r, "create sandbox", out, err);
             abx_http_resp_free(&r);
+            if (rc == 0)
+                rc = envd_gate(p, out, err);
             break;
         }
         if (sent == 0) {
@@ -168,7 +246,9 @@ int abx_api_create(const struct abx_platform *p,
         }
         int found = adopt(p, o, nonce, out, &lerr);
         if (found == 1) {
-            rc = 0;
+            rc = envd_gate(p, out, &lerr);
+            if (rc != 0)
+                *err = lerr;
             break;
         }
         if (found < 0)

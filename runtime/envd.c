@@ -137,6 +137,7 @@ int abx_endpoint_init(struct abx_endpoint *ep, const struct abx_platform *p,
     ep->port = port;
     ep->header_routing = 1;
     ep->request_timeout = p->request_timeout;
+    (void)abx_envd_version_parse(info->envd_version, &ep->ver);
     if ((info->envd_access_token && info->envd_access_token[0] &&
          !(ep->access_token = strdup(info->envd_access_token))) ||
         (info->traffic_access_token && info->traffic_access_token[0] &&

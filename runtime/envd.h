@@ -17,6 +17,7 @@
 
 #include "api.h"
 #include "buf.h"
+#include "envd_version.h"
 #include "errclass.h"
 
 /* How to reach one port of one sandbox. */
@@ -32,11 +33,15 @@ struct abx_endpoint {
     char *traffic_token;     /* E2B-Traffic-Access-Token (malloc'd) or
                                 NULL: the proxy's token for sandboxes
                                 without public traffic */
+    struct abx_envd_version ver;  /* the sandbox's envdVersion: what the
+                                     calls below may ask of envd */
 };
 /* base_url: platform sandbox_url if set; else
  * https://<port>-<id>.<domain> with domain = info->domain or p->domain
  * (http:// when that domain is localhost[:N] or an IP literal, as abx-local
- * serves). The tokens are copied. 0 or -1 (err: too long). */
+ * serves). The tokens are copied; info->envd_version is parsed into
+ * ep->ver (a bad one is kept: the gated calls then raise). 0 or -1
+ * (err: too long). */
 int abx_endpoint_init(struct abx_endpoint *ep, const struct abx_platform *p,
                       const struct abx_sandbox_info *info, int port,
                       struct abx_err *err);
@@ -71,9 +76,13 @@ struct abx_proc_cfg {
     const char *const *args;    /* NULL-terminated, may be NULL */
     const cJSON *envs;          /* object, may be NULL */
     const char *cwd;            /* NULL = not sent */
-    const char *user;           /* NULL = default user (no Basic auth) */
+    const char *user;           /* NULL = default user (no Basic auth;
+                                   "user" below envd 0.4.0) */
     const char *tag;            /* NULL = none */
     int stdin_open;             /* "stdin": true/false (always sent) */
+    int stdin_given;            /* the caller chose stdin_open: false then
+                                   needs envd 0.3.0 (older ones keep stdin
+                                   open and the SDK refuses to pretend) */
     double timeout;             /* Connect-Timeout-Ms = process lifetime;
                                    0 = none */
 };
@@ -189,7 +198,9 @@ int abx_envd_write_many(const struct abx_endpoint *ep,
                         const struct abx_write_item *items, size_t n,
                         const char *user, cJSON **infos,
                         struct abx_err *err);
-/* application/octet-stream upload streamed from local_path. */
+/* Upload streamed from local_path (never loaded): the body is
+ * application/octet-stream from envd 0.5.7, one multipart part (filename
+ * = path) before, as the SDK falls back. */
 int abx_envd_upload(const struct abx_endpoint *ep, const char *local_path,
                     const char *path, const char *user, cJSON **info,
                     struct abx_err *err);

@@ -1,7 +1,8 @@
 /* envd /files (e2b-protocol.md 3.3, 3.4, 6.2): read into memory,
- * download streamed to a local file, multipart writes, octet-stream
- * upload streamed from a local file, signed URLs. The user goes in the
- * `username` query value; the access token only ever in a header. */
+ * download streamed to a local file, multipart writes, upload streamed
+ * from a local file (octet-stream from envd 0.5.7, multipart before),
+ * signed URLs. The user goes in the `username` query value; the access
+ * token only ever in a header. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,14 +20,17 @@ static const char *const multipart[] = {"Content-Type: multipart/form-data",
                                         NULL};
 
 /* <base>/files?path=..&username=..: users go in the query for /files,
- * not in Basic auth. */
+ * not in Basic auth (none given: "user" below envd 0.4.0). */
 static int prepare(struct abx_envd_call *c, const struct abx_endpoint *ep,
                    const char *method, const char *path, const char *user,
                    const char *const *extra, const char *what,
                    struct abx_err *err)
 {
-    const char *pairs[] = {"path", path, "username", user, NULL, NULL};
+    const char *pairs[] = {"path", path, "username", NULL, NULL, NULL};
 
+    if (abx_envd_default_user(&ep->ver, &user, err))
+        return -1;
+    pairs[3] = user;
     return abx_envd_call_prepare(c, ep, method, "/files", pairs, NULL, extra,
                                  what, err);
 }
@@ -253,7 +257,8 @@ int abx_envd_write_many(const struct abx_endpoint *ep,
         parts[i].data = items[i].data ? items[i].data : "";
         parts[i].len = items[i].len;
     }
-    if (abx_envd_call_prepare(&c, ep, "POST", "/files", pairs, NULL,
+    if (abx_envd_default_user(&ep->ver, &pairs[1], err) ||
+        abx_envd_call_prepare(&c, ep, "POST", "/files", pairs, NULL,
                               multipart, "write files", err))
         goto out;
     c.req.parts = parts;
@@ -269,10 +274,11 @@ int abx_envd_upload(const struct abx_endpoint *ep, const char *local_path,
                     const char *path, const char *user, cJSON **info,
                     struct abx_err *err)
 {
-    static const char *const extra[] = {
+    static const char *const octet_ct[] = {
         "Content-Type: application/octet-stream", NULL};
+    struct abx_http_part part;
     struct abx_envd_call c;
-    int rc = -1;
+    int octet, rc = -1;
 
     if (info)
         *info = NULL;
@@ -282,9 +288,24 @@ int abx_envd_upload(const struct abx_endpoint *ep, const char *local_path,
                     "upload: local and remote paths are required");
         goto out;
     }
-    if (prepare(&c, ep, "POST", path, user, extra, "upload file", err))
+    /* An envd before 0.5.7 only parses multipart: the SDK falls back to
+     * it there, and so do we, still streaming the file from disk. */
+    octet = abx_envd_has(&ep->ver, ABX_ENVD_OCTET_UPLOAD, err);
+    if (octet < 0 ||
+        prepare(&c, ep, "POST", path, user, octet ? octet_ct : multipart,
+                "upload file", err))
         goto out;
-    c.req.body_path = local_path;
+    if (octet) {
+        c.req.body_path = local_path;
+    } else {
+        memset(&part, 0, sizeof part);
+        part.name = "file";
+        part.filename = path;
+        part.type = "application/octet-stream";
+        part.path = local_path;
+        c.req.parts = &part;
+        c.req.nparts = 1;
+    }
     c.req.timeout = 0;    /* big files: the low-speed limit guards stalls */
     rc = post_file(&c, info, err);
 out:
@@ -300,7 +321,7 @@ int abx_envd_file_url_at(const struct abx_endpoint *ep, const char *path,
                          struct abx_err *err)
 {
     char sig[128], exp[32];
-    const char *pairs[] = {"path", path, "username", user, "signature", NULL,
+    const char *pairs[] = {"path", path, "username", NULL, "signature", NULL,
                            "signature_expiration", NULL, NULL, NULL};
     struct abx_buf url;
     int rc = -1;
@@ -314,6 +335,10 @@ int abx_envd_file_url_at(const struct abx_endpoint *ep, const char *path,
                     "are required");
         goto out;
     }
+    /* The forced user of an old envd is signed and named, as the SDK. */
+    if (abx_envd_default_user(&ep->ver, &user, err))
+        goto out;
+    pairs[3] = user;
     if (ep->access_token) {
         if (abx_filesig_compute(path, op, user ? user : "", ep->access_token,
                                 expiration, sig, sizeof sig)) {

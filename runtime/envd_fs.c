@@ -51,7 +51,8 @@ static int path_call(const struct abx_endpoint *ep, const char *method,
 {
     char full[64];
 
-    if (check_path(what, path, err))
+    if (check_path(what, path, err) ||
+        abx_envd_default_user(&ep->ver, &user, err))
         return -1;
     snprintf(full, sizeof full, "filesystem.Filesystem/%s", method);
     return abx_envd_call_json(ep, full, path_req("path", path), user,
@@ -102,7 +103,8 @@ int abx_envd_list(const struct abx_endpoint *ep, const char *path,
     cJSON *req, *resp = NULL, *list, *e, *next;
 
     *entries = NULL;
-    if (check_path("list", path, err))
+    if (check_path("list", path, err) ||
+        abx_envd_default_user(&ep->ver, &user, err))
         return -1;
     if (depth < 1) {
         abx_err_set(err, ABX_E_INVALID, 0, "",
@@ -143,7 +145,8 @@ int abx_envd_move(const struct abx_endpoint *ep, const char *src,
 
     if (entry)
         *entry = NULL;
-    if (check_path("move", src, err) || check_path("move", dst, err))
+    if (check_path("move", src, err) || check_path("move", dst, err) ||
+        abx_envd_default_user(&ep->ver, &user, err))
         return -1;
     req = path_req("source", src);
     if (req && !cJSON_AddStringToObject(req, "destination", dst)) {
@@ -240,7 +243,10 @@ struct abx_watch *abx_envd_watch(const struct abx_endpoint *ep,
     cJSON *req;
     char what[320];
 
-    if (check_path("watch", path, err))
+    if (check_path("watch", path, err) ||
+        (recursive &&
+         abx_envd_require(&ep->ver, ABX_ENVD_RECURSIVE_WATCH, err)) ||
+        abx_envd_default_user(&ep->ver, &user, err))
         return NULL;
     snprintf(what, sizeof what, "watch '%.256s'", path);
     req = path_req("path", path);

@@ -153,6 +153,7 @@ struct abx_proc *abx_proc_start(const struct abx_endpoint *ep,
 {
     cJSON *req = NULL, *proc, *args;
     const char *const *a;
+    const char *user;
     struct abx_proc *pr = NULL;
 
     if (!cfg->cmd || !cfg->cmd[0]) {
@@ -169,6 +170,13 @@ struct abx_proc *abx_proc_start(const struct abx_endpoint *ep,
                     "start process: envs is not an object");
         return NULL;
     }
+    /* As the SDK: only an explicit stdin=false is refused by an envd that
+     * always opens stdin; left unsaid, "stdin": false is sent anyway. */
+    user = cfg->user;
+    if ((cfg->stdin_given && !cfg->stdin_open &&
+         abx_envd_require(&ep->ver, ABX_ENVD_STDIN_CHOICE, err)) ||
+        abx_envd_default_user(&ep->ver, &user, err))
+        return NULL;
     req = cJSON_CreateObject();
     proc = cJSON_AddObjectToObject(req, "process");
     args = cJSON_AddArrayToObject(proc, "args");
@@ -186,7 +194,7 @@ struct abx_proc *abx_proc_start(const struct abx_endpoint *ep,
         goto oom;
     if (!cJSON_AddBoolToObject(req, "stdin", cfg->stdin_open ? 1 : 0))
         goto oom;
-    pr = open_proc(ep, "process.Process/Start", req, cfg->user, cfg->timeout,
+    pr = open_proc(ep, "process.Process/Start", req, user, cfg->timeout,
                    "start process", err);
     cJSON_Delete(req);
     return pr;
@@ -322,6 +330,9 @@ int abx_envd_send_stdin(const struct abx_endpoint *ep, uint32_t pid,
 int abx_envd_close_stdin(const struct abx_endpoint *ep, uint32_t pid,
                          struct abx_err *err)
 {
+    /* Refused before anything is sent: an older envd has no such RPC. */
+    if (abx_envd_require(&ep->ver, ABX_ENVD_CLOSE_STDIN, err))
+        return -1;
     return abx_envd_call_json(ep, "process.Process/CloseStdin", selector(pid),
                               NULL, 1, NULL, err);
 }

@@ -24,6 +24,7 @@ const char *abx_errclass_name(enum abx_errclass c)
     case ABX_E_CONNECTION: return "Connection";
     case ABX_E_PROTOCOL: return "Protocol";
     case ABX_E_CANCELED: return "Canceled";
+    case ABX_E_TEMPLATE: return "Template";
     }
     return "Sandbox";
 }

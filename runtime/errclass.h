@@ -28,6 +28,8 @@ enum abx_errclass {
     ABX_E_PROTOCOL,     /* "Protocol": a reply we cannot parse (bad JSON,
                            truncated stream, missing required field) */
     ABX_E_CANCELED,     /* "Canceled": the run is being interrupted */
+    ABX_E_TEMPLATE,     /* "Template": the sandbox's envd is too old for
+                           what was asked (the SDKs' TemplateError) */
 };
 
 struct abx_err {

@@ -58,7 +58,9 @@ struct abx_http_part {
     const char *type;        /* may be NULL (application/octet-stream) */
     const void *data;
     size_t len;
-    const char *path;        /* if set, data/len are ignored */
+    const char *path;        /* if set (a regular file), data/len are
+                                ignored and the file is read as the body
+                                goes out, never loaded whole */
 };
 
 /* Body sink: called with each piece of the response body (any status:

@@ -230,6 +230,53 @@ oom:
     return -1;
 }
 
+/* A part streamed from a file: curl pulls it through these as the body
+ * goes out (and seeks back for a retry), so nothing is loaded. */
+static size_t part_read(char *p, size_t sz, size_t nm, void *ud)
+{
+    size_t n = fread(p, 1, sz * nm, ud);
+    if (n == 0 && ferror((FILE *)ud))
+        return CURL_READFUNC_ABORT;
+    return n;
+}
+
+static int part_seek(void *ud, curl_off_t off, int origin)
+{
+    return fseeko(ud, (off_t)off, origin) == 0 ? CURL_SEEKFUNC_OK
+                                                : CURL_SEEKFUNC_FAIL;
+}
+
+static void part_free(void *ud)
+{
+    fclose(ud);
+}
+
+/* Opens path (a regular file: its size goes in the part's length) and
+ * hands it to mp, which then owns it. 0, or -1 with err. */
+static int part_file(struct abx_http_xfer *x, curl_mimepart *mp,
+                     const char *path, struct abx_err *err)
+{
+    struct stat st;
+    FILE *fp = fopen(path, "rb");
+
+    if (fp == NULL || fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+        abx_err_set(err, ABX_E_INVALID, 0, "", "%s: cannot read %s: %s",
+                    what_of(x), path,
+                    fp ? "not a regular file" : strerror(errno));
+        if (fp)
+            fclose(fp);
+        return -1;
+    }
+    if (curl_mime_data_cb(mp, (curl_off_t)st.st_size, part_read, part_seek,
+                          part_free, fp) != CURLE_OK) {
+        fclose(fp);
+        abx_err_set(err, ABX_E_SANDBOX, 0, "", "%s: out of memory",
+                    what_of(x));
+        return -1;
+    }
+    return 0;
+}
+
 static int build_mime(struct abx_http_xfer *x, const struct abx_http_req *r,
                       struct abx_err *err)
 {
@@ -242,20 +289,12 @@ static int build_mime(struct abx_http_xfer *x, const struct abx_http_req *r,
         if (mp == NULL || curl_mime_name(mp, pt->name ? pt->name : "file"))
             goto oom;
         if (pt->path) {
-            if (access(pt->path, R_OK) != 0) {
-                abx_err_set(err, ABX_E_INVALID, 0, "",
-                            "%s: cannot read %s: %s", what_of(x), pt->path,
-                            strerror(errno));
+            if (part_file(x, mp, pt->path, err) != 0)
                 return -1;
-            }
-            if (curl_mime_filedata(mp, pt->path) != CURLE_OK)
-                goto oom;
         } else if (curl_mime_data(mp, pt->data ? pt->data : "",
                                   pt->data ? pt->len : 0) != CURLE_OK) {
             goto oom;
         }
-        /* filedata set the remote name to the path's base name; an
-         * explicit one wins. */
         if (pt->filename && curl_mime_filename(mp, pt->filename) != CURLE_OK)
             goto oom;
         if (curl_mime_type(mp, pt->type ? pt->type

@@ -252,6 +252,31 @@ out:
     return t;
 }
 
+static void drop_secret(char **s)
+{
+    if (*s) {
+        explicit_bzero(*s, strlen(*s));
+        free(*s);
+    }
+    *s = NULL;
+}
+
+void abx_track_refresh(struct abx_tracked *t, struct abx_sandbox_info *fresh)
+{
+    struct abx_sandbox_info *i = &t->info;
+
+    /* Both tokens are already in the masker (parsed replies add them). */
+    drop_secret(&i->envd_access_token);
+    drop_secret(&i->traffic_access_token);
+    i->envd_access_token = fresh->envd_access_token;
+    i->traffic_access_token = fresh->traffic_access_token;
+    fresh->envd_access_token = NULL;
+    fresh->traffic_access_token = NULL;
+    memcpy(i->envd_version, fresh->envd_version, sizeof i->envd_version);
+    memcpy(i->domain, fresh->domain, sizeof i->domain);
+    t->gen++;
+}
+
 int abx_track_kill(struct abx_tracked *t, struct abx_err *err)
 {
     int rc;

@@ -42,6 +42,8 @@ struct abx_tracked {
     int failed;       /* touched by a failed test */
     int kept;
     unsigned touched; /* serial of the last test that used it */
+    unsigned gen;     /* bumped whenever info's tokens or envd version
+                         change: handles rebuild their endpoints then */
 };
 
 /* The current test (serial increases per test; test_id = node id). */
@@ -58,6 +60,11 @@ struct abx_tracked *abx_track_create(uint64_t group, const char *test_id,
                                      struct abx_err *err);
 /* Kills one (ledger "kill"); 1 killed, 0 was gone, -1 error. */
 int abx_track_kill(struct abx_tracked *t, struct abx_err *err);
+/* A connect (or resume) reply for t: its tokens (envdAccessToken,
+ * trafficAccessToken: taken from fresh, absent ones dropped, as the SDK
+ * builds its sandbox from that reply), envd version and domain replace
+ * t's, and t->gen moves on. fresh keeps the rest (free it as usual). */
+void abx_track_refresh(struct abx_tracked *t, struct abx_sandbox_info *fresh);
 /* Finds a live tracked sandbox by id (NULL if not ours or dead). */
 struct abx_tracked *abx_track_find(const char *id);
 

@@ -220,15 +220,15 @@ static void scenario_basic(const struct abx_platform *p)
     rc = abx_api_metrics(p, a.sandbox_id, 0, 0, &mx, &err);
     DRV_CHECK(rc == 0 && cJSON_IsArray(mx), "metrics: a JSON array");
     cJSON_Delete(mx);
-    DRV_CHECK(abx_api_pause(p, b.sandbox_id, &err) == 1, "pause: 1");
-    DRV_CHECK(abx_api_pause(p, b.sandbox_id, &err) == 0, "pause again: 0 (already paused)");
+    DRV_CHECK(abx_api_pause(p, b.sandbox_id, 1, &err) == 1, "pause: 1");
+    DRV_CHECK(abx_api_pause(p, b.sandbox_id, 1, &err) == 0, "pause again: 0 (already paused)");
     DRV_CHECK(count_list(p, run, "paused") == 1, "list state=paused: 1");
     rc = abx_api_resume(p, b.sandbox_id, 60, &c, &err);
     DRV_CHECK(rc == 0 && strcmp(c.sandbox_id, b.sandbox_id) == 0, "resume (%s)",
               rc ? err.message : "ok");
     if (rc == 0)
         abx_sandbox_info_free(&c);
-    DRV_CHECK(abx_api_pause(p, b.sandbox_id, &err) == 1, "pause once more");
+    DRV_CHECK(abx_api_pause(p, b.sandbox_id, 1, &err) == 1, "pause once more");
     rc = abx_api_connect(p, b.sandbox_id, 60, &c, &err);
     DRV_CHECK(rc == 0, "connect resumes a paused sandbox (%s)", rc ? err.message : "ok");
     if (rc == 0)
@@ -306,7 +306,7 @@ static void scenario_retry(const struct abx_platform *p)
     DRV_CHECK(rc == -1 && err.status == 503, "create under 503 fails: %s", err.message);
     DRV_CHECK(posts == 1, "create without nonce not retried on 503: %d attempt(s)", posts);
     trace_begin();
-    rc = abx_api_pause(p, a.sandbox_id, &err);
+    rc = abx_api_pause(p, a.sandbox_id, 1, &err);
     posts = trace_end("POST", p->api_key);
     DRV_CHECK(rc == -1 && posts == 1, "pause (POST) not retried on 503: %d attempt(s)",
               posts);
@@ -472,6 +472,158 @@ static void scenario_malformed(const struct abx_platform *p)
               "kill answered 418: Sandbox error (%s)", errs[0].message);
 }
 
+/* The fake's record of the gates scenario (GET /_fake/state). */
+static cJSON *fake_state(const struct abx_platform *f)
+{
+    struct abx_http_req req = {0};
+    struct abx_http_resp resp;
+    struct abx_err err;
+    char url[600];
+    cJSON *st = NULL;
+
+    snprintf(url, sizeof url, "%s/_fake/state", f->api_url);
+    req.url = url;
+    req.timeout = 10;
+    req.what = "fake state";
+    abx_http_resp_init(&resp);
+    if (abx_http_do(&req, &resp, &err) == 0 && resp.status == 200)
+        st = cJSON_ParseWithLength(abx_buf_cstr(&resp.body), resp.body.len);
+    abx_http_resp_free(&resp);
+    return st ? st : cJSON_CreateObject();
+}
+
+/* 1 when id is in the fake's list of deleted sandboxes. */
+static int was_deleted(const struct abx_platform *f, const char *id)
+{
+    cJSON *st = fake_state(f), *d;
+    int found = 0;
+
+    cJSON_ArrayForEach(d, cJSON_GetObjectItem(st, "deleted"))
+        found |= cJSON_IsString(d) && strcmp(d->valuestring, id) == 0;
+    cJSON_Delete(st);
+    return found;
+}
+
+/* The last create body the fake got, printed compactly (caller frees). */
+static char *last_create(const struct abx_platform *f, const char *member)
+{
+    cJSON *st = fake_state(f);
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "creates"),
+                                  cJSON_GetArraySize(cJSON_GetObjectItem(
+                                      st, "creates")) - 1);
+    cJSON *m = cJSON_GetObjectItem(c, member);
+    char *out = m ? cJSON_PrintUnformatted(m) : strdup("(none)");
+
+    cJSON_Delete(st);
+    return out;
+}
+
+/* Against the fake: an envd too old (or without a version) makes create
+ * kill the sandbox and raise; the network option's wire form; the pause
+ * body. */
+static void scenario_gates(const struct abx_platform *p)
+{
+    static const struct {
+        const char *tmpl;
+        enum abx_errclass cls;
+        const char *msg;
+    } old[] = {
+        {"old-envd", ABX_E_TEMPLATE,
+         "this client needs envd 0.1.0 or later; the sandbox's envd is 0.0.9"},
+        {"bad-envd", ABX_E_PROTOCOL, "'x' is not a version"},
+        {"no-envd", ABX_E_PROTOCOL, "the reply has no envdVersion"},
+    };
+    struct abx_platform f = *p;
+    struct abx_create_opts o = {0};
+    struct abx_sandbox_info g;
+    struct abx_err err;
+    char id[64], *body;
+    size_t i;
+    int rc;
+
+    snprintf(f.api_url, sizeof f.api_url, "%s", drv_env("ABX_FAKE_URL"));
+    o.timeout = 10;
+    o.allow_internet = -1;
+    for (i = 0; i < sizeof old / sizeof old[0]; i++) {
+        o.template_id = old[i].tmpl;
+        snprintf(id, sizeof id, "gate-%s", old[i].tmpl);
+        rc = abx_api_create(&f, &o, &g, &err);
+        DRV_CHECK(rc == -1 && err.cls == old[i].cls &&
+                      strstr(err.message, old[i].msg) &&
+                      strstr(err.message, "(the sandbox was killed)"),
+                  "%s: create raises %s (%s)", old[i].tmpl,
+                  abx_errclass_name(old[i].cls), err.message);
+        DRV_CHECK(g.sandbox_id[0] == '\0' && g.envd_access_token == NULL,
+                  "%s: nothing handed out", old[i].tmpl);
+        DRV_CHECK(was_deleted(&f, id), "%s: the sandbox was deleted",
+                  old[i].tmpl);
+    }
+
+    o.template_id = "net";
+    rc = abx_api_create(&f, &o, &g, &err);
+    DRV_CHECK(rc == 0 && strcmp(g.envd_version, "0.5.2") == 0,
+              "envd 0.5.2 is accepted (%s)", rc ? err.message : "ok");
+    abx_sandbox_info_free(&g);
+    body = last_create(&f, "network");
+    DRV_CHECK(strcmp(body, "(none)") == 0, "no network option: no 'network' "
+              "member (%s)", body);
+    free(body);
+
+    cJSON *allow = cJSON_Parse("[\"1.1.1.1\",\"8.8.8.0/24\"]");
+    cJSON *deny = cJSON_Parse("[\"0.0.0.0/0\"]");
+    o.public_traffic = ABX_PUBLIC_TRAFFIC_DENY;
+    o.allow_out = allow;
+    o.deny_out = deny;
+    rc = abx_api_create(&f, &o, &g, &err);
+    DRV_CHECK(rc == 0, "create with network (%s)", rc ? err.message : "ok");
+    abx_sandbox_info_free(&g);
+    body = last_create(&f, "network");
+    DRV_CHECK(strcmp(body, "{\"allowPublicTraffic\":false,\"allowOut\":"
+                     "[\"1.1.1.1\",\"8.8.8.0/24\"],\"denyOut\":"
+                     "[\"0.0.0.0/0\"]}") == 0,
+              "network sent as allowPublicTraffic/allowOut/denyOut: %s", body);
+    free(body);
+    o.public_traffic = ABX_PUBLIC_TRAFFIC_UNSET;
+    o.deny_out = NULL;
+    rc = abx_api_create(&f, &o, &g, &err);
+    abx_sandbox_info_free(&g);
+    body = last_create(&f, "network");
+    DRV_CHECK(rc == 0 && strcmp(body, "{\"allowOut\":[\"1.1.1.1\","
+                                "\"8.8.8.0/24\"]}") == 0,
+              "only what was given is sent: %s", body);
+    free(body);
+    o.public_traffic = ABX_PUBLIC_TRAFFIC_ALLOW;
+    o.allow_out = NULL;
+    rc = abx_api_create(&f, &o, &g, &err);
+    abx_sandbox_info_free(&g);
+    body = last_create(&f, "network");
+    DRV_CHECK(rc == 0 && strcmp(body, "{\"allowPublicTraffic\":true}") == 0,
+              "allowPublicTraffic true: %s", body);
+    free(body);
+    cJSON *bad = cJSON_Parse("[\"ok\", 5]");
+    o.deny_out = bad;
+    rc = abx_api_create(&f, &o, &g, &err);
+    DRV_CHECK(rc == -1 && err.cls == ABX_E_INVALID &&
+                  strstr(err.message, "network.denyOut"),
+              "a non-string in denyOut: InvalidArgument before sending (%s)",
+              err.message);
+    cJSON_Delete(bad);
+    cJSON_Delete(allow);
+    cJSON_Delete(deny);
+
+    DRV_CHECK(abx_api_pause(&f, "gate-net", 1, &err) == 1, "pause");
+    DRV_CHECK(abx_api_pause(&f, "gate-net", 0, &err) == 1, "pause, no memory");
+    cJSON *st = fake_state(&f);
+    cJSON *pz = cJSON_GetObjectItem(st, "pauses");
+    const char *p0 = cJSON_GetStringValue(cJSON_GetArrayItem(pz, 0));
+    const char *p1 = cJSON_GetStringValue(cJSON_GetArrayItem(pz, 1));
+    DRV_CHECK(p0 && strcmp(p0, "{\"memory\":true}") == 0,
+              "pause body {\"memory\":true} (%s)", p0 ? p0 : "none");
+    DRV_CHECK(p1 && strcmp(p1, "{\"memory\":false}") == 0,
+              "keep_memory 0: {\"memory\":false} (%s)", p1 ? p1 : "none");
+    cJSON_Delete(st);
+}
+
 int main(int argc, char **argv)
 {
     struct abx_platform p;
@@ -492,9 +644,11 @@ int main(int argc, char **argv)
         scenario_unreachable(&p);
     else if (strcmp(sc, "malformed") == 0)
         scenario_malformed(&p);
+    else if (strcmp(sc, "gates") == 0)
+        scenario_gates(&p);
     else {
         printf("usage: api_driver basic|retry|kill_many|lost_create|"
-               "unreachable|malformed\n");
+               "unreachable|malformed|gates\n");
         return 2;
     }
     abx_http_shutdown();

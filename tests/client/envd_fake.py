@@ -2,14 +2,22 @@
 broken, dripping and stalling replies a real server rarely gives. The
 request's E2b-Sandbox-Id names the behaviour. Listens on 127.0.0.1 (a
 free port chosen by the kernel), prints "port N", serves until killed.
-python3 stdlib only."""
+
+Sandbox ids starting "gate-" are the version-gate cases: every request
+to them is recorded (GET /_seen/<id> returns the list), /files uploads
+are answered as an envd of that generation would (an id containing
+"old" refuses a non-multipart body with 400, as envd before 0.5.7 and
+FC's 0.5.2 do), other calls succeed. python3 stdlib only."""
 import base64
+import hashlib
 import http.server
 import json
 import os
 import struct
 import sys
+import threading
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from abxtest import envelope  # noqa: E402
@@ -47,8 +55,80 @@ NDJSON_OK = (b'{"type": "number_of_executions", "execution_count": 1}\n'
              b'{"type": "end_of_execution"}\n')
 
 
+SEEN = {}
+SEEN_LOCK = threading.Lock()
+
+
+def multipart_file(ctype, body):
+    """(filename, content) of the part named "file", or None."""
+    if "boundary=" not in ctype:
+        return None
+    boundary = ctype.split("boundary=", 1)[1].split(";")[0].strip().strip('"').encode()
+    for part in body.split(b"--" + boundary)[1:-1]:
+        head, _, content = part.lstrip(b"\r\n").partition(b"\r\n\r\n")
+        if b'name="file"' not in head:
+            continue
+        fname = None
+        for line in head.split(b"\r\n"):
+            if b"filename=" in line:
+                fname = line.split(b'filename="', 1)[1].rsplit(b'"', 1)[0].decode()
+        return fname, content[:-2] if content.endswith(b"\r\n") else content
+    return None
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                n = int(self.rfile.readline().split(b";")[0], 16)
+                if n == 0:
+                    self.rfile.readline()
+                    return data
+                data += self.rfile.read(n)
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def gate(self, sid, method, body):
+        """A version-gate case: record the request, answer it."""
+        u = urllib.parse.urlparse(self.path)
+        ctype = self.headers.get("Content-Type", "")
+        rec = {"method": method, "path": u.path,
+               "query": dict(urllib.parse.parse_qsl(u.query)),
+               "ctype": ctype.split(";")[0],
+               "auth": self.headers.get("Authorization", ""),
+               "len": len(body), "body": ""}
+        if u.path == "/files" and method == "POST":
+            part = multipart_file(ctype, body) if rec["ctype"] == "multipart/form-data" else None
+            content = part[1] if part else body
+            rec["sha256"] = hashlib.sha256(content).hexdigest()
+            rec["filename"] = part[0] if part else None
+        elif len(body) < 4096:
+            if rec["ctype"] == "application/connect+json":
+                body = body[5:]   # the one request envelope's header
+            rec["body"] = body.decode(errors="replace")
+        with SEEN_LOCK:
+            SEEN.setdefault(sid, []).append(rec)
+        if u.path == "/files" and method == "POST":
+            if "old" in sid and rec["ctype"] != "multipart/form-data":
+                return self.reply(400, b'{"code":400,"message":"error parsing multipart form: '
+                                  b'request Content-Type isn\'t multipart/form-data"}')
+            path = rec["query"].get("path") or rec.get("filename") or ""
+            name = path.rsplit("/", 1)[-1]
+            return self.reply(200, json.dumps([{"name": name, "type": "file",
+                                                "path": path}]).encode())
+        if u.path == "/files":
+            return self.reply(200, b"data", "application/octet-stream")
+        if u.path.startswith("/process.Process/Start") or u.path.startswith(
+                "/filesystem.Filesystem/WatchDir"):
+            return self.chunked([ev("start", {"pid": 7}) if "Process" in u.path
+                                 else envelope({"start": {}}), END_OK],
+                                "application/connect+json")
+        if u.path == "/filesystem.Filesystem/Stat":
+            return self.reply(200, b'{"entry":{"name":"x","type":"FILE_TYPE_FILE","path":"/x"}}')
+        return self.reply(200, b"{}")
 
     def log_message(self, *a):
         pass
@@ -77,12 +157,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def do_GET(self):
+        sid = self.headers.get("E2b-Sandbox-Id", "")
+        if self.path.startswith("/_seen/"):
+            with SEEN_LOCK:
+                seen = SEEN.get(self.path[len("/_seen/"):], [])
+                return self.reply(200, json.dumps(seen).encode())
+        if sid.startswith("gate-"):
+            return self.gate(sid, "GET", b"")
         self.reply(204 if self.path == "/health" else 404, b"")
 
     def do_POST(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        self.rfile.read(n)
+        body = self.read_body()
         sid = self.headers.get("E2b-Sandbox-Id", "")
+        if sid.startswith("gate-"):
+            return self.gate(sid, "POST", body)
         path = self.path
         if path.startswith("/process.Process/") or path.startswith("/filesystem.Filesystem/WatchDir"):
             return self.stream(sid)

@@ -111,5 +111,6 @@ int scenario_signed(struct tctx *t);
 int scenario_faults(struct tctx *t);
 int scenario_code(struct tctx *t);
 int scenario_fake(struct tctx *t);
+int scenario_gates(struct tctx *t);
 
 #endif

@@ -182,6 +182,7 @@ static const struct {
     {"faults", "code-interpreter-v1", 1, scenario_faults},
     {"code", "code-interpreter-v1", 0, scenario_code},
     {"fake", NULL, 0, scenario_fake},
+    {"gates", NULL, 0, scenario_gates},
 };
 
 int main(int argc, char **argv)

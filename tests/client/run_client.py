@@ -22,9 +22,13 @@ sys.path.insert(0, os.path.join(HERE, "..", "local"))
 from abxtest import free_port  # noqa: E402
 
 LOCAL = {"basic", "retry", "kill_many", "lost_create"}
-FAKE = {"malformed", "http"}
+FAKE = {"malformed", "http", "gates"}
 flaky_counts = {}
 flaky_lock = threading.Lock()
+# The gates scenario: creates whose envd is too old (or reports no
+# version), what the client sent, and which sandboxes it then deleted.
+GATE_ENVD = {"old-envd": "0.0.9", "bad-envd": "x", "no-envd": None, "net": "0.5.2"}
+fake_state = {"creates": [], "deleted": [], "pauses": []}
 
 
 class Fake(http.server.BaseHTTPRequestHandler):
@@ -79,8 +83,32 @@ class Fake(http.server.BaseHTTPRequestHandler):
         if path == "/sandboxes/hangup":
             self.close_connection = True
             return None
+        if path == "/_fake/state":
+            with flaky_lock:
+                return self.send(200, json.dumps(fake_state))
         if path == "/sandboxes" and method == "POST":
+            try:
+                req = json.loads(data)
+            except ValueError:
+                req = {}
+            tmpl = req.get("templateID") if isinstance(req, dict) else None
+            if tmpl in GATE_ENVD:
+                with flaky_lock:
+                    fake_state["creates"].append(req)
+                sbx = {"sandboxID": "gate-" + tmpl, "templateID": tmpl, "clientID": "c",
+                       "envdAccessToken": "tok-" + tmpl}
+                if GATE_ENVD[tmpl] is not None:
+                    sbx["envdVersion"] = GATE_ENVD[tmpl]
+                return self.send(201, json.dumps(sbx))
             return self.send(201, "not json at all")
+        if path.startswith("/sandboxes/gate-") and method == "DELETE":
+            with flaky_lock:
+                fake_state["deleted"].append(path.rsplit("/", 1)[1])
+            return self.send(204, "")
+        if path.startswith("/sandboxes/gate-") and path.endswith("/pause"):
+            with flaky_lock:
+                fake_state["pauses"].append(data.decode(errors="replace"))
+            return self.send(204, "")
         if path.startswith("/sandboxes/") and method == "DELETE":
             return self.send(418, '{"code": 418, "message": "I am a teapot"}')
         if path == "/download":

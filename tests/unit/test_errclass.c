@@ -41,6 +41,7 @@ static void test_names(void)
     CHECK_STR(abx_errclass_name(ABX_E_CONNECTION), "Connection");
     CHECK_STR(abx_errclass_name(ABX_E_PROTOCOL), "Protocol");
     CHECK_STR(abx_errclass_name(ABX_E_CANCELED), "Canceled");
+    CHECK_STR(abx_errclass_name(ABX_E_TEMPLATE), "Template");
 }
 
 static void test_set_clear(void)

@@ -103,8 +103,42 @@ static void test_refusals(void)
     CHECK(abx_track_find("nope") == NULL);
 }
 
+/* A connect reply's tokens, version and domain replace the record's,
+ * an absent token is dropped, and the generation moves on. */
+static void test_refresh(void)
+{
+    struct abx_tracked t;
+    struct abx_sandbox_info fresh;
+
+    memset(&t, 0, sizeof t);
+    memset(&fresh, 0, sizeof fresh);
+    snprintf(t.info.sandbox_id, sizeof t.info.sandbox_id, "sbx1");
+    snprintf(t.info.envd_version, sizeof t.info.envd_version, "0.5.2");
+    t.info.envd_access_token = strdup("old-envd");
+    t.info.traffic_access_token = strdup("old-traffic");
+    fresh.envd_access_token = strdup("new-envd");
+    snprintf(fresh.envd_version, sizeof fresh.envd_version, "0.6.4");
+    snprintf(fresh.domain, sizeof fresh.domain, "example.test");
+    abx_track_refresh(&t, &fresh);
+    CHECK_STR(t.info.envd_access_token, "new-envd");
+    CHECK(t.info.traffic_access_token == NULL);
+    CHECK_STR(t.info.envd_version, "0.6.4");
+    CHECK_STR(t.info.domain, "example.test");
+    CHECK_STR(t.info.sandbox_id, "sbx1");
+    CHECK_INT(t.gen, 1);
+    CHECK(fresh.envd_access_token == NULL);    /* moved, not copied */
+    fresh.traffic_access_token = strdup("new-traffic");
+    abx_track_refresh(&t, &fresh);
+    CHECK(t.info.envd_access_token == NULL);
+    CHECK_STR(t.info.traffic_access_token, "new-traffic");
+    CHECK_INT(t.gen, 2);
+    abx_sandbox_info_free(&fresh);
+    abx_sandbox_info_free(&t.info);
+}
+
 int main(void)
 {
+    test_refresh();
     test_tags_override();
     test_tags_no_user();
     test_tags_sanitize();

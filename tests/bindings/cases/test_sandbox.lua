@@ -2,10 +2,15 @@
 -- host-enforced tags, data-plane helpers and every misuse message.
 local e2e = require "e2e"
 local sandbox = require "e2e.sandbox"
+local http = require "e2e.http"
 local expect = e2e.expect
 
 -- Tests that reach the platform say so: without credentials they skip.
 local function test(name, fn) e2e.test(name, { platform = true }, fn) end
+
+-- abx-local's fc profile (ABX_LOCAL_PROFILE=fc, set by the bindings_fc.*
+-- registrations): envd 0.5.2, pause refused (allow-listed accounts only).
+local FC = os.getenv("ABX_LOCAL_PROFILE") == "fc"
 
 -- Outside a test or fixture there is no scope to own a sandbox.
 local toplevel_ok, toplevel_err = pcall(sandbox.create)
@@ -33,6 +38,7 @@ test("create, fields, info and tags", function()
   expect(sbx.template_id):eq("base")
   expect(tostring(sbx)):eq("Sandbox(" .. sbx.id .. ")")
   expect(type(sbx.envd_version)):eq("string")
+  if FC then expect(sbx.envd_version):eq("0.5.2") end
   local info = sbx:info()
   expect(info.sandbox_id):eq(sbx.id)
   expect(info.template_id):eq("base")
@@ -139,11 +145,39 @@ end)
 
 test("pause is reported", function()
   local sbx = sandbox.create {}
+  if FC then
+    -- The platform refuses (HTTP 403), as FC does outside its allow-list.
+    local ok, err = pcall(sbx.pause, sbx)
+    expect(ok):eq(false)
+    expect(err.class):eq("Sandbox")
+    expect(err.status):eq(403)
+    expect(sbx:is_running()):eq(true)
+    return
+  end
   expect(sbx:pause()):eq(true)
   expect(sbx:info().state):eq("paused")
   expect(#sandbox.list { metadata = { e2e = e2e.run_id }, state = "paused" } >= 1):eq(true)
   local back = sbx:connect {}
   expect(back:is_running()):eq(true)
+end)
+
+test("network option: info echoes it, user ports want the traffic token", function()
+  local sbx = sandbox.create { network = { allow_public_traffic = false,
+    allow_out = { "1.1.1.1", "10.0.0.0/8" }, deny_out = { "0.0.0.0/0" } } }
+  local net = sbx:info().network
+  expect(net.allow_public_traffic):eq(false)
+  expect(net.allow_out):eq({ "1.1.1.1", "10.0.0.0/8" })
+  expect(net.deny_out):eq({ "0.0.0.0/0" })
+  -- sbx:http sends the token: the proxy lets it through to a port nobody
+  -- listens on (502); a bare client without it is refused (403).
+  expect(sbx:http(8123, { timeout = 10 }).status):eq(502)
+  local bare = http.request { url = "http://" .. sbx:get_host(8123) .. "/", timeout = 10 }
+  expect(bare.status):eq(403)
+  -- envd still answers the client (its access token passes, also on FC).
+  expect(sbx.commands:run("echo ok").stdout):eq("ok\n")
+  -- allow_public_traffic = true gives no gate.
+  local open = sandbox.create { network = { allow_public_traffic = true } }
+  expect(http.request { url = "http://" .. open:get_host(8123) .. "/", timeout = 10 }.status):eq(502)
 end)
 
 test("operational errors are SandboxError tables", function()
@@ -165,6 +199,21 @@ test("misuse raises plain messages", function()
   raises(function() sandbox.create { metadata = { a = 1 } } end, "metadata: value of 'a' must be a string, got number")
   raises(function() sandbox.create { envs = "A=1" } end, "option 'envs': table expected, got string")
   raises(function() sandbox.create { secure = "yes" } end, "option 'secure': boolean expected, got string")
+  raises(function() sandbox.create { network = "none" } end, "option 'network': table expected, got string")
+  raises(function() sandbox.create { network = { allow_in = {} } } end, "network: unknown option 'allow_in'")
+  raises(function() sandbox.create { network = { [1] = true } } end, "network: unknown option '1'")
+  raises(function() sandbox.create { network = { allow_public_traffic = "no" } } end,
+    "network: 'allow_public_traffic' must be a boolean, got string")
+  raises(function() sandbox.create { network = { allow_out = "1.1.1.1" } } end,
+    "network: 'allow_out' must be a list of strings, got string")
+  raises(function() sandbox.create { network = { deny_out = { "a", 5 } } } end,
+    "network: 'deny_out' item 2 must be a string, got number")
+  raises(function() sandbox.create { network = { deny_out = { x = "a" } } } end,
+    "network: 'deny_out' must be a list of strings (1..n), has key x")
+  raises(function() sandbox.create { network = { allow_out = { "" } } } end,
+    "network: 'allow_out' item 1 is empty or contains a NUL byte")
+  raises(function() sandbox.create { network = { allow_out = { [1] = "a", [3] = "b" } } } end,
+    "network: 'allow_out' must be a list of strings")
   raises(function() sandbox.connect() end, "bad argument #1 to 'connect' (string expected, got no value)")
   raises(function() sandbox.connect("x", { foo = 1 }) end, "unknown option 'foo' to 'connect'")
   raises(function() sandbox.list { state = "dead" } end, "option 'state': expected")
@@ -181,6 +230,8 @@ test("misuse raises plain messages", function()
   raises(function() sbx:http(80, { headers = { X = "a\r\nB: c" } }) end, "value of 'X' contains CR, LF or NUL")
   raises(function() sbx:http(80, { verb = "GET" }) end, "unknown option 'verb' to 'http'")
   raises(function() sbx:set_timeout(-1) end, "seconds out of range")
+  raises(function() sbx:pause { keep = true } end, "unknown option 'keep' to 'pause'")
+  raises(function() sbx:pause { keep_memory = 1 } end, "option 'keep_memory': boolean expected, got number")
   raises(function() sbx.id = "x" end, "cannot set field 'id' of a Sandbox")
   raises(function() sbx:run_code("1", { language = "python", context = "c" }) end,
     "options 'language' and 'context' are exclusive")

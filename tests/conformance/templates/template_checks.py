@@ -19,9 +19,12 @@ class TemplateJsonMixin:
         self.assertEqual(t["templateID"], self.TEMPLATE)
         # Every shipped template is a root filesystem of its own, built
         # from Debian packages: nothing of the host.
-        self.assertEqual(set(t["rootfs"]) - {"debian", "variant", "packages"}, set())
+        self.assertEqual(set(t["rootfs"]) - {"debian", "variant", "packages", "profilePackages"},
+                         set())
         self.assertRegex(t["rootfs"]["debian"], r"^[a-z]+$")
-        for pkg in t["rootfs"].get("packages", []):
+        extra = t["rootfs"].get("profilePackages", {})
+        self.assertLessEqual(set(extra), {"e2b", "fc"}, "profilePackages names a profile")
+        for pkg in t["rootfs"].get("packages", []) + sum(extra.values(), []):
             self.assertRegex(pkg, r"^[a-z0-9][a-z0-9+.-]*$")
         self.assertRegex(t["templateID"], r"^[a-z0-9][a-z0-9-]*$")
         for alias in t.get("aliases", []):
