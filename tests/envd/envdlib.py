@@ -12,11 +12,23 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from abxtest import (  # noqa: E402,F401  (re-exported for the test scripts)
     Stream, check, done, envelope, eq, free_port, outputs)
 
+
+def multipart(parts):
+    """parts: list of (field, filename, bytes)."""
+    b = "----abx" + uuid.uuid4().hex
+    body = b""
+    for field, fname, data in parts:
+        body += ("--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
+                 "filename=\"%s\"\r\nContent-Type: application/octet-stream"
+                 "\r\n\r\n" % (b, field, fname)).encode() + data + b"\r\n"
+    body += ("--%s--\r\n" % b).encode()
+    return body, {"Content-Type": "multipart/form-data; boundary=" + b}
 
 class Envd:
     def __init__(self, binary, token=None, env_vars=None, start=None,

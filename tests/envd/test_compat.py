@@ -14,11 +14,10 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from envdlib import Envd, check, done, eq, free_port  # noqa: E402
+from envdlib import Envd, check, done, eq, free_port, multipart  # noqa: E402
 from fusefs import EmptyFuse  # noqa: E402
 
 BIN = sys.argv[1]
@@ -41,18 +40,6 @@ UNAUTH = ("unauthorized access, please provide a valid access token or "
 NOT_MULTIPART = ("error parsing multipart form: request Content-Type isn't "
                  "multipart/form-data")
 NEXTPART_EOF = "error reading form: multipart: NextPart: EOF"
-
-
-def multipart(parts):
-    """parts: list of (field, filename, bytes)."""
-    b = "----abx" + uuid.uuid4().hex
-    body = b""
-    for field, fname, data in parts:
-        body += ("--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
-                 "filename=\"%s\"\r\nContent-Type: application/octet-stream"
-                 "\r\n\r\n" % (b, field, fname)).encode() + data + b"\r\n"
-    body += ("--%s--\r\n" % b).encode()
-    return body, {"Content-Type": "multipart/form-data; boundary=" + b}
 
 
 def sign(path, op, user=None):

@@ -3,23 +3,10 @@ import gzip
 import json
 import os
 import sys
-import uuid
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from envdlib import Envd, check, done, eq  # noqa: E402
-
-
-def multipart(parts):
-    """parts: list of (field, filename, bytes)."""
-    b = "----abx" + uuid.uuid4().hex
-    body = b""
-    for field, fname, data in parts:
-        body += ("--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
-                 "filename=\"%s\"\r\nContent-Type: application/octet-stream"
-                 "\r\n\r\n" % (b, field, fname)).encode() + data + b"\r\n"
-    body += ("--%s--\r\n" % b).encode()
-    return body, {"Content-Type": "multipart/form-data; boundary=" + b}
+from envdlib import Envd, check, done, eq, multipart  # noqa: E402
 
 
 OCT_ = {"Content-Type": "application/octet-stream"}
