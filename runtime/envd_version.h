@@ -1,4 +1,4 @@
-/* envd version gates (shared/reference/e2b-protocol.md "envd version
+/* envd version gates (docs/lua-api.md "envd version
  * gates"): a sandbox's envdVersion parsed and compared as the E2B JS SDK
  * 2.31.0 does (compare-versions 6.1.1 on its semver pattern), and the
  * features each version unlocks, with the error the SDK raises when a
