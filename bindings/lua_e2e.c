@@ -9,6 +9,8 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "caps.h"
+#include "envd_version.h"
 #include "lua_e2e.h"
 #include "out.h"
 
@@ -101,6 +103,51 @@ static int core_crash(lua_State *L)
     return 0;
 }
 
+/* core.envd_version_cmp(a, b) -> -1|0|1, or nil and a message when
+ * either is not a version: the client's own comparison
+ * (runtime/envd_version.h), so a test's gate agrees with the client's. */
+static int core_envd_version_cmp(lua_State *L)
+{
+    struct abx_envd_version a, b;
+    const char *sa = luaL_checkstring(L, 1), *sb = luaL_checkstring(L, 2);
+    int c;
+
+    if (abx_envd_version_parse(sa, &a) != 0 || a.state != ABX_ENVD_VER_OK ||
+        abx_envd_version_parse(sb, &b) != 0 || b.state != ABX_ENVD_VER_OK) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "not an envd version: '%s'",
+                        a.state != ABX_ENVD_VER_OK ? sa : sb);
+        return 2;
+    }
+    c = abx_envd_version_cmp(&a, &b);
+    lua_pushinteger(L, c < 0 ? -1 : c > 0);
+    return 1;
+}
+
+/* config.platform, config.caps {name = true} and config.cap_names (every
+ * known name, for checking what a test declares). */
+static void set_caps(lua_State *L, const struct abx_e2e_host *h)
+{
+    int i;
+
+    lua_pushstring(L, h->platform_kind && h->platform_kind[0]
+                          ? h->platform_kind : ABX_CAPS_DEFAULT_PLATFORM);
+    lua_setfield(L, -2, "platform");
+    lua_createtable(L, 0, ABX_CAP_COUNT);
+    for (i = 0; i < ABX_CAP_COUNT; i++)
+        if (h->caps & (1u << i)) {
+            lua_pushboolean(L, 1);
+            lua_setfield(L, -2, abx_cap_name(i));
+        }
+    lua_setfield(L, -2, "caps");
+    lua_createtable(L, ABX_CAP_COUNT, 0);
+    for (i = 0; i < ABX_CAP_COUNT; i++) {
+        lua_pushstring(L, abx_cap_name(i));
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "cap_names");
+}
+
 static void set_config(lua_State *L, const struct abx_e2e_host *h)
 {
     lua_createtable(L, 0, 6);
@@ -121,6 +168,7 @@ static void set_config(lua_State *L, const struct abx_e2e_host *h)
     else
         lua_pushliteral(L, "master");
     lua_setfield(L, -2, "worker_id");
+    set_caps(L, h);
     lua_setfield(L, -2, "config");
 }
 
@@ -137,6 +185,7 @@ int luaopen_e2e(lua_State *L)
         {"cfixture_setup", abx_fixture_c_setup_l},
         {"cfixture_teardown", abx_fixture_c_teardown_l},
         {"secret", core_secret},
+        {"envd_version_cmp", core_envd_version_cmp},
         {"crash", NULL},
         {NULL, NULL},
     };

@@ -43,6 +43,11 @@ struct abx_e2e_host {
     long server_port;          /* E2E_SERVER_PORT (8080) */
     long short_ttl;            /* E2E_SHORT_TTL, s (20): TTL-expiry tests */
     int keep_failed;           /* --keep-failed */
+    /* Capabilities (docs/capabilities.md): platform kind ("fc", "e2b")
+     * and the declared set (1u << enum abx_cap). */
+    const char *platform_kind;
+    unsigned caps;
+    const char *default_user;  /* E2E_DEFAULT_USER (user) */
 };
 /* The host description of L (raises if none). */
 const struct abx_e2e_host *abx_e2e_host_of(lua_State *L);

@@ -615,6 +615,20 @@ static const luaL_Reg sbx_methods[] = {
     {NULL, NULL},
 };
 
+/* default_user (E2E_DEFAULT_USER) and default_home: /root for root, else
+ * /home/<user>, as E2B's templates lay them out. */
+static void push_default_user(lua_State *L, const char *user)
+{
+    user = user && user[0] ? user : "user";
+    lua_pushstring(L, user);
+    lua_setfield(L, -2, "default_user");
+    if (strcmp(user, "root") == 0)
+        lua_pushliteral(L, "/root");
+    else
+        lua_pushfstring(L, "/home/%s", user);
+    lua_setfield(L, -2, "default_home");
+}
+
 int luaopen_e2e_sandbox(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
@@ -649,5 +663,6 @@ int luaopen_e2e_sandbox(lua_State *L)
     lua_setfield(L, -2, "server_port");
     lua_pushinteger(L, h->short_ttl > 0 ? h->short_ttl : 20);
     lua_setfield(L, -2, "short_ttl");
+    push_default_user(L, h->default_user);
     return 1;
 }

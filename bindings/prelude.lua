@@ -7,8 +7,12 @@
 --   local test, expect = e2e.test, e2e.expect
 --   test(name, [opts], fn)   opts: marks = {...}, skip = "why", timeout = S,
 --                            known_issue = "KI-0NN: why" (strict xfail),
---                            platform = true (skipped without credentials)
---   e2e.describe(name, fn)   groups: node id file::group::name
+--                            platform = true (skipped without credentials),
+--                            requires = {"pause", ...} (capabilities)
+--   e2e.describe(name, [opts], fn)   groups: node id file::group::name;
+--                            opts.requires applies to every test inside
+--   e2e.has(cap)  e2e.requires(cap, ...)  e2e.requires_envd(sbx, "0.6.2", what)
+--   e2e.platform  (capabilities: docs/capabilities.md)
 --   e2e.fixture(name, [{scope = "test"|"file"|"session",
 --               needs_platform = true}], fn)
 --   e2e.defer(fn)  e2e.skip(why)  e2e.fail(msg)  e2e.sleep(s)  e2e.secret(v)
@@ -63,10 +67,76 @@ function M.markers()
 end
 
 ---------------------------------------------------------------------------
+-- Capabilities (docs/capabilities.md): declared by the platform's
+-- configuration (E2E_PLATFORM, E2E_CAPS), never probed, so a broken
+-- feature fails instead of skipping.
+---------------------------------------------------------------------------
+local caps, cap_known = core.config.caps or {}, {}
+for _, n in ipairs(core.config.cap_names or {}) do cap_known[n] = true end
+M.platform = core.config.platform
+
+local function known_caps() return tconcat(core.config.cap_names or {}, ", ") end
+
+-- A list of capability names, checked; `what` names the caller.
+local function cap_list(v, what, level)
+  if type(v) == "string" then v = { v } end
+  if type(v) ~= "table" then error(what .. ": requires must be a list of capability names", level + 1) end
+  local out = {}
+  for _, n in ipairs(v) do
+    if type(n) ~= "string" or not cap_known[n] then
+      error(sfmt("%s: unknown capability %s (known: %s)", what, repr(n), known_caps()), level + 1)
+    end
+    out[#out + 1] = n
+  end
+  return out
+end
+
+local function missing_caps(list)
+  local miss = {}
+  for _, n in ipairs(list) do if not caps[n] then miss[#miss + 1] = n end end
+  return miss
+end
+
+local function caps_reason(miss)
+  return sfmt("requires %s %s (E2E_CAPS)", #miss == 1 and "capability" or "capabilities",
+    tconcat(miss, ", "))
+end
+
+function M.has(name)
+  if type(name) ~= "string" or not cap_known[name] then
+    error(sfmt("has: unknown capability %s (known: %s)", repr(name), known_caps()), 2)
+  end
+  return caps[name] == true
+end
+
+-- Inside a test or fixture: skip now unless every capability is declared.
+function M.requires(...)
+  local miss = missing_caps(cap_list({ ... }, "requires", 2))
+  if #miss > 0 then M.skip(caps_reason(miss)) end
+end
+
+-- Skips unless the sandbox's envd is at least `min` (a gated feature the
+-- platform's envd predates, as FC's 0.5.2); `what` names the feature.
+function M.requires_envd(sbx, min, what)
+  local v = type(sbx) == "string" and sbx or (sbx and sbx.envd_version)
+  if type(min) ~= "string" then error("requires_envd: expected a minimum version string", 2) end
+  if type(v) ~= "string" or v == "" then
+    error("requires_envd: the sandbox reports no envd version", 2)
+  end
+  local c, err = core.envd_version_cmp(v, min)
+  if c == nil then error("requires_envd: " .. err, 2) end
+  if c < 0 then
+    M.skip(sfmt("requires envd %s or later%s (the sandbox reports %s)", min,
+      what and (" for " .. tostring(what)) or "", v))
+  end
+end
+
+---------------------------------------------------------------------------
 -- Registration: tests, groups, fixtures
 ---------------------------------------------------------------------------
 local tests, by_id = {}, {}
 local groups = {}
+local group_requires = {}   -- requires of each open describe
 local fixtures = {}
 local file_id = "?"      -- node-id prefix of the file being collected
 local usage_errors = {}
@@ -104,9 +174,10 @@ function M.test(name, opts, fn)
   local nodeid = file_id .. "::" .. tconcat(parts, "::")
   if by_id[nodeid] then error("test: duplicate test name " .. qstr(nodeid), 2) end
   local t = { name = name, groups = { table.unpack(groups) }, fn = fn, params = params_of(fn),
-    nodeid = nodeid, line = caller_line(2), marks = { "e2e" }, markset = { e2e = true } }
+    nodeid = nodeid, line = caller_line(2), marks = { "e2e" }, markset = { e2e = true }, requires = {} }
   for k in pairs(opts) do
-    if k ~= "marks" and k ~= "skip" and k ~= "timeout" and k ~= "known_issue" and k ~= "platform" then
+    if k ~= "marks" and k ~= "skip" and k ~= "timeout" and k ~= "known_issue" and k ~= "platform"
+        and k ~= "requires" then
       error("test: unknown option " .. qstr(tostring(k)) .. " for " .. qstr(name), 2)
     end
   end
@@ -145,19 +216,33 @@ function M.test(name, opts, fn)
     error("test: the known_issue marker needs opts.known_issue = \"KI-0NN: reason\"", 2)
   end
   t.platform = opts.platform == true
+  local seen = {}
+  local function need(n) if not seen[n] then seen[n] = true; t.requires[#t.requires + 1] = n end end
+  for _, list in ipairs(group_requires) do for _, n in ipairs(list) do need(n) end end
+  if opts.requires ~= nil then
+    for _, n in ipairs(cap_list(opts.requires, "test " .. qstr(name), 2)) do need(n) end
+  end
   tests[#tests + 1] = t
   by_id[nodeid] = t
 end
 
-function M.describe(name, fn)
+function M.describe(name, opts, fn)
   if running then error("describe() cannot be called while tests are running", 2) end
+  if fn == nil and type(opts) == "function" then opts, fn = {}, opts end
+  if type(opts) ~= "table" then error("describe: opts must be a table", 2) end
+  for k in pairs(opts) do
+    if k ~= "requires" then error("describe: unknown option " .. qstr(tostring(k)), 2) end
+  end
   if type(name) ~= "string" or name == "" then error("describe: name must be a non-empty string", 2) end
   if sfind(name, "\0", 1, true) then error("describe: name " .. qstr(name) .. " contains a NUL byte", 2) end
   if not utf8.len(name) then error("describe: name " .. qstr(name) .. " is not valid UTF-8", 2) end
   if type(fn) ~= "function" then error("describe: missing function for " .. qstr(name), 2) end
+  local req = opts.requires ~= nil and cap_list(opts.requires, "describe " .. qstr(name), 2) or {}
   groups[#groups + 1] = name
+  group_requires[#group_requires + 1] = req
   local ok, err = pcall(fn)
   groups[#groups] = nil
+  group_requires[#group_requires] = nil
   if not ok then error(err, 0) end
 end
 
@@ -284,17 +369,33 @@ resolve = function(name, chain, requester)
   end
   if chain[name] then error(mkerr("error", "fixture dependency cycle through '" .. name .. "'"), 0) end
   if def.scope ~= "test" then
-    local cache = values[def.scope]
-    if cache[name] ~= nil then return cache[name].v end
+    local cached = values[def.scope][name]
+    if cached ~= nil then
+      if cached.err ~= nil then error(cached.err, 0) end
+      return cached.v
+    end
   end
   chain[name] = true
-  local v
+  -- A nested region (keeping the test's deadline) turns an error into a
+  -- typed one with its traceback where it happened, kept when re-raised.
+  local ok, v
   if def.scope == "session" and not core.is_session and not def.c then
-    v = core.session_fixture(name)
+    ok, v = core.region(nil, true, core.session_fixture, name)
   else
-    v = setup_fixture(def, chain)
+    ok, v = core.region(nil, true, setup_fixture, def, chain)
   end
   chain[name] = nil
+  if not ok then
+    -- As pytest: a wider-scope fixture that failed (or skipped) fails the
+    -- same way for every test of its scope, without a second attempt (one
+    -- missing template is one create, not one per test). A deadline or an
+    -- interrupt belongs to the test that met it and is not kept.
+    local kind = type(v) == "table" and v.kind
+    if def.scope ~= "test" and kind ~= "timeout" and kind ~= "interrupt" then
+      values[def.scope][name] = { err = v }
+    end
+    error(v, 0)
+  end
   if def.scope ~= "test" then values[def.scope][name] = { v = v } end
   return v
 end
@@ -391,7 +492,8 @@ function M._collected()
   local list = {}
   for i, t in ipairs(tests) do
     list[i] = { nodeid = t.nodeid, name = t.name, groups = t.groups, marks = t.marks, line = t.line,
-      skip = t.skip, known_issue = t.known_issue, timeout = t.timeout, platform = needs_platform(t) }
+      skip = t.skip, known_issue = t.known_issue, timeout = t.timeout, platform = needs_platform(t),
+      requires = t.requires }
   end
   return list
 end
@@ -432,6 +534,14 @@ function M._run(i)
   if not core.config.has_credentials and needs_platform(t) then
     r.outcome, r.when = "skipped", "setup"
     r.message = "E2E skipped: missing credentials [" .. core.config.missing_credentials .. "]"
+    r.reason = r.message
+    r.output = take_captured()
+    return r
+  end
+  local miss = missing_caps(t.requires)
+  if #miss > 0 then
+    r.outcome, r.when = "skipped", "setup"
+    r.message = caps_reason(miss)
     r.reason = r.message
     r.output = take_captured()
     return r

@@ -283,6 +283,9 @@ static long apply_line(struct abx_collection *c, const char *line)
                      &item->groups);
         read_strlist(cJSON_GetObjectItemCaseSensitive(it, "marks"),
                      &item->marks);
+        abx_strlist_init(&item->requires);
+        read_strlist(cJSON_GetObjectItemCaseSensitive(it, "requires"),
+                     &item->requires);
         item->selected = 1;
     }
 out:
@@ -443,6 +446,7 @@ void abx_collection_free(struct abx_collection *c)
             free(f->items[k].name);
             abx_strlist_free(&f->items[k].groups);
             abx_strlist_free(&f->items[k].marks);
+            abx_strlist_free(&f->items[k].requires);
         }
         free(f->items);
         free(f->path);

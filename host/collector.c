@@ -1,6 +1,6 @@
 /* The collector: a child process that loads each test file in a fresh
  * state and reports its tests as one JSON line per file:
- *   {"file": INDEX, "items": [{nodeid, name, groups, marks, line,
+ *   {"file": INDEX, "items": [{nodeid, name, groups, marks, requires, line,
  *    timeout}], "error": MSG|null, "usage": [MSG...]}
  *   {"interrupted": true}
  * Running file top-level code in a child keeps a crash (or a stuck C call)
@@ -90,6 +90,8 @@ static int collect_file(const char *path, cJSON *line)
         lua_pop(L, 4);
         cJSON_AddItemToObject(it, "groups", strlist_json(L, -1, "groups"));
         cJSON_AddItemToObject(it, "marks", strlist_json(L, -1, "marks"));
+        cJSON_AddItemToObject(it, "requires",
+                              strlist_json(L, -1, "requires"));
         lua_pop(L, 1);
         cJSON_AddItemToArray(items, it);
     }

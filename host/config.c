@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "caps.h"
 #include "dotenv.h"
 #include "host.h"
 #include "ledger.h"
@@ -31,6 +32,61 @@ static void make_run_id(char *out, size_t len)
     snprintf(out, len, "e2e-%04d%02d%02d%02d%02d%02d-%08x", tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
              r & 0xffffffffu);
+}
+
+/* A name-like knob: letters, digits, '.', '_', '-' only (it lands in
+ * paths and shell words of tests). */
+static int name_ok(const char *s, size_t cap)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n >= cap)
+        return 0;
+    return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789._-") == n;
+}
+
+/* E2E_PLATFORM, E2E_CAPS and E2E_DEFAULT_USER (docs/capabilities.md). */
+static int load_suite_knobs(struct abx_env *e, const struct abx_config *cfg,
+                            char *err, size_t errlen)
+{
+    const char *kind = abx_config_get(cfg, "E2E_PLATFORM", NULL);
+    const char *spec = abx_config_get(cfg, "E2E_CAPS", NULL);
+    const char *user = abx_config_get(cfg, "E2E_DEFAULT_USER", NULL);
+
+    if (spec && strlen(spec) >= sizeof e->caps_spec) {
+        snprintf(err, errlen, "E2E_CAPS: too long (at most %zu bytes)",
+                 sizeof e->caps_spec - 1);
+        return -1;
+    }
+    snprintf(e->caps_spec, sizeof e->caps_spec, "%s", spec ? spec : "");
+    user = user && *user ? user : "user";
+    if (!name_ok(user, sizeof e->default_user)) {
+        snprintf(err, errlen, "E2E_DEFAULT_USER: expected a user name "
+                 "(letters, digits, '.', '_', '-'; at most %zu bytes)",
+                 sizeof e->default_user - 1);
+        return -1;
+    }
+    snprintf(e->default_user, sizeof e->default_user, "%s", user);
+    kind = kind && *kind ? kind : ABX_CAPS_DEFAULT_PLATFORM;
+    return abx_env_set_platform(e, kind, err, errlen);
+}
+
+int abx_env_set_platform(struct abx_env *e, const char *kind, char *err,
+                         size_t errlen)
+{
+    unsigned bits;
+
+    if (abx_caps_of_platform(kind, &bits) != 0) {
+        snprintf(err, errlen, "E2E_PLATFORM: expected fc or e2b, got "
+                 "'%.64s'", kind);
+        return -1;
+    }
+    if (abx_caps_adjust(&bits, e->caps_spec, err, errlen) != 0)
+        return -1;
+    snprintf(e->platform_kind, sizeof e->platform_kind, "%s", kind);
+    e->caps = bits;
+    return 0;
 }
 
 /* The platform and the suite's knobs. A platform value that does not
@@ -66,6 +122,8 @@ static int load_platform(struct abx_env *e, const struct abx_config *cfg,
         return -1;
     }
     memcpy(e->server_template, tmpl, i + 1);
+    if (load_suite_knobs(e, cfg, err, errlen) != 0)
+        return -1;
     if (!e->has_credentials)
         return 0;
     if (abx_platform_init(&e->platform, key,

@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "caps.h"
 #include "host.h"
 #include "out.h"
 
@@ -45,11 +46,33 @@ static void append_selection(struct abx_buf *b, const struct abx_opts *o,
     abx_buf_appendf(b, " (%d deselected)\n", (int)s->deselected);
 }
 
+/* Every skip with its reason: a capability the platform does not declare
+ * shows up here, so the record says what the run did not prove. */
+static void append_skipped(struct abx_buf *b, const struct abx_run *run)
+{
+    size_t i, k = 0;
+
+    abx_buf_appends(b, "\n## Skipped\n\n");
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        if (r->outcome != ABX_OUTCOME_SKIPPED)
+            continue;
+        k++;
+        abx_buf_appends(b, "- `");
+        md_cell(b, r->nodeid);
+        abx_buf_appends(b, "`: ");
+        md_cell(b, r->reason ? r->reason : (r->message ? r->message : ""));
+        abx_buf_appends(b, "\n");
+    }
+    if (k == 0)
+        abx_buf_appends(b, "None.\n");
+}
+
 int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
                        const struct abx_run *run, const struct abx_summary *s)
 {
     char topic[128], date[32], stamp[64], path[PATH_MAX], line[512];
-    char err[PATH_MAX + 128];
+    char err[PATH_MAX + 128], caps[256];
     const char *dir = o->evidence_dir ? o->evidence_dir : ABX_EVIDENCE_DIR;
     time_t now = (time_t)run->started_wall;
     struct tm tm;
@@ -88,6 +111,11 @@ int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
     abx_buf_appendf(&b, "# Verification: %s\n\n", o->evidence);
     abx_buf_appendf(&b, "- date: %s\n- run id: `%s`\n", stamp, e->run_id);
     abx_buf_appendf(&b, "- platform endpoint: %s\n", e->endpoint);
+    abx_caps_format(e->caps, caps, sizeof caps);
+    abx_buf_appendf(&b, "- platform: %s, capabilities: %s%s%s%s\n",
+                    e->platform_kind, caps,
+                    e->caps_spec[0] ? " (E2E_CAPS=`" : "", e->caps_spec,
+                    e->caps_spec[0] ? "`)" : "");
     abx_buf_appendf(&b, "- credentials: %s\n",
                     e->has_credentials ? "present (masked)" : "missing");
     abx_buf_appendf(&b, "- host: %s %s %s\n", un.sysname, un.release,
@@ -140,6 +168,7 @@ int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
     }
     if (k == 0)
         abx_buf_appends(&b, "None.\n");
+    append_skipped(&b, run);
     rc = abx_out_write_file_atomic(path, b.data, b.len, err, sizeof err);
     if (rc != 0)
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e: cannot write evidence: %s\n",

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "fsutil.h"
 #include "host.h"
 #include "out.h"
@@ -126,7 +127,7 @@ static int scan_output(char vals[4][1024])
     return ready;
 }
 
-static int spawn(const char *bin, char *err, size_t errlen)
+static int spawn(const char *bin, int allow_pause, char *err, size_t errlen)
 {
     int out, errf, nul;
 
@@ -150,7 +151,8 @@ static int spawn(const char *bin, char *err, size_t errlen)
         dup2(out, STDOUT_FILENO);
         dup2(errf, STDERR_FILENO);
         execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--data-listen",
-              "127.0.0.1:0", "--state-dir", g_state, (char *)NULL);
+              "127.0.0.1:0", "--state-dir", g_state,
+              allow_pause ? "--allow-pause" : (char *)NULL, (char *)NULL);
         _exit(127);
     }
     if (g_pid < 0) {
@@ -181,8 +183,19 @@ int abx_local_start(struct abx_env *e, char *err, size_t errlen)
     int status;
 
     memset(vals, 0, sizeof vals);
+    /* The suite takes the capability set of the profile it starts
+     * (E2E_CAPS still adjusts it); +pause on fc is an allow-listed
+     * account, which abx-local imitates with --allow-pause. */
+    prof = getenv("ABX_LOCAL_PROFILE");
+    prof = prof && *prof ? prof : "e2b";
+    if (abx_env_set_platform(e, prof, perr, sizeof perr) != 0) {
+        snprintf(err, errlen, "profile %.16s: %s", prof, perr);
+        return -1;
+    }
     if (find_binary(bin, sizeof bin, err, errlen) != 0 ||
-        spawn(bin, err, errlen) != 0)
+        spawn(bin, strcmp(prof, "fc") == 0 &&
+                       (e->caps & (1u << ABX_CAP_PAUSE)),
+              err, errlen) != 0)
         goto fail;
     for (;;) {
         int ready = scan_output(vals);
@@ -231,8 +244,6 @@ int abx_local_start(struct abx_env *e, char *err, size_t errlen)
     e->missing[0] = '\0';
     e->platform_err[0] = '\0';
     /* The header and reports name the cloud a local run stood in for. */
-    prof = getenv("ABX_LOCAL_PROFILE");
-    prof = prof && *prof ? prof : "e2b";
     snprintf(e->endpoint, sizeof e->endpoint, "%.480s (abx-local, profile %.8s)", vals[1], prof);
     abx_out_printf(ABX_OUT_STDERR, "abx-local: %s, data plane %s, profile %s\n", vals[1],
                    vals[3][0] ? vals[3] : vals[2], prof);

@@ -26,7 +26,7 @@ static void emit_stdout(void *ud, const char *s, size_t len)
 void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
 {
     const char *st = getenv("ABX_E2E_SELFTEST");
-    static char missing[128], run_id[96], tmpl[128];
+    static char missing[128], run_id[96], tmpl[128], kind[8], user[64];
     static struct abx_platform platform;
 
     memset(&abx_host, 0, sizeof abx_host);
@@ -53,6 +53,11 @@ void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
     abx_host.server_port = e->server_port;
     abx_host.short_ttl = e->short_ttl;
     abx_host.keep_failed = o->keep_failed;
+    snprintf(kind, sizeof kind, "%s", e->platform_kind);
+    abx_host.platform_kind = kind;
+    abx_host.caps = e->caps;
+    snprintf(user, sizeof user, "%s", e->default_user);
+    abx_host.default_user = user;
     abx_alloc_set_limit((size_t)o->max_memory_mb << 20);
     g_exec = o->exec;
     abx_bindings_init(abx_host.selftest);

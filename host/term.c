@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "host.h"
 #include "out.h"
 
@@ -81,6 +82,14 @@ void abx_term_header(const struct abx_opts *o, const struct abx_collection *c,
     if (!e->has_credentials)
         abx_out_printf(ABX_OUT_STDOUT, "no credentials [%s]: tests that need "
                        "the platform will be skipped\n", e->missing);
+    else {
+        char caps[256];
+        abx_caps_format(e->caps, caps, sizeof caps);
+        abx_out_printf(ABX_OUT_STDOUT, "platform %s, capabilities: %s%s%s%s\n",
+                       e->platform_kind, caps,
+                       e->caps_spec[0] ? " (E2E_CAPS=" : "",
+                       e->caps_spec, e->caps_spec[0] ? ")" : "");
+    }
     abx_out_printf(ABX_OUT_STDOUT, "collected %zu item%s", items,
                    items == 1 ? "" : "s");
     if (errors)

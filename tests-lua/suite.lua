@@ -26,6 +26,28 @@ function M.sh_quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
 
+-- Calls fn(...), which creates a sandbox of `template`; when the platform
+-- answers NotFound (404) the template does not exist there, and the test
+-- is skipped saying so (the server template is built by hand on a cloud).
+function M.with_template(template, fn, ...)
+  local res = table.pack(pcall(fn, ...))
+  if res[1] then return table.unpack(res, 2, res.n) end
+  local err = res[2]
+  if type(err) == "table" and err.class == "NotFound" and err.status == 404 then
+    e2e.skip(string.format("template %s not found: build it, see README", template))
+  end
+  error(err, 0)
+end
+
+-- s with the first occurrence of the literal text `old` replaced by `new`
+-- (string.gsub would read `old` as a pattern: '-' and '.' in a sandbox id
+-- are pattern characters). Fails the test when `old` is absent.
+function M.replace_plain(s, old, new)
+  local i, j = string.find(s, old, 1, true)
+  if not i then e2e.fail(string.format("%q not found in %q", old, s)) end
+  return s:sub(1, i - 1) .. new .. s:sub(j + 1)
+end
+
 -- A value unique to this run and call: for metadata filters and names.
 local serial = 0
 function M.unique(prefix)

@@ -165,15 +165,17 @@ describe("error mapping", function()
     local name = suite.unique("no-such-template")
     local err = suite.raises("NotFound", sandbox_factory, { template = name })
     expect(err.status):eq(404)
-    expect(err.message):contains(name)
-    expect(err.message):match("[Tt]emplate")
+    if e2e.has("e2b-messages") then
+      expect(err.message):contains(name)
+      expect(err.message):match("[Tt]emplate")
+    end
   end)
 
   test("a timeout above 24 hours is InvalidArgument", function(sandbox_factory)
     for _, t in ipairs { 86401, 2592000 } do
       local err = suite.raises("InvalidArgument", sandbox_factory, { timeout = t })
       expect(err.status):eq(400)
-      expect(err.message:lower()):contains("timeout")
+      if e2e.has("e2b-messages") then expect(err.message:lower()):contains("timeout") end
     end
   end)
 

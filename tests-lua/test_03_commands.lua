@@ -8,6 +8,7 @@
 local e2e = require "e2e"
 local test, expect, describe = e2e.test, e2e.expect, e2e.describe
 local suite = require "suite"
+local sandbox = require "e2e.sandbox"
 
 local q = suite.sh_quote
 
@@ -177,7 +178,7 @@ describe("cwd, envs and user", function()
     local e = suite.raises("InvalidArgument", base_sandbox.commands.run,
       base_sandbox.commands, "pwd", { cwd = missing })
     expect(e.message):contains(missing)
-    expect(e.message):contains("does not exist")
+    if e2e.has("e2b-messages") then expect(e.message):contains("does not exist") end
   end)
 
   test("per-command envs reach the command", function(base_sandbox)
@@ -211,9 +212,10 @@ describe("cwd, envs and user", function()
     expect(r.stdout):eq("create\n")
   end)
 
-  test("the default user is user with its home", function(base_sandbox)
-    local r = base_sandbox.commands:run('whoami; id -u; echo "$HOME"; pwd')
-    expect(r.stdout):eq("user\n1000\n/home/user\n/home/user\n")
+  test("the default user is E2E_DEFAULT_USER with its home", function(base_sandbox)
+    local r = base_sandbox.commands:run('whoami; echo "$HOME"; pwd')
+    local home = sandbox.default_home
+    expect(r.stdout):eq(sandbox.default_user .. "\n" .. home .. "\n" .. home .. "\n")
   end)
 
   test("user root runs as root with its home", function(base_sandbox)
@@ -378,7 +380,7 @@ describe("background processes", function()
     local h = base_sandbox.commands:run("sleep 30", { background = true })
     e2e.defer(function() h:kill() end)
     local e = suite.raises("Sandbox", h.send_stdin, h, "x")
-    expect(e.message):contains("stdin not enabled")
+    if e2e.has("e2b-messages") then expect(e.message):contains("stdin not enabled") end
   end)
 
   test("without stdin the process reads end of input", function(base_sandbox)
@@ -434,7 +436,9 @@ describe("process list and connect", function()
   test("connect to a non-existing pid raises NotFound", function(base_sandbox)
     local c = base_sandbox.commands
     local e = suite.raises("NotFound", c.connect, c, NO_PID)
-    expect(e.message):contains("process with pid " .. NO_PID .. " not found")
+    if e2e.has("e2b-messages") then
+      expect(e.message):contains("process with pid " .. NO_PID .. " not found")
+    end
     suite.raises("NotFound", c.send_stdin, c, NO_PID, "x")
     suite.raises("NotFound", c.close_stdin, c, NO_PID)
   end)
