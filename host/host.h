@@ -77,12 +77,23 @@ struct abx_env {
     char server_template[128];  /* E2E_SERVER_TEMPLATE (python-hello) */
     long server_port;        /* E2E_SERVER_PORT (8080) */
     long short_ttl;          /* E2E_SHORT_TTL (20): TTL-expiry tests */
+    /* Capabilities (docs/capabilities.md): the platform whose documented
+     * set applies ("fc" unless E2E_PLATFORM or --local's profile says
+     * otherwise), E2E_CAPS as given, and the resulting set (1u << cap). */
+    char platform_kind[8];
+    char caps_spec[256];
+    unsigned caps;
+    char default_user[64];   /* E2E_DEFAULT_USER (user) */
 };
 /* Loads env + .env layers, registers the API key with the masker.
  * 0, or -1 with err (a malformed .env or a bad knob value, named: usage
  * error). A platform URL that does not parse is not an error here
  * (platform_err; --local may replace it). */
 int abx_env_load(struct abx_env *e, char *err, size_t errlen);
+/* Sets the platform kind ("fc" or "e2b") and its capability set, then
+ * applies E2E_CAPS (e->caps_spec). 0, or -1 with err (usage error). */
+int abx_env_set_platform(struct abx_env *e, const char *kind, char *err,
+                         size_t errlen);
 
 /* ---- Lua states (lstate.c) -------------------------------------------- */
 extern struct abx_e2e_host abx_host;   /* this process's host description */
@@ -108,6 +119,7 @@ struct abx_item {
     int line;
     double timeout;
     int selected;
+    struct abx_strlist requires;  /* capabilities the test needs */
 };
 
 struct abx_file {
