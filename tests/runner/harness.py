@@ -190,6 +190,68 @@ def sc_skip_credentials(c):
     check(p.returncode == 0, f"exit {p.returncode}")
 
 
+C = "cases/test_caps.lua::"
+
+
+def sc_caps(c):
+    """Capabilities: fc (the default) declares none, e2b all; E2E_CAPS
+    adjusts; a missing one skips naming it (terminal -r s, JSON, JUnit)."""
+    p, doc = c.json_run("cases/test_caps.lua", "-rs", "--junitxml", "out/caps.xml")
+    got, tests = outcomes(doc), by_id(doc)
+    expect_outcomes(got, {
+        C + "needs pause": "skipped", C + "signed::inherits the group's": "skipped",
+        C + "signed::adds its own": "skipped", C + "has says what is declared": "passed",
+        C + "requires at run time": "skipped", C + "envd below the gate": "skipped",
+        C + "envd at the gate": "passed", C + "envd not a version": "error",
+        C + "fixture skip one": "skipped", C + "fixture skip two": "skipped",
+        C + "fixture error one": "error", C + "fixture error two": "error"})
+    check(tests[C + "needs pause"]["reason"] == "requires capability pause (E2E_CAPS)",
+          tests[C + "needs pause"]["reason"])
+    check(tests[C + "signed::adds its own"]["reason"] ==
+          "requires capabilities signed-urls, pause (E2E_CAPS)", tests[C + "signed::adds its own"]["reason"])
+    check(tests[C + "envd below the gate"]["reason"] ==
+          "requires envd 0.6.2 or later for file metadata (the sandbox reports 0.5.2)",
+          tests[C + "envd below the gate"]["reason"])
+    check("not an envd version: 'banana'" in tests[C + "envd not a version"]["message"],
+          tests[C + "envd not a version"]["message"])
+    # a file fixture's skip or error is kept for the file: one attempt
+    for n in ("one", "two"):
+        check(tests[C + "fixture skip " + n]["reason"] == "template x not found (attempt 1)",
+              tests[C + "fixture skip " + n]["reason"])
+        check("broken setup 1" in tests[C + "fixture error " + n]["message"],
+              tests[C + "fixture error " + n]["message"])
+    check("platform=fc pause=false proxy=false" in tests[C + "has says what is declared"]["output"],
+          tests[C + "has says what is declared"]["output"])
+    check("SKIPPED [1] cases/test_caps.lua:6: requires capability pause (E2E_CAPS)" in p.stdout, p.stdout)
+    root = ET.parse(os.path.join(c.dir, "out/caps.xml")).getroot()
+    sk = [tc for tc in root.iter("testcase") if tc.get("name") == "needs pause"][0].find("skipped")
+    check(sk is not None and sk.get("message") == "requires capability pause (E2E_CAPS)",
+          "JUnit skipped message: " + ET.tostring(root, encoding="unicode")[:400])
+    # e2b declares them all; E2E_CAPS takes one away
+    _, doc = c.json_run("cases/test_caps.lua", env={"E2E_PLATFORM": "e2b", "E2E_CAPS": " -pause "})
+    got = outcomes(doc)
+    expect_outcomes(got, {C + "needs pause": "skipped", C + "signed::inherits the group's": "passed",
+                          C + "signed::adds its own": "skipped", C + "requires at run time": "passed"})
+    check(by_id(doc)[C + "needs pause"]["reason"] == "requires capability pause (E2E_CAPS)", "e2b -pause")
+    # fc plus two
+    _, doc = c.json_run("cases/test_caps.lua", env={"E2E_CAPS": "+pause,signed-urls"})
+    expect_outcomes(outcomes(doc), {C + "needs pause": "passed", C + "signed::adds its own": "passed",
+                                    C + "requires at run time": "skipped"})
+    # bad configuration: usage errors naming the problem
+    for env, frag in [({"E2E_CAPS": "+pause,+bogus"}, "unknown capability 'bogus'"),
+                      ({"E2E_CAPS": "pause,,signed-urls"}, "empty item"),
+                      ({"E2E_PLATFORM": "aws"}, "E2E_PLATFORM: expected fc or e2b")]:
+        p = c.run("cases/test_caps.lua", env=env)
+        check(p.returncode == 4 and frag in p.stderr, f"{env}: exit {p.returncode} {p.stderr}")
+    # a test declaring an unknown capability is a collection error naming it
+    with open(os.path.join(c.dir, "cases", "test_badcap.lua"), "w") as f:
+        f.write('local e2e = require "e2e"\n'
+                'e2e.test("x", { requires = { "teleport" } }, function() end)\n')
+    p = c.run("cases/test_badcap.lua")
+    check(p.returncode == 1 and "unknown capability \"teleport\"" in p.stdout,
+          f"unknown capability in a test: exit {p.returncode}\n{p.stdout}{p.stderr}")
+
+
 def sc_dotenv(c):
     with open(os.path.join(c.dir, ".env"), "w") as f:
         f.write("# local settings\nexport ABX_SANDBOX_API_KEY=\"%s\"  # key\n" % SECRET)
