@@ -228,15 +228,15 @@ end
 
 function M.describe(name, opts, fn)
   if running then error("describe() cannot be called while tests are running", 2) end
-  if fn == nil and type(opts) == "function" then opts, fn = {}, opts end
-  if type(opts) ~= "table" then error("describe: opts must be a table", 2) end
-  for k in pairs(opts) do
-    if k ~= "requires" then error("describe: unknown option " .. qstr(tostring(k)), 2) end
-  end
   if type(name) ~= "string" or name == "" then error("describe: name must be a non-empty string", 2) end
   if sfind(name, "\0", 1, true) then error("describe: name " .. qstr(name) .. " contains a NUL byte", 2) end
   if not utf8.len(name) then error("describe: name " .. qstr(name) .. " is not valid UTF-8", 2) end
+  if fn == nil then opts, fn = {}, opts end
   if type(fn) ~= "function" then error("describe: missing function for " .. qstr(name), 2) end
+  if type(opts) ~= "table" then error("describe: opts must be a table", 2) end
+  for k in pairs(opts) do
+    if k ~= "requires" then error("describe: unknown option " .. qstr(tostring(k)) .. " for " .. qstr(name), 2) end
+  end
   local req = opts.requires ~= nil and cap_list(opts.requires, "describe " .. qstr(name), 2) or {}
   groups[#groups + 1] = name
   group_requires[#group_requires + 1] = req
