@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "caps.h"
 #include "host.h"
 #include "out.h"
 #include "report_json.h"
@@ -25,13 +26,25 @@ int abx_reports_write(const struct abx_opts *o, const struct abx_env *e,
                       const struct abx_run *run, const struct abx_summary *s)
 {
     struct abx_buf b;
+    const char *caps[ABX_CAP_COUNT + 1];
+    const char *props[3][2] = {{"platform", e->platform_kind},
+                               {"capabilities", NULL}, {NULL, NULL}};
+    char capstr[256];
+    size_t k = 0;
     int rc = 0;
 
+    for (int i = 0; i < ABX_CAP_COUNT; i++)
+        if (e->caps & (1u << i))
+            caps[k++] = abx_cap_name(i);
+    caps[k] = NULL;
+    abx_caps_format(e->caps, capstr, sizeof capstr);
+    props[1][1] = capstr;
     if (o->junitxml) {
         struct abx_junit_opts jo = {
             .suite_name = "abx-e2e",
             .timestamp = (time_t)run->started_wall,
             .duration = s->duration,
+            .properties = (const char *const (*)[2])props,
         };
         abx_buf_init(&b, ABX_BUF_DEFAULT_MAX);
         if (abx_junit_write(&b, run->results, run->n, &jo) != 0 ||
@@ -47,6 +60,8 @@ int abx_reports_write(const struct abx_opts *o, const struct abx_env *e,
             .run_id = e->run_id,
             .created = run->started_wall,
             .sum = s,
+            .platform = e->platform_kind,
+            .capabilities = caps,
         };
         abx_buf_init(&b, ABX_BUF_DEFAULT_MAX);
         if (abx_report_json_write(&b, run->results, run->n, &jo) != 0 ||

@@ -88,6 +88,22 @@ static int add_counts(cJSON *o, const struct abx_summary *s)
                : 0;
 }
 
+/* "platform" and "capabilities": what the run could rely on. */
+static int add_platform(cJSON *doc, const struct abx_json_report_opts *o)
+{
+    cJSON *caps;
+
+    if (!o || !o->platform)
+        return 0;
+    if (!cJSON_AddStringToObject(doc, "platform", o->platform) ||
+        !(caps = cJSON_AddArrayToObject(doc, "capabilities")))
+        return -1;
+    for (const char *const *c = o->capabilities; c && *c; c++)
+        if (!cJSON_AddItemToArray(caps, cJSON_CreateString(*c)))
+            return -1;
+    return 0;
+}
+
 int abx_report_json_write(struct abx_buf *out,
                           struct abx_result *const *results, size_t n,
                           const struct abx_json_report_opts *opts)
@@ -114,6 +130,7 @@ int abx_report_json_write(struct abx_buf *out,
         !cJSON_AddNumberToObject(doc, "exitcode", sum->exit_code) ||
         !(sumo = cJSON_AddObjectToObject(doc, "summary")) ||
         add_counts(sumo, sum) ||
+        add_platform(doc, opts) ||
         !(tests = cJSON_AddArrayToObject(doc, "tests")))
         goto out;
     for (i = 0; i < n; i++) {

@@ -22,6 +22,8 @@ struct abx_json_report_opts {
     const char *run_id;
     double created;                  /* epoch seconds of session start */
     const struct abx_summary *sum;   /* duration, exit_code, counts */
+    const char *platform;            /* "fc", "e2b"; NULL: left out */
+    const char *const *capabilities; /* declared set, NULL-terminated */
 };
 
 /* Appends the document (pretty-printed, trailing newline) to out.

@@ -176,6 +176,23 @@ static int write_case(struct abx_buf *o, const struct abx_result *r,
     return rc;
 }
 
+static int write_properties(struct abx_buf *out,
+                            const struct abx_junit_opts *opts)
+{
+    const char *const (*p)[2] = opts ? opts->properties : NULL;
+
+    if (!p || !(*p)[0])
+        return 0;
+    if (abx_buf_appends(out, "<properties>"))
+        return -1;
+    for (; (*p)[0]; p++)
+        if (abx_buf_appends(out, "<property") || attr(out, "name", (*p)[0]) ||
+            attr(out, "value", (*p)[1] ? (*p)[1] : "") ||
+            abx_buf_appends(out, "/>"))
+            return -1;
+    return abx_buf_appends(out, "</properties>");
+}
+
 int abx_junit_write(struct abx_buf *out, struct abx_result *const *results,
                     size_t n, const struct abx_junit_opts *opts)
 {
@@ -213,7 +230,7 @@ int abx_junit_write(struct abx_buf *out, struct abx_result *const *results,
                         k.errors, k.failures, k.skipped, n,
                         opts ? opts->duration : 0.0) ||
         attr(out, "timestamp", ts) || attr(out, "hostname", hostname) ||
-        abx_buf_appendc(out, '>') ||
+        abx_buf_appendc(out, '>') || write_properties(out, opts) ||
         abx_buf_append(out, cases.data ? cases.data : "", cases.len) ||
         abx_buf_appends(out, "</testsuite></testsuites>\n"))
         goto out;

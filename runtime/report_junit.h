@@ -33,6 +33,9 @@ struct abx_junit_opts {
     const char *hostname;    /* NULL -> gethostname() */
     time_t timestamp;        /* session start (UTC); 0 -> now */
     double duration;         /* session wall time, seconds */
+    /* <properties> of the testsuite (name/value pairs, NULL-terminated
+     * on name), e.g. the platform and its capabilities; NULL: none. */
+    const char *const (*properties)[2];
 };
 
 /* Appends the document to out. 0 or -1 (out full / out of memory). */

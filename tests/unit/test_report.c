@@ -189,7 +189,9 @@ static int py(const char *code, const char *path)
 static void test_junit(const char *dir)
 {
     struct abx_result *rs[8];
-    struct abx_junit_opts o = {NULL, "host<1>", 1764535692, 2.5};
+    static const char *const props[][2] = {
+        {"platform", "fc"}, {"capabilities", "a<b"}, {NULL, NULL}};
+    struct abx_junit_opts o = {NULL, "host<1>", 1764535692, 2.5, props};
     struct abx_buf x;
     char path[256], err[256];
     const char *doc;
@@ -226,6 +228,9 @@ static void test_junit(const char *dir)
                   200) == 0);
     if (strncmp(doc, "<?xml", 5))
         fprintf(stderr, "%s\n", doc);
+    CHECK(strstr(doc, "hostname=\"host&lt;1&gt;\"><properties><property "
+                      "name=\"platform\" value=\"fc\"/><property name=\""
+                      "capabilities\" value=\"a&lt;b\"/></properties><testcase"));
     CHECK(strstr(doc, "<testcase classname=\"tests-lua.test_03_commands.group"
                       ".sub\" name=\"passes\" time=\"0.253\"></testcase>"));
     CHECK(strstr(doc, "name=\"fails &lt;&amp;&gt; &quot;q&quot;\" "
@@ -320,7 +325,8 @@ static void test_json_report(const char *dir)
 {
     struct abx_result *rs[3];
     struct abx_summary s;
-    struct abx_json_report_opts o = {"run-42", 1764535692.5, &s};
+    static const char *const caps[] = {"pause", "e2b-proxy", NULL};
+    struct abx_json_report_opts o = {"run-42", 1764535692.5, &s, "e2b", caps};
     struct abx_buf x;
     char path[256], err[256];
     size_t i;
@@ -346,6 +352,8 @@ static void test_json_report(const char *dir)
                  "d=json.load(open(sys.argv[1],encoding=\"utf-8\")); "
                  "assert d[\"run_id\"]==\"run-42\"; "
                  "assert d[\"created\"]==1764535692.5; "
+                 "assert d[\"platform\"]==\"e2b\"; "
+                 "assert d[\"capabilities\"]==[\"pause\",\"e2b-proxy\"]; "
                  "assert d[\"exitcode\"]==1 and d[\"duration\"]==3.5; "
                  "s=d[\"summary\"]; "
                  "assert (s[\"passed\"],s[\"failed\"],s[\"error\"],"
@@ -375,8 +383,8 @@ static void test_reports_masked(const char *dir)
     static const char sec[] = "p&ss<w>\"rd'/\x01\xc3\xa9\tz";
     struct abx_mask *m = abx_mask_new();
     struct abx_result *r = mk(sec, ABX_OUTCOME_FAILED, ABX_PHASE_CALL);
-    struct abx_junit_opts jo = {sec, sec, 1764535692, 1};
-    struct abx_json_report_opts ko = {sec, 1, NULL};
+    struct abx_junit_opts jo = {sec, sec, 1764535692, 1, NULL};
+    struct abx_json_report_opts ko = {sec, 1, NULL, NULL, NULL};
     struct abx_buf doc, masked;
     char path[256], err[256], sfile[256];
 
