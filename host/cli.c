@@ -13,6 +13,7 @@ static const char HELP[] =
     "       abx-e2e exec [--local] [--trace-http] SCRIPT.lua [ARGS ...]\n"
     "       abx-e2e cleanup [--yes] [--run-id ID | --all-tagged]\n"
     "                       [--older-than MINUTES]\n"
+    "       abx-e2e doctor [--local [--profile e2b|fc]] [--json]\n"
     "       abx-e2e --help | --version\n"
     "\n"
     "Runs the Lua end-to-end suite: test_*.lua under tests-lua/ (or the\n"
@@ -64,6 +65,14 @@ static const char HELP[] =
     "  cleanup              the janitor: lists (dry run) or deletes (--yes)\n"
     "                       sandboxes tagged e2e left by earlier runs; see\n"
     "                       `abx-e2e cleanup --help`\n"
+    "  doctor               a read-only preflight of the platform: config\n"
+    "                       and where each value came from, control plane\n"
+    "                       and key, templates (base, code-interpreter-v1,\n"
+    "                       E2E_SERVER_TEMPLATE), one short tagged sandbox\n"
+    "                       (envd, clock skew), capabilities and the tests\n"
+    "                       they skip; each blocking problem with a FIX\n"
+    "                       line; exit 0 nothing blocks, 1 otherwise;\n"
+    "                       --json prints the facts as one JSON object\n"
     "\n"
     "reporting:\n"
     "  -v, --verbose        more output (-vv: full messages, all durations)\n"
@@ -231,6 +240,63 @@ static int platform_opt(struct abx_opts *o, const char *a)
     return 1;
 }
 
+static const char DOCTOR_HELP[] =
+    "usage: abx-e2e doctor [--local [--profile e2b|fc]] [--json]\n"
+    "                      [--trace-http]\n"
+    "\n"
+    "A read-only preflight of the platform the suite would use, in order:\n"
+    "config (each variable, its value and where it came from; the API key\n"
+    "only as a length), control plane (reachable, key accepted), templates\n"
+    "(base, code-interpreter-v1, E2E_SERVER_TEMPLATE), one sandbox of base\n"
+    "(60 s, tagged e2e=<run id>, deleted at the end: envd /health, `echo ok`,\n"
+    "envdVersion, create time), the sandbox's clock skew, and the\n"
+    "capabilities with the tests they skip. Each blocking problem comes with\n"
+    "a FIX line; the last line is `doctor: N problems, N warnings`.\n"
+    "\n"
+    "  --local              check a fresh abx-local instead (started and\n"
+    "                       stopped here)\n"
+    "  --profile e2b|fc     with --local: the cloud abx-local imitates\n"
+    "  --json               print the same facts as one JSON object\n"
+    "  --trace-http         one line per HTTP request (never headers)\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "exit codes: 0 nothing blocks, 1 a blocking problem, 2 interrupted,\n"
+    "3 internal error, 4 usage error.\n";
+
+/* doctor's own options (after the word); 0, 1 help printed, -1 usage. */
+static int parse_doctor(struct abx_opts *o, int argc, char **argv, int i)
+{
+    const char *v;
+
+    o->doctor = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            abx_out_puts(ABX_OUT_STDOUT, DOCTOR_HELP);
+            return 1;
+        } else if (strcmp(a, "--json") == 0) {
+            o->doctor_json = 1;
+        } else if (platform_opt(o, a)) {
+            continue;  /* --local, --profile=P, --trace-http */
+        } else if (strcmp(a, "--profile") == 0) {
+            if (!(v = value(argc, argv, &i, "--profile")))
+                return usage("--profile expects e2b or fc%s", "");
+            o->profile = v;
+        } else {
+            return usage("doctor: unrecognized argument '%s' (see `abx-e2e "
+                         "doctor --help`)", a);
+        }
+    }
+    if (o->profile && strcmp(o->profile, "e2b") != 0 &&
+        strcmp(o->profile, "fc") != 0)
+        return usage("--profile expects e2b or fc, got '%s'", o->profile);
+    if (o->profile && !o->local)
+        return usage("--profile %s: needs --local (a cloud is what it is)",
+                     o->profile);
+    return 0;
+}
+
 /* --evidence-dir: only with --evidence, and not an existing non-directory
  * (found now, not after a long run that then cannot write its record). */
 static int evidence_dir_check(struct abx_opts *o)
@@ -288,6 +354,8 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
         o->cleanup_args = argv + i + 1;
         o->ncleanup_args = argc - i - 1;
         return 0;
+    } else if (i < argc && strcmp(argv[i], "doctor") == 0) {
+        return parse_doctor(o, argc, argv, i + 1);
     }
     for (; i < argc; i++) {
         const char *a = argv[i];

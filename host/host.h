@@ -56,6 +56,9 @@ struct abx_opts {
     int cleanup;
     char **cleanup_args;
     int ncleanup_args;
+    /* doctor [--local [--profile P]] [--json]: the preflight (doctor*.c) */
+    int doctor;
+    int doctor_json;           /* --json: one JSON object instead of text */
 };
 
 /* 0 ok (run), 1 printed --help/--version (exit 0), -1 usage error
@@ -245,6 +248,10 @@ void abx_guardian_done(void);
 
 /* `abx-e2e cleanup` (janitor.c): returns the exit code. */
 int abx_janitor_main(const struct abx_opts *o, const struct abx_env *e);
+
+/* `abx-e2e doctor` (doctor.c): the preflight; returns the exit code (0
+ * nothing blocks, 1 a blocking problem, 2 interrupted). */
+int abx_doctor_main(const struct abx_opts *o, const struct abx_env *e);
 
 /* --local (local.c): starts abx-local and fills e's platform (its key
  * joins the masker). 0, or -1 with err (including its stderr). */

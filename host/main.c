@@ -79,7 +79,8 @@ static int setup_platform(const struct abx_opts *o, struct abx_env *env)
             abx_out_printf(ABX_OUT_STDERR, "ERROR: --local: %s\n", err);
             return ABX_EXIT_INTERNAL_ERROR;
         }
-    } else if (env->has_credentials && !env->has_platform) {
+    } else if (env->has_credentials && !env->has_platform && !o->doctor) {
+        /* (doctor reports it as a blocking problem with its fix) */
         abx_out_printf(ABX_OUT_STDERR, "ERROR: configuration: %s\n",
                        env->platform_err);
         return ABX_EXIT_USAGE_ERROR;
@@ -221,7 +222,10 @@ int main(int argc, char **argv)
     if (rc != 0)
         goto out;
     abx_host_init(&o, &env);
-    rc = o.exec ? exec_with_sandboxes(&o, &env) : run(&o, &env);
+    if (o.doctor)   /* after setup_platform: --local is running by now */
+        rc = abx_doctor_main(&o, &env);
+    else
+        rc = o.exec ? exec_with_sandboxes(&o, &env) : run(&o, &env);
 out:
     abx_local_stop();
     abx_cli_free(&o);

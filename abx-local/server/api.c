@@ -52,7 +52,8 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, co
     bool is_profile = strcmp(path, "/admin/profile") == 0;
     bool is_sbx = strncmp(path, "/sandboxes", 10) == 0 && (path[10] == '\0' || path[10] == '/');
     bool is_v2 = strncmp(path, "/v2/sandboxes", 13) == 0 && (path[13] == '\0' || path[13] == '/');
-    if (!is_admin && !is_profile && !is_sbx && !is_v2)
+    bool is_tmpl = strncmp(path, "/templates", 10) == 0 && (path[10] == '\0' || path[10] == '/');
+    if (!is_admin && !is_profile && !is_sbx && !is_v2 && !is_tmpl)
         return abx_http_error(c, 404, "route %.16s %.200s not found", method, path);
     if (!key_ok(c))
         return abx_http_error(c, 401,
@@ -64,6 +65,8 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, co
     if (is_profile)   /* what this run imitates (docs/profiles.md) */
         return strcmp(method, "GET") == 0 ? abx_http_json(c, 200, abx_profile_json())
                                           : abx_http_405(c, "GET", method, path);
+    if (is_tmpl)   /* api_templates.c: the error rate covers /sandboxes* only */
+        return abx_api_templates(c, method, path);
     int fault = abx_faults_roll(false);
     if (fault)
         return abx_http_error(c, (unsigned)fault, "injected fault (status %d)", fault);

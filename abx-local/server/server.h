@@ -327,6 +327,9 @@ int abx_body_int(const cJSON *o, const char *name, long min, long max, long *out
                  size_t errlen);
 int abx_body_bool(const cJSON *o, const char *name, bool *out, char *err, size_t errlen);
 int abx_body_map(const cJSON *o, const char *name, const cJSON **out, char *err, size_t errlen);
+/* GET /templates and GET /templates/{id} (api_templates.c). */
+enum MHD_Result abx_api_templates(struct MHD_Connection *c, const char *method,
+                                  const char *path);
 /* GET /sandboxes (v1) and GET /v2/sandboxes (api_list.c). */
 enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2);
 cJSON *abx_json_sandbox(const struct abx_sbx *s);          /* Sandbox */

@@ -1,0 +1,60 @@
+/* `abx-e2e doctor`: internals shared by doctor.c (flow, control plane,
+ * templates, closing report), doctor_config.c (the values and their
+ * sources), doctor_sbx.c (one sandbox, clock skew) and doctor_caps.c
+ * (capabilities and the tests they skip). Not part of the host's
+ * interface (host.h has abx_doctor_main only).
+ *
+ * Every fact is recorded in one cJSON tree (printed whole with --json)
+ * and, without --json, printed as it is learned, through abx_out_* (the
+ * masker): a slow create shows where the doctor is. */
+#ifndef ABX_DOCTOR_INT_H
+#define ABX_DOCTOR_INT_H
+
+#include <cjson/cJSON.h>
+
+#include "host.h"
+
+#define ABX_DOC_SANDBOX_TIMEOUT 60L /* s: the doctor's one sandbox */
+#define ABX_DOC_SKEW_WARN 2.0       /* s of clock skew worth a warning */
+
+/* Presence of a template: known present, known missing, or unknown
+ * (GET /templates not available, or not asked). */
+enum abx_doc_presence {
+    ABX_DOC_UNKNOWN = -1,
+    ABX_DOC_MISSING = 0,
+    ABX_DOC_PRESENT = 1
+};
+
+struct abx_doc {
+    const struct abx_opts *o;
+    const struct abx_env *env;
+    int json;    /* --json: print only the tree, at the end */
+    cJSON *root; /* every fact, by section */
+    cJSON *problems, *warnings;
+    int nproblems, nwarnings;
+    int cp_ok; /* control plane reachable and authenticated */
+    enum abx_doc_presence base, code, server;
+};
+
+/* A section: its heading (text) and its object in the tree. */
+cJSON *abx_doc_section(struct abx_doc *d, const char *key, const char *title);
+/* One indented line of text (nothing with --json). */
+void abx_doc_line(struct abx_doc *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A blocking problem and its one-line fix (exit 1). */
+void abx_doc_problem(struct abx_doc *d, const char *fix, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A warning: worth fixing, the suite still runs. */
+void abx_doc_warn(struct abx_doc *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* cJSON string member, also when v is NULL (then null). */
+void abx_doc_str(cJSON *o, const char *key, const char *v);
+
+/* doctor_config.c: the "config" section. */
+void abx_doctor_config(struct abx_doc *d);
+/* doctor_sbx.c: the "sandbox" and "clock skew" sections. */
+void abx_doctor_sandbox(struct abx_doc *d);
+/* doctor_caps.c: the "capabilities" section. */
+void abx_doctor_caps(struct abx_doc *d);
+
+#endif
