@@ -205,6 +205,23 @@ describe("port urls", function()
     end
   end)
 
+  -- network.allowPublicTraffic=false (E2B and FC alike): user ports answer
+  -- only requests that carry the sandbox's traffic access token, which
+  -- create returns and the handle sends; a bare request is refused.
+  test("a sandbox closed to public traffic serves only with its token", function(sandbox_factory)
+    local sbx = sandbox_factory { template = CODE, timeout = 120,
+      network = { allow_public_traffic = false } }
+    start_echo(sbx, "/tmp", 8006, "private")
+    local r = sbx:http(8006, { path = "/with/token" })
+    expect(r.status):eq(200)
+    expect(json.decode(r.body).path):eq("/with/token")
+    local status, body = fetch(host_url(sbx, 8006, "/bare"))
+    expect(status):eq(403)
+    expect(body:find('"tag"', 1, true), "the server's answer leaked"):is_nil()
+    -- envd still works for the handle (its access token, not the traffic one)
+    expect(sbx.commands:run("echo ok").stdout):eq("ok\n")
+  end)
+
   test("two sandboxes serve the same port independently", function(sandbox_factory)
     local a = sandbox_factory { template = CODE, timeout = 120 }
     local b = sandbox_factory { template = CODE, timeout = 120 }
