@@ -1,23 +1,46 @@
 #!/usr/bin/env python3
 """The whole E2E suite on abx-local, as CI runs it, then checks its outputs.
 
-usage: suite_local.py --bin PATH/abx-e2e --out DIR [--check-only]
-                      [-- ABX-E2E OPTIONS ...]
+usage: suite_local.py --bin PATH/abx-e2e --out DIR [--profile fc|e2b]
+                      [--expect-skips FILE] [--compare-with OTHER-DIR]
+                      [--check-only] [-- ABX-E2E OPTIONS ...]
 
 Runs, from the current directory (the source tree):
-  abx-e2e --local -n 2 -r a --junitxml DIR/junit.xml --evidence-dir DIR
-          --evidence suite-local [OPTIONS] tests-lua
-with its output shown and kept in DIR/suite-local.log, then checks:
+  abx-e2e --local [--profile P] -n 2 -r a --junitxml DIR/junit.xml
+          --json DIR/report.json --evidence-dir DIR --evidence TOPIC
+          [OPTIONS] tests-lua
+(TOPIC is suite-local-P with --profile, else suite-local) with its output
+shown and kept in DIR/TOPIC.log, writes the skipped tests to
+DIR/skipped.txt (the --expect-skips format: a finished run's list is a
+ready skip file), then checks:
   - the JUnit report parses, has tests, and no failures or errors;
-  - the evidence record DIR/<date>-suite-local.md exists;
+  - the evidence record DIR/<date>-TOPIC.md exists;
   - the run's closing sandboxes line says `0 left` (and nothing kept);
-  - abx-e2e exited 0.
+  - abx-e2e exited 0;
+  - with --expect-skips FILE: the skipped tests of the JUnit report are
+    exactly those FILE lists, each with a skip message starting with the
+    reason FILE gives. FILE has one `NODE-ID<TAB>REASON-PREFIX` a line;
+    blank lines and lines starting with # are ignored. A difference is
+    printed both ways: unexpectedly skipped, expected but not skipped,
+    reason mismatch;
+  - with --compare-with OTHER-DIR (the other profile's output directory),
+    when OTHER-DIR holds a finished run: both runs collected the same
+    tests, and their skip lists differ only by tests skipped with
+    `requires capability X (E2E_CAPS)` where X is absent from the
+    skipping run's capabilities and present in the other's (the
+    capabilities each run had are read from its log). Any other
+    difference fails. Without a run in OTHER-DIR the comparison is
+    skipped with a note.
+xfailed tests (known_issue) are not skips here.
 --check-only skips the run and checks what an earlier run left in DIR.
-The platform variables (ABX_SANDBOX_*, E2B_*) are dropped from the
-environment: the run uses abx-local only. Standard library only."""
+The platform variables (ABX_SANDBOX_*, E2B_*) and the capability knobs
+(E2E_PLATFORM, E2E_CAPS, ABX_LOCAL_PROFILE) are dropped from the
+environment: the run uses abx-local only, with the profile's documented
+capability set. Standard library only."""
 
 import argparse
 import glob
+import json
 import os
 import re
 import subprocess
@@ -25,29 +48,56 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
-TOPIC = "suite-local"
 SANDBOX_LINE = re.compile(
     r"^sandboxes: (\d+) created, (\d+) deleted, (\d+) kept, (\d+) left$",
     re.M)
+# The run's header (host/term.c): "platform fc, capabilities: none".
+CAPS_LINE = re.compile(
+    r"^platform (\S+), capabilities: ([^(\n]*?)(?: \(E2E_CAPS=[^\n]*\))?$",
+    re.M)
+# abx-local's start line (host/local.c): "..., profile fc".
+PROFILE_LINE = re.compile(r"^abx-local: .*, profile (\S+)$", re.M)
+# The reason of a test skipped for a capability (docs/capabilities.md).
+CAP_SKIP = re.compile(
+    r"^requires capabilit(?:y|ies) ([a-z0-9, -]+?) \(E2E_CAPS\)")
+# The documented sets, for a log without the header line above.
+ALL_CAPS = {"pause", "signed-urls", "e2b-proxy", "e2b-messages",
+            "file-metadata", "auto-resume"}
+CAPS_BY_PROFILE = {"fc": set(), "e2b": set(ALL_CAPS)}
+SKIPPED_FILE = "skipped.txt"
 
 
-def run_suite(binary, out, extra):
-    for stale in ["junit.xml", TOPIC + ".log"]:
+def topic_of(profile):
+    return "suite-local-" + profile if profile else "suite-local"
+
+
+def say(msg):
+    print("suite.local: " + msg, flush=True)
+
+
+def run_suite(binary, out, profile, extra):
+    topic = topic_of(profile)
+    for stale in ["junit.xml", "report.json", SKIPPED_FILE, topic + ".log"]:
         if os.path.exists(os.path.join(out, stale)):
             os.unlink(os.path.join(out, stale))
-    for stale in glob.glob(os.path.join(out, "*-%s.md" % TOPIC)):
+    for stale in glob.glob(os.path.join(out, "*-%s.md" % topic)):
         os.unlink(stale)
     os.makedirs(out, exist_ok=True)
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ABX_SANDBOX_", "E2B_"))}
+           if not k.startswith(("ABX_SANDBOX_", "E2B_")) and
+           k not in ("E2E_PLATFORM", "E2E_CAPS", "ABX_LOCAL_PROFILE")}
     env.setdefault("CI", "true")
     env.setdefault("NO_COLOR", "1")
-    cmd = [binary, "--local", "-n", "2", "-r", "a",
-           "--junitxml", os.path.join(out, "junit.xml"),
-           "--evidence-dir", out, "--evidence", TOPIC, *extra, "tests-lua"]
-    print("suite.local: " + " ".join(cmd), flush=True)
+    cmd = [binary, "--local"]
+    if profile:
+        cmd += ["--profile", profile]
+    cmd += ["-n", "2", "-r", "a",
+            "--junitxml", os.path.join(out, "junit.xml"),
+            "--json", os.path.join(out, "report.json"),
+            "--evidence-dir", out, "--evidence", topic, *extra, "tests-lua"]
+    say(" ".join(cmd))
     start = time.time()
-    with open(os.path.join(out, TOPIC + ".log"), "wb") as log:
+    with open(os.path.join(out, topic + ".log"), "wb") as log:
         p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT)
         for chunk in iter(lambda: p.stdout.read1(65536), b""):
@@ -55,44 +105,95 @@ def run_suite(binary, out, extra):
             sys.stdout.flush()
             log.write(chunk)
         rc = p.wait()
-    print("suite.local: exit %d, wall time %.0f s" % (rc, time.time() - start),
-          flush=True)
+    say("exit %d, wall time %.0f s" % (rc, time.time() - start))
     return rc
 
 
-def check_outputs(out):
-    problems = []
+def node_ids(out):
+    """(classname, name) -> node id, from DIR/report.json; {} without it."""
+    try:
+        with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
+            tests = json.load(f).get("tests", [])
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {(t.get("classname", ""), t.get("name", "")): t["nodeid"]
+            for t in tests if isinstance(t, dict) and t.get("nodeid")}
+
+
+def guess_node_id(classname, name):
+    """A node id from pytest's mangled classname (path without .lua, '/'
+    as '.', then the groups), the test files of the source tree deciding
+    where the path ends: for reports without report.json. Group names
+    holding a '.' come back wrong."""
+    best = None
+    for path in glob.glob("tests-lua/**/*.lua", recursive=True):
+        mangled = path[:-4].replace(os.sep, ".")
+        if (classname == mangled or classname.startswith(mangled + ".")) \
+                and (best is None or len(mangled) > len(best[1])):
+            best = (path, mangled)
+    if best is None:
+        return classname + "::" + name
+    groups = classname[len(best[1]) + 1:]
+    parts = [best[0]] + (groups.split(".") if groups else []) + [name]
+    return "::".join(parts)
+
+
+def read_junit(out, problems):
+    """Totals and {node id: skip message} of DIR/junit.xml, and the set of
+    node ids it holds; None when it does not parse."""
     junit = os.path.join(out, "junit.xml")
     try:
         root = ET.parse(junit).getroot()
-        suites = [root] if root.tag == "testsuite" else root.findall(
-            "testsuite")
-        if not suites:
-            problems.append("%s: no <testsuite>" % junit)
+    except (OSError, ET.ParseError) as e:
+        problems.append("%s: %s" % (junit, e))
+        return None
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    if not suites:
+        problems.append("%s: no <testsuite>" % junit)
+    try:
         totals = {k: sum(int(s.get(k, "0")) for s in suites)
                   for k in ("tests", "failures", "errors", "skipped")}
-        cases = root.iter("testcase")
-        bad = [c.get("classname", "") + "::" + c.get("name", "")
-               for c in cases
-               if c.find("failure") is not None or c.find("error") is not None]
+    except ValueError as e:
+        problems.append("%s: %s" % (junit, e))
+        return None
+    ids = node_ids(out)
+    bad, skips, collected = [], {}, set()
+    for c in root.iter("testcase"):
+        key = (c.get("classname", ""), c.get("name", ""))
+        nodeid = ids.get(key) or guess_node_id(*key)
+        collected.add(nodeid)
+        if c.find("failure") is not None or c.find("error") is not None:
+            bad.append(nodeid)
+        for s in c.findall("skipped"):
+            if s.get("type", "pytest.skip") != "pytest.xfail":
+                skips[nodeid] = s.get("message", "")
+    return totals, bad, skips, collected
+
+
+def check_outputs(out, profile):
+    problems = []
+    topic = topic_of(profile)
+    junit = os.path.join(out, "junit.xml")
+    got = read_junit(out, problems)
+    skips = collected = None
+    if got:
+        totals, bad, skips, collected = got
         if totals["tests"] <= 0:
             problems.append("%s: no tests" % junit)
         if totals["failures"] or totals["errors"] or bad:
             problems.append("%s: %d failures, %d errors: %s" % (
                 junit, totals["failures"], totals["errors"],
                 ", ".join(bad[:20])))
-        print("suite.local: JUnit: %(tests)d tests, %(failures)d failures, "
-              "%(errors)d errors, %(skipped)d skipped" % totals)
-    except (OSError, ET.ParseError, ValueError) as e:
-        problems.append("%s: %s" % (junit, e))
-    records = glob.glob(os.path.join(out, "*-%s.md" % TOPIC))
+        say("JUnit: %(tests)d tests, %(failures)d failures, "
+            "%(errors)d errors, %(skipped)d skipped" % totals)
+        write_skipped(out, profile, skips)
+    records = glob.glob(os.path.join(out, "*-%s.md" % topic))
     if not records:
-        problems.append("no evidence record %s/<date>-%s.md" % (out, TOPIC))
+        problems.append("no evidence record %s/<date>-%s.md" % (out, topic))
     else:
-        print("suite.local: evidence: " + records[0])
+        say("evidence: " + records[0])
     try:
-        with open(os.path.join(out, TOPIC + ".log"), "rb") as f:
-            text = f.read().decode("utf-8", "replace")
+        text = read_log(out, profile)
         lines = SANDBOX_LINE.findall(text)
         if not lines:
             problems.append("no `sandboxes: ...` line in the run's output")
@@ -105,27 +206,196 @@ def check_outputs(out):
                 problems.append("the suite created no sandbox")
     except OSError as e:
         problems.append("run log: %s" % e)
+    return problems, skips, collected
+
+
+def read_log(out, profile):
+    with open(os.path.join(out, topic_of(profile) + ".log"), "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
+def write_skipped(out, profile, skips):
+    """DIR/skipped.txt: what the run skipped, in the --expect-skips format
+    (to start or update tests/suite/skips.<profile>.txt from)."""
+    lines = ["# Skipped by the run in %s%s (suite_local.py)\n" % (
+        out, ", profile " + profile if profile else "")]
+    for nodeid in sorted(skips):
+        lines.append("%s\t%s\n" % (nodeid, skips[nodeid].split("\n")[0]))
+    tmp = os.path.join(out, SKIPPED_FILE + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    os.replace(tmp, os.path.join(out, SKIPPED_FILE))
+
+
+def read_expected(path, problems):
+    """{node id: reason prefix} of an --expect-skips file."""
+    want = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                line = line.rstrip("\r\n")
+                if not line.strip() or line.lstrip().startswith("#"):
+                    continue
+                nodeid, tab, reason = line.partition("\t")
+                nodeid, reason = nodeid.strip(), reason.strip()
+                if not tab or not nodeid or not reason:
+                    problems.append("%s:%d: want NODE-ID<TAB>REASON-PREFIX, "
+                                    "got %r" % (path, n, line))
+                elif nodeid in want:
+                    problems.append("%s:%d: %s listed twice" % (
+                        path, n, nodeid))
+                else:
+                    want[nodeid] = reason
+    except (OSError, UnicodeDecodeError) as e:
+        problems.append("%s: %s" % (path, e))
+    return want
+
+
+def check_skips(path, skips):
+    """The run's skips against the expected ones: a list of problems."""
+    problems = []
+    want = read_expected(path, problems)
+    if problems:
+        return problems
+    extra = sorted(set(skips) - set(want))
+    missing = sorted(set(want) - set(skips))
+    wrong = sorted(k for k in set(want) & set(skips)
+                   if not skips[k].startswith(want[k]))
+    for k in extra:
+        problems.append("unexpectedly skipped: %s (%s)" % (k, skips[k]))
+    for k in missing:
+        problems.append("expected skipped but not skipped: %s (want %s)" % (
+            k, want[k]))
+    for k in wrong:
+        problems.append("reason mismatch: %s: skipped with %r, want a "
+                        "reason starting %r" % (k, skips[k], want[k]))
+    if not problems:
+        say("skips: the %d expected (%s)" % (len(want), path))
     return problems
+
+
+def run_caps(out, profile):
+    """(profile, capability set) a finished run had, from its log: the
+    header's "platform P, capabilities: ..." line, else abx-local's
+    profile and the documented set. None when the log says neither."""
+    text = read_log(out, profile)
+    m = CAPS_LINE.findall(text)
+    if m:
+        kind, caps = m[0]
+        caps = caps.strip()
+        return kind, set() if caps == "none" else {
+            c.strip() for c in caps.split(",") if c.strip()}
+    m = PROFILE_LINE.findall(text)
+    if m and m[-1] in CAPS_BY_PROFILE:
+        return m[-1], set(CAPS_BY_PROFILE[m[-1]])
+    if profile in CAPS_BY_PROFILE:
+        return profile, set(CAPS_BY_PROFILE[profile])
+    return None
+
+
+def other_profile(other):
+    """The profile of the run in OTHER-DIR, from its log's name."""
+    for log in glob.glob(os.path.join(other, "suite-local-*.log")):
+        return os.path.basename(log)[len("suite-local-"):-len(".log")]
+    if os.path.exists(os.path.join(other, "suite-local.log")):
+        return None
+    return False
+
+
+def only_by_caps(nodeid, reason, here, there, name_here, name_there):
+    """None if skipping nodeid here and not there is explained by a
+    capability absent here and present there, else the problem."""
+    m = CAP_SKIP.match(reason)
+    if not m:
+        return ("%s: skipped on %s only, not for a capability: %r" % (
+            nodeid, name_here, reason))
+    needed = {c.strip() for c in m.group(1).split(",") if c.strip()}
+    for cap in sorted(needed):
+        if cap in here:
+            return ("%s: skipped on %s for %s, which %s has" % (
+                nodeid, name_here, cap, name_here))
+        if cap not in there:
+            return ("%s: skipped on %s for %s, absent on %s too, yet it "
+                    "runs there" % (nodeid, name_here, cap, name_there))
+    return None
+
+
+def compare_runs(out, profile, skips, collected, other):
+    """Problems of the comparison of the run in out with the one in
+    other; None when other holds no finished run (nothing compared)."""
+    oprof = other_profile(other)
+    if oprof is False or not os.path.exists(os.path.join(other, "junit.xml")):
+        say("compare: no finished run in %s, not compared" % other)
+        return None
+    problems = []
+    got = read_junit(other, problems)
+    if not got:
+        return ["compare: " + p for p in problems]
+    _, _, oskips, ocollected = got
+    name, oname = profile or "this run", oprof or other
+    try:
+        mine, theirs = run_caps(out, profile), run_caps(other, oprof)
+    except OSError as e:
+        return ["compare: run log: %s" % e]
+    if mine is None or theirs is None:
+        return ["compare: cannot tell the capabilities of %s" % (
+            out if mine is None else other)]
+    here, there = mine[1], theirs[1]
+    say("compare: %s (%s) with %s (%s)" % (
+        name, ", ".join(sorted(here)) or "none",
+        oname, ", ".join(sorted(there)) or "none"))
+    for k in sorted(collected - ocollected):
+        problems.append("%s: collected on %s only" % (k, name))
+    for k in sorted(ocollected - collected):
+        problems.append("%s: collected on %s only" % (k, oname))
+    for k in sorted(set(skips) - set(oskips)):
+        p = only_by_caps(k, skips[k], here, there, name, oname)
+        if p:
+            problems.append(p)
+    for k in sorted(set(oskips) - set(skips)):
+        p = only_by_caps(k, oskips[k], there, here, oname, name)
+        if p:
+            problems.append(p)
+    for k in sorted(set(skips) & set(oskips)):
+        if skips[k] != oskips[k]:
+            problems.append("%s: skipped on both with different reasons: "
+                            "%r on %s, %r on %s" % (
+                                k, skips[k], name, oskips[k], oname))
+    if not problems:
+        say("compare: the skip lists differ by capabilities only "
+            "(%d on %s only, %d on %s only, %d on both)" % (
+                len(set(skips) - set(oskips)), name,
+                len(set(oskips) - set(skips)), oname,
+                len(set(skips) & set(oskips))))
+    return ["compare: " + p for p in problems]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--profile", choices=["fc", "e2b"])
+    ap.add_argument("--expect-skips", metavar="FILE")
+    ap.add_argument("--compare-with", metavar="DIR")
     ap.add_argument("--check-only", action="store_true")
     ap.add_argument("extra", nargs="*")
     a = ap.parse_args()
     out = os.path.abspath(a.out)
     rc = 0
     if not a.check_only:
-        rc = run_suite(os.path.abspath(a.bin), out, a.extra)
-    problems = check_outputs(out)
+        rc = run_suite(os.path.abspath(a.bin), out, a.profile, a.extra)
+    problems, skips, collected = check_outputs(out, a.profile)
     if rc != 0:
         problems.append("abx-e2e exited %d" % rc)
+    if a.expect_skips and skips is not None:
+        problems += check_skips(a.expect_skips, skips)
+    if a.compare_with and skips is not None:
+        problems += compare_runs(out, a.profile, skips, collected,
+                                 os.path.abspath(a.compare_with)) or []
     for p in problems:
-        print("suite.local: FAIL: " + p)
+        say("FAIL: " + p)
     if not problems:
-        print("suite.local: ok")
+        say("ok")
     return 1 if problems else 0
 
 
