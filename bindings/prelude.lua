@@ -391,6 +391,11 @@ resolve = function(name, chain, requester)
     -- missing template is one create, not one per test). A deadline or an
     -- interrupt belongs to the test that met it and is not kept.
     local kind = type(v) == "table" and v.kind
+    -- Its skip has one location for all of them (the fixture's, or the
+    -- file's for a built-in one), so -r s counts them as one line.
+    if kind == "skip" and def.scope ~= "test" and not v.where then
+      v.where = def.where or sfmt("%s (fixture %s)", file_id, name)
+    end
     if def.scope ~= "test" and kind ~= "timeout" and kind ~= "interrupt" then
       values[def.scope][name] = { err = v }
     end

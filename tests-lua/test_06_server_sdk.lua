@@ -302,9 +302,10 @@ describe("env and ports", function()
   test("env masks a secret given at create", function(sandbox_factory)
     local secret = "s3cr3t-" .. suite.unique("tok"):gsub("[^%w]", "")
     e2e.secret(secret)
-    local sbx = sandbox_factory { template = sandbox.server_template,
+    local sbx = suite.with_template(sandbox.server_template, sandbox_factory, {
+      template = sandbox.server_template,
       envs = { SOMETHING_TOKEN = secret, E2E_PLAIN = "visible value",
-               E2E_LOOKS_LIKE = "sk-" .. ("a1"):rep(10) } }
+               E2E_LOOKS_LIKE = "sk-" .. ("a1"):rep(10) } })
     wait_server(sbx)
     local st, b, r = api(sbx, "GET", "/env")
     expect(st):eq(200)
