@@ -4,7 +4,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DABX_WERROR=ON
 ARGS    ?=
 
-.PHONY: all dev deps build test check-sanitize bench clean install \
+.PHONY: all dev deps build test check-sanitize bench soak clean install \
         e2e e2e-all e2e-local e2e-local-all e2e-cleanup
 
 all: build
@@ -87,6 +87,12 @@ e2e-local-all: build
 
 e2e-cleanup: build
 	$(BUILD)/host/abx-e2e cleanup $(ARGS)
+
+# The whole suite SOAK_N times per abx-local profile under a CPU hog;
+# prints every test that failed in any run (scripts/soak.sh).
+SOAK_N ?= 10
+soak: build
+	scripts/soak.sh $(SOAK_N)
 
 bench: build
 	@for b in bench/*.sh; do [ -x "$$b" ] && "$$b" $(BUILD) || true; done
