@@ -11,9 +11,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -148,10 +150,21 @@ void abx_guardian_done(void)
         close(g_wfd);
         g_wfd = -1;
     }
+    /* It exits as soon as it reads "done": wait on its pidfd (readable
+     * when it has exited) rather than polling, at most 2 s as before. */
+    if (g_pid > 0) {
+        int pfd = (int)syscall(SYS_pidfd_open, g_pid, 0);
+        if (pfd >= 0) {
+            struct pollfd p = {.fd = pfd, .events = POLLIN};
+            while (poll(&p, 1, 2000) < 0 && errno == EINTR)
+                ;
+            close(pfd);
+        }
+    }
     for (i = 0; g_pid > 0 && i < 200; i++) {
         if (waitpid(g_pid, NULL, WNOHANG) != 0)
             break;
-        nanosleep(&ts, NULL);
+        nanosleep(&ts, NULL);  /* no pidfd (old kernel), or it hangs */
     }
     g_pid = -1;
 }

@@ -10,6 +10,7 @@
 #include <semaphore.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "host.h"
@@ -125,23 +126,21 @@ out:
 
 void abx_relay_stop(void)
 {
-    struct timespec ts = {0, 20 * 1000 * 1000};
-    int i, tries;
+    struct timespec deadline;
+    int i;
     void *ret;
 
     if (!g_running)
         return;
     /* Point fd 1/2 back at the real files: our write ends close, and the
-     * relay sees EOF unless a stray grandchild still holds one. */
+     * relay sees EOF unless a stray grandchild still holds one. The join
+     * returns as soon as the thread ends (no polling), at most 1 s. */
     for (i = 1; i <= 2; i++)
         dup2(g_real[i], i);
-    for (tries = 0; tries < 50; tries++) {
-        if (pthread_tryjoin_np(g_thread, &ret) == 0) {
-            g_running = 0;
-            break;
-        }
-        nanosleep(&ts, NULL);
-    }
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 1;
+    if (pthread_timedjoin_np(g_thread, &ret, &deadline) == 0)
+        g_running = 0;
     abx_out_flush();
 }
 
