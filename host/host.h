@@ -17,6 +17,7 @@
 #define ABX_TEARDOWN_BUDGET 60.0
 #define ABX_DEFAULT_MAX_MEMORY_MB 2048L
 #define ABX_LASTFAILED_PATH ".abx-e2e/lastfailed.json"
+#define ABX_DURATIONS_PATH ".abx-e2e/durations.json"
 #define ABX_EVIDENCE_DIR ".agents/evidence/verify"
 
 /* ---- options (cli.c) -------------------------------------------------- */
@@ -161,6 +162,14 @@ struct abx_strlist;
 int abx_lastfailed_load(struct abx_strlist *ids);  /* 0; empty if none */
 void abx_lastfailed_update(struct abx_result *const *res, size_t n,
                            const struct abx_collection *c);
+
+/* ---- durations cache (durations.c) ------------------------------------ */
+/* File indices of c, longest expected work first (the last run's test
+ * durations; a test never timed counts as their mean; ties keep
+ * collection order). Malloc'd, c->n entries; NULL when out of memory. */
+size_t *abx_durations_order(const struct abx_collection *c);
+/* Records the duration of every test that ran (skips leave theirs). */
+void abx_durations_update(struct abx_result *const *res, size_t n);
 
 /* ---- workers and scheduling (worker.c, sched.c) ----------------------- */
 struct abx_run {

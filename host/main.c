@@ -179,6 +179,7 @@ static int run(struct abx_opts *o, const struct abx_env *env)
         code == ABX_EXIT_OK)
         code = ABX_EXIT_INTERNAL_ERROR;
     abx_lastfailed_update(r.results, r.n, &c);
+    abx_durations_update(r.results, r.n);
     abx_run_free(&r);
 out_collection:
     abx_collection_free(&c);

@@ -44,7 +44,8 @@ struct sched {
     struct abx_run *run;
     struct worker w[MAX_WORKERS];
     int nw;
-    size_t next_file;
+    size_t next_file;            /* index into order */
+    size_t *order;               /* files in dispatch order */
     size_t total, done;
     long failures;
     int stopping;   /* no more jobs: maxfail or interrupt */
@@ -185,11 +186,12 @@ static int assign(struct sched *s, struct worker *w)
     size_t i;
     int rc = 0;
 
-    while (s->next_file < s->c->n && s->c->files[s->next_file].nselected == 0)
+    while (s->next_file < s->c->n &&
+           s->c->files[s->order[s->next_file]].nselected == 0)
         s->next_file++;
     if (s->stopping || s->next_file >= s->c->n)
         return 0;
-    w->file = &s->c->files[s->next_file++];
+    w->file = &s->c->files[s->order[s->next_file++]];
     job = cJSON_CreateObject();
     cJSON_AddStringToObject(job, "file", w->file->path);
     ids = cJSON_AddArrayToObject(job, "nodeids");
@@ -557,6 +559,14 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
     n = o->workers > 0 ? o->workers : 1;
     if ((size_t)n > files)
         n = (int)files;
+    /* One worker runs the files in collection order, as pytest does;
+     * several take the longest first (durations.c). */
+    s.order = n > 1 ? abx_durations_order(c) : NULL;
+    if (!s.order) {
+        s.order = abx_xcalloc(c->n ? c->n : 1, sizeof *s.order);
+        for (i = 0; i < c->n; i++)
+            s.order[i] = i;
+    }
     for (s.nw = 0; s.nw < n && !s.stopping; s.nw++) {
         if (spawn(&s, &s.w[s.nw], s.nw) != 0) {
             abx_out_printf(ABX_OUT_STDERR, "abx-e2e: internal error: cannot "
@@ -613,4 +623,6 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
     }
     if (abx_signal_count())
         run->interrupted = 1;
+    free(s.order);
+    s.order = NULL;
 }

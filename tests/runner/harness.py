@@ -252,6 +252,47 @@ def sc_caps(c):
           f"unknown capability in a test: exit {p.returncode}\n{p.stdout}{p.stderr}")
 
 
+def sc_longest_first(c):
+    """With several workers the files whose tests took longest last time
+    start first (.abx-e2e/durations.json); one worker keeps file order."""
+    d = os.path.join(c.dir, "lf_order")
+    os.makedirs(d)
+    log = os.path.join(c.dir, "order.log")
+    for name, secs in (("a_fast", 0), ("b_mid", 0.4), ("c_slow", 0.8)):
+        with open(os.path.join(d, "test_%s.lua" % name), "w") as f:
+            f.write('local e2e = require "e2e"\n'
+                    'e2e.test("t", function()\n'
+                    '  local f = assert(io.open(%r, "a")); f:write("%s\\n"); f:close()\n'
+                    '  if %s > 0 then e2e.sleep(%s) end\n'
+                    'end)\n' % (log, name, secs, secs))
+
+    def order(*args):
+        if os.path.exists(log):
+            os.unlink(log)
+        p = c.run("lf_order", *args)
+        check(p.returncode == 0, "exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
+        with open(log) as f:
+            return [l.strip() for l in f]
+
+    # No cache yet: collection order, so a_fast starts before c_slow.
+    first = order("-n", "2")
+    check(first.index("a_fast") < first.index("c_slow"), "no cache: %s" % first)
+    with open(os.path.join(c.dir, ".abx-e2e", "durations.json")) as f:
+        cache = json.load(f)
+    check(cache["lf_order/test_c_slow.lua::t"] > cache["lf_order/test_a_fast.lua::t"], str(cache))
+    # Now the two long files take both workers; a_fast waits for one.
+    check(order("-n", "2")[-1] == "a_fast", "longest first")
+    # One worker: the files' own order, whatever the cache says.
+    check(order() == ["a_fast", "b_mid", "c_slow"], "-n 1 keeps collection order")
+    # A damaged cache orders nothing and is replaced.
+    with open(os.path.join(c.dir, ".abx-e2e", "durations.json"), "w") as f:
+        f.write("{not json")
+    second = order("-n", "2")
+    check(second.index("a_fast") < second.index("c_slow"), "damaged cache: %s" % second)
+    with open(os.path.join(c.dir, ".abx-e2e", "durations.json")) as f:
+        check(len(json.load(f)) == 3, "cache rewritten")
+
+
 def sc_dotenv(c):
     with open(os.path.join(c.dir, ".env"), "w") as f:
         f.write("# local settings\nexport ABX_SANDBOX_API_KEY=\"%s\"  # key\n" % SECRET)
