@@ -8,7 +8,8 @@
 --   test(name, [opts], fn)   opts: marks = {...}, skip = "why", timeout = S,
 --                            known_issue = "KI-0NN: why" (strict xfail),
 --                            platform = true (skipped without credentials),
---                            requires = {"pause", ...} (capabilities)
+--                            requires = {"pause", ...} (capabilities),
+--                            reruns = N (this test's --reruns)
 --   e2e.describe(name, [opts], fn)   groups: node id file::group::name;
 --                            opts.requires applies to every test inside
 --   e2e.has(cap)  e2e.requires(cap, ...)  e2e.requires_envd(sbx, "0.6.2", what)
@@ -177,7 +178,7 @@ function M.test(name, opts, fn)
     nodeid = nodeid, line = caller_line(2), marks = { "e2e" }, markset = { e2e = true }, requires = {} }
   for k in pairs(opts) do
     if k ~= "marks" and k ~= "skip" and k ~= "timeout" and k ~= "known_issue" and k ~= "platform"
-        and k ~= "requires" then
+        and k ~= "requires" and k ~= "reruns" then
       error("test: unknown option " .. qstr(tostring(k)) .. " for " .. qstr(name), 2)
     end
   end
@@ -216,6 +217,13 @@ function M.test(name, opts, fn)
     error("test: the known_issue marker needs opts.known_issue = \"KI-0NN: reason\"", 2)
   end
   t.platform = opts.platform == true
+  if opts.reruns ~= nil then
+    local n = opts.reruns
+    if math.type(n) ~= "integer" or n < 0 or n > 100 then
+      error("test: reruns must be an integer from 0 to 100, got " .. repr(n), 2)
+    end
+    t.reruns = n
+  end
   local seen = {}
   local function need(n) if not seen[n] then seen[n] = true; t.requires[#t.requires + 1] = n end end
   for _, list in ipairs(group_requires) do for _, n in ipairs(list) do need(n) end end
@@ -398,6 +406,8 @@ resolve = function(name, chain, requester)
     end
     if def.scope ~= "test" and kind ~= "timeout" and kind ~= "interrupt" then
       values[def.scope][name] = { err = v }
+      -- the same failure for the rest of its scope: a rerun cannot pass
+      if type(v) == "table" then v.fixture_scope = def.scope end
     end
     error(v, 0)
   end
@@ -498,7 +508,7 @@ function M._collected()
   for i, t in ipairs(tests) do
     list[i] = { nodeid = t.nodeid, name = t.name, groups = t.groups, marks = t.marks, line = t.line,
       skip = t.skip, known_issue = t.known_issue, timeout = t.timeout, platform = needs_platform(t),
-      requires = t.requires }
+      requires = t.requires, reruns = t.reruns }
   end
   return list
 end
@@ -583,6 +593,7 @@ function M._run(i)
     end
   else
     r.message, r.longrepr = errtext(err)
+    r.no_rerun = err.fixture_scope ~= nil or nil
     if err.kind == "interrupt" then
       r.outcome = "interrupted"
     elseif err.kind == "skip" then

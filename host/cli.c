@@ -37,6 +37,12 @@ static const char HELP[] =
     "execution:\n"
     "  -x, --exitfirst      stop after the first failure or error\n"
     "  --maxfail N          stop after N failures or errors\n"
+    "  --reruns N           run a failed or errored test up to N more times\n"
+    "                       (fresh test fixtures, its sandboxes killed);\n"
+    "                       one that then passes is FLAKY (per test:\n"
+    "                       reruns = N)\n"
+    "  --reruns-delay S     seconds to wait before each rerun (default 0)\n"
+    "  --fail-on-flaky      a flaky test fails the run (exit 1)\n"
     "  --timeout S          per-test timeout in seconds (default 300; 0 =\n"
     "                       none); teardown gets its own budget (min(S,60))\n"
     "  --max-memory MB      Lua heap ceiling per worker (default 2048;\n"
@@ -78,9 +84,10 @@ static const char HELP[] =
     "  -v, --verbose        more output (-vv: full messages, all durations)\n"
     "  -q, --quiet          less output\n"
     "  -r CHARS             short summary: f failed, E error, s skipped,\n"
-    "                       x xfailed, X xpassed, p passed, P passed with\n"
-    "                       output (a PASSES section with their captured\n"
-    "                       output), a all but passes, A all (PpsxXEf),\n"
+    "                       x xfailed, X xpassed, R flaky, p passed,\n"
+    "                       P passed with output (a PASSES section with\n"
+    "                       their captured output), a all but passes,\n"
+    "                       A all (PpsxXREf),\n"
     "                       N none (default fE). On a terminal, messages\n"
     "                       are cut to its width (COLUMNS or the tty\n"
     "                       size), except with -vv or when CI or\n"
@@ -147,12 +154,12 @@ static int set_report_chars(struct abx_opts *o, const char *s)
         char one[2] = {*s == 'F' ? 'f' : *s == 'S' ? 's' : *s, '\0'};
 
         if (one[0] == 'a')
-            add_chars(out, sizeof out, "sxXEf");
+            add_chars(out, sizeof out, "sxXREf");
         else if (one[0] == 'A')
-            add_chars(out, sizeof out, "PpsxXEf");
+            add_chars(out, sizeof out, "PpsxXREf");
         else if (one[0] == 'N')
             out[0] = '\0';
-        else if (strchr("fEsxXpPw", one[0]))
+        else if (strchr("fEsxXpPwR", one[0]))
             add_chars(out, sizeof out, one);
         else
             return usage("-r: unknown summary character '%c'", *s);
@@ -406,6 +413,18 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
             if (!(v = value(argc, argv, &i, "--durations")) ||
                 abx_parse_long(v, 0, 1000000, &o->durations) != 0)
                 return usage("--durations expects a number, got '%s'", v ? v : "");
+        } else if (is_opt(a, "--reruns")) {
+            if (!(v = value(argc, argv, &i, "--reruns")) ||
+                abx_parse_long(v, 0, 100, &o->reruns) != 0)
+                return usage("--reruns expects a number of reruns (0-100), "
+                             "got '%s'", v ? v : "");
+        } else if (is_opt(a, "--reruns-delay")) {
+            if (!(v = value(argc, argv, &i, "--reruns-delay")) ||
+                abx_parse_double(v, 0, 3600, &o->reruns_delay) != 0)
+                return usage("--reruns-delay expects seconds (0-3600), got "
+                             "'%s'", v ? v : "");
+        } else if (strcmp(a, "--fail-on-flaky") == 0) {
+            o->fail_on_flaky = 1;
         } else if (is_opt(a, "--max-memory")) {
             if (!(v = value(argc, argv, &i, "--max-memory")) ||
                 abx_parse_long(v, 0, 1L << 30, &o->max_memory_mb) != 0)

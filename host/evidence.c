@@ -46,6 +46,35 @@ static void append_selection(struct abx_buf *b, const struct abx_opts *o,
     abx_buf_appendf(b, " (%d deselected)\n", (int)s->deselected);
 }
 
+/* Tests that failed and then passed on a rerun, with what they failed
+ * with first: a flake the next change should fix, not forget. */
+static void append_flaky(struct abx_buf *b, const struct abx_run *run)
+{
+    size_t i, k = 0;
+
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        char first[512];
+        const char *m;
+        size_t n;
+
+        if (r->outcome != ABX_OUTCOME_FLAKY)
+            continue;
+        if (k++ == 0)
+            abx_buf_appends(b, "\n## Flaky tests\n\n| test | attempts | "
+                               "first failure |\n|---|---|---|\n");
+        m = r->nattempts && r->attempts[0].message ? r->attempts[0].message
+                                                   : "";
+        n = strcspn(m, "\n");
+        snprintf(first, sizeof first, "%.*s", (int)(n < 500 ? n : 500), m);
+        abx_buf_appends(b, "| `");
+        md_cell(b, r->nodeid);
+        abx_buf_appendf(b, "` | %d | ", r->rerun + 1);
+        md_cell(b, first);
+        abx_buf_appends(b, " |\n");
+    }
+}
+
 /* Every skip with its reason: a capability the platform does not declare
  * shows up here, so the record says what the run did not prove. */
 static void append_skipped(struct abx_buf *b, const struct abx_run *run)
@@ -168,6 +197,7 @@ int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
     }
     if (k == 0)
         abx_buf_appends(&b, "None.\n");
+    append_flaky(&b, run);
     append_skipped(&b, run);
     rc = abx_out_write_file_atomic(path, b.data, b.len, err, sizeof err);
     if (rc != 0)

@@ -25,6 +25,9 @@ struct abx_opts {
     const char *keyword;       /* -k */
     const char *markexpr;      /* -m */
     long maxfail;              /* -x = 1; 0 = unlimited */
+    long reruns;               /* --reruns N (0: none) */
+    double reruns_delay;       /* --reruns-delay S */
+    int fail_on_flaky;         /* --fail-on-flaky */
     int lf, ff;
     int lfnf_none;             /* --lfnf none: no failures -> run nothing */
     int collect_only;
@@ -187,6 +190,13 @@ struct abx_run {
 int abx_run_add(struct abx_run *run, struct abx_result *r);  /* takes r */
 void abx_run_free(struct abx_run *run);
 
+/* Reruns of failed tests (--reruns, --reruns-delay): set by the parent
+ * before the workers fork; a test's own `reruns` option wins. */
+struct abx_rerun_cfg {
+    long reruns;
+    double delay;
+};
+extern struct abx_rerun_cfg abx_reruns;
 /* The worker loop: reads jobs from in_fd, sends JSON lines to out_fd,
  * never returns. */
 void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)

@@ -149,6 +149,8 @@ static int run(struct abx_opts *o, const struct abx_env *env)
         goto out_collection;
     }
     abx_term_header(o, &c, env);
+    abx_reruns.reruns = o->reruns;
+    abx_reruns.delay = o->reruns_delay;
     abx_schedule(o, &c, &r);
 
     abx_summary_init(&sum);
@@ -168,6 +170,8 @@ static int run(struct abx_opts *o, const struct abx_env *env)
     code = r.internal_error ? ABX_EXIT_INTERNAL_ERROR
                             : abx_summary_exit_code(&sum, r.interrupted);
     if (leaked != 0 && code == ABX_EXIT_OK)
+        code = ABX_EXIT_TESTS_FAILED;
+    if (o->fail_on_flaky && sum.counts[ABX_OUTCOME_FLAKY] && code == ABX_EXIT_OK)
         code = ABX_EXIT_TESTS_FAILED;
     sum.exit_code = code;
     abx_term_finish(o, &r, &sum);

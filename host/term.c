@@ -49,6 +49,7 @@ static const char *word(const struct abx_result *r)
     case ABX_OUTCOME_SKIPPED: return "SKIPPED";
     case ABX_OUTCOME_XFAILED: return "XFAIL";
     case ABX_OUTCOME_XPASSED: return "XPASS";
+    case ABX_OUTCOME_FLAKY: return "FLAKY";
     default: return "?";
     }
 }
@@ -125,6 +126,11 @@ void abx_term_result(const struct abx_opts *o, const struct abx_result *r,
         }
         return;
     }
+    /* Each earlier attempt of a rerun test first (pytest-rerunfailures'
+     * RERUN lines), then its final outcome. */
+    for (size_t k = 0; k < r->nattempts; k++)
+        abx_out_printf(ABX_OUT_STDOUT, "%s %sRERUN%s (%.2fs)\n", r->nodeid,
+                       col(YELLOW), col(RESET), r->attempts[k].duration);
     abx_out_printf(ABX_OUT_STDOUT, "%s %s%s%s", r->nodeid, col(color_of(r)),
                    word(r), col(RESET));
     if (o->verbose > 0 || r->outcome != ABX_OUTCOME_PASSED)
@@ -351,6 +357,7 @@ static void short_summary(const struct abx_opts *o, const struct abx_run *run)
                        (*c == 'x' && r->outcome == ABX_OUTCOME_XFAILED) ||
                        (*c == 'X' && r->outcome == ABX_OUTCOME_XPASSED) ||
                        (*c == 'p' && r->outcome == ABX_OUTCOME_PASSED) ||
+                       (*c == 'R' && r->outcome == ABX_OUTCOME_FLAKY) ||
                        (*c == 's' && r->outcome == ABX_OUTCOME_SKIPPED);
             if (!show)
                 continue;
@@ -362,6 +369,15 @@ static void short_summary(const struct abx_opts *o, const struct abx_run *run)
             }
             if (*c == 'p') {
                 abx_out_printf(ABX_OUT_STDOUT, "PASSED %s\n", r->nodeid);
+                continue;
+            }
+            if (*c == 'R') {
+                /* what it failed with first: the flake to chase */
+                first_line(r->nattempts ? r->attempts[0].message : NULL, msg,
+                           sizeof msg);
+                abx_out_printf(ABX_OUT_STDOUT, "%sFLAKY%s %s (%d rerun%s)%s%s\n",
+                               col(YELLOW), col(RESET), r->nodeid, r->rerun,
+                               r->rerun == 1 ? "" : "s", *msg ? " - " : "", msg);
                 continue;
             }
             if (*c == 'E' && r->outcome != ABX_OUTCOME_ERROR)

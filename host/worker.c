@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -433,6 +434,117 @@ static void finish_file(lua_State *L, const char *path)
     abx_buf_free(&errs);
 }
 
+struct abx_rerun_cfg abx_reruns;
+
+/* The reruns a test gets: its own `reruns` option, else --reruns; none
+ * for a known issue (a strict xfail must not be retried into a pass). */
+static long reruns_for(lua_State *L, int ci, int idx)
+{
+    long n = abx_reruns.reruns;
+
+    lua_rawgeti(L, ci, idx);
+    if (lua_getfield(L, -1, "reruns") == LUA_TNUMBER)
+        n = (long)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "known_issue") != LUA_TNIL)
+        n = 0;
+    lua_pop(L, 2);
+    return n;
+}
+
+/* --reruns-delay: sleeps, but a stop request (signal, -x elsewhere) ends
+ * the wait at once (nanosleep returns on the signal). */
+static void rerun_pause(long maxfail)
+{
+    struct timespec ts, rem;
+
+    if (abx_reruns.delay <= 0)
+        return;
+    ts.tv_sec = (time_t)abx_reruns.delay;
+    ts.tv_nsec = (long)((abx_reruns.delay - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &rem) != 0 && errno == EINTR &&
+           !should_stop(maxfail, g_failures))
+        ts = rem;
+}
+
+/* Runs collected test idx, again after a failure while reruns are left
+ * (fresh test fixtures each time; the test's sandboxes die with its
+ * scope), and sends one result carrying the failed attempts: FLAKY when
+ * a rerun passed. Never rerun: an interrupted test, a failure a wider
+ * fixture keeps for its scope (no_rerun), or once the run must stop.
+ * 0, or 1 when interrupted (stop the file). */
+static int run_test(lua_State *L, int ci, int idx, const char *path,
+                    const char *nodeid, long maxfail)
+{
+    struct abx_result *prior = NULL, *r = NULL;
+    long left = reruns_for(L, ci, idx);
+
+    for (;;) {
+        cJSON *m = cJSON_CreateObject();
+        int no_rerun;
+
+        /* Each attempt restarts the parent's watchdog for the test. */
+        cJSON_AddStringToObject(m, "t", "start");
+        cJSON_AddStringToObject(m, "nodeid", nodeid);
+        send_json(m);
+        lua_pushinteger(L, idx);
+        if (call_m(L, "_run", 1, 1) != LUA_OK) {
+            r = error_result(nodeid, path, lua_tostring(L, -1));
+            lua_pop(L, 1);
+            break;
+        }
+        lua_getfield(L, -1, "outcome");
+        if (lua_isstring(L, -1) &&
+            strcmp(lua_tostring(L, -1), "interrupted") == 0) {
+            lua_pop(L, 2);
+            m = cJSON_CreateObject();
+            cJSON_AddStringToObject(m, "t", "interrupted");
+            cJSON_AddStringToObject(m, "nodeid", nodeid);
+            send_json(m);
+            abx_result_free(prior);
+            return 1;
+        }
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "no_rerun");
+        no_rerun = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        lua_rawgeti(L, ci, idx);
+        r = result_from_lua(L, path, lua_gettop(L), lua_gettop(L) - 1);
+        lua_pop(L, 2);
+        if (!r || left <= 0 || no_rerun || r->xpass_strict ||
+            (r->outcome != ABX_OUTCOME_FAILED &&
+             r->outcome != ABX_OUTCOME_ERROR) ||
+            should_stop(maxfail, g_failures))
+            break;
+        if (!prior && !(prior = abx_result_new()))
+            break;
+        if (abx_result_add_attempt(prior, r) != 0)
+            break;
+        abx_result_free(r);
+        r = NULL;
+        left--;
+        rerun_pause(maxfail);
+        if (should_stop(maxfail, g_failures))
+            break;
+    }
+    if (r && prior) {
+        r->attempts = prior->attempts;
+        r->nattempts = prior->nattempts;
+        r->rerun = prior->rerun;
+        prior->attempts = NULL;
+        prior->nattempts = 0;
+        if (r->outcome == ABX_OUTCOME_PASSED)
+            r->outcome = ABX_OUTCOME_FLAKY;
+    }
+    abx_result_free(prior);
+    if (!r)
+        return 0;
+    if (abx_result_is_failure(r) || r->teardown_message)
+        g_failures++;
+    send_result(r);
+    return 0;
+}
+
 static void run_file(const char *path, const cJSON *ids, long maxfail)
 {
     char err[4096];
@@ -458,9 +570,7 @@ static void run_file(const char *path, const cJSON *ids, long maxfail)
     }
     ci = lua_gettop(L);
     cJSON_ArrayForEach(id, ids) {
-        struct abx_result *r;
         int idx;
-        cJSON *m;
 
         if (!cJSON_IsString(id) || should_stop(maxfail, g_failures))
             break;
@@ -471,36 +581,8 @@ static void run_file(const char *path, const cJSON *ids, long maxfail)
                                      "(collection is not deterministic)"));
             continue;
         }
-        m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "t", "start");
-        cJSON_AddStringToObject(m, "nodeid", id->valuestring);
-        send_json(m);
-        lua_pushinteger(L, idx);
-        if (call_m(L, "_run", 1, 1) != LUA_OK) {
-            send_result(error_result(id->valuestring, path,
-                                     lua_tostring(L, -1)));
-            lua_pop(L, 1);
-            g_failures++;
-            continue;
-        }
-        lua_getfield(L, -1, "outcome");
-        if (lua_isstring(L, -1) &&
-            strcmp(lua_tostring(L, -1), "interrupted") == 0) {
-            lua_pop(L, 2);
-            m = cJSON_CreateObject();
-            cJSON_AddStringToObject(m, "t", "interrupted");
-            cJSON_AddStringToObject(m, "nodeid", id->valuestring);
-            send_json(m);
-            break;
-        }
-        lua_pop(L, 1);
-        lua_rawgeti(L, ci, idx);
-        r = result_from_lua(L, path, lua_gettop(L), lua_gettop(L) - 1);
-        lua_pop(L, 2);
-        if (r && (abx_result_is_failure(r) || r->teardown_message))
-            g_failures++;
-        if (r)
-            send_result(r);
+        if (run_test(L, ci, idx, path, id->valuestring, maxfail) != 0)
+            break;  /* interrupted */
     }
     lua_settop(L, 0);
     finish_file(L, path);

@@ -106,6 +106,39 @@ struct counts {
     unsigned errors, failures, skipped;
 };
 
+/* The earlier attempts of a rerun test as Maven Surefire writes them
+ * (what Jenkins and GitLab render): flakyFailure / flakyError when it
+ * passed in the end, rerunFailure / rerunError when it did not; each with
+ * its message, <stackTrace> and <system-out>. */
+static int attempts_els(struct abx_buf *o, const struct abx_result *r)
+{
+    int flaky = r->outcome == ABX_OUTCOME_FLAKY;
+
+    for (size_t i = 0; i < r->nattempts; i++) {
+        const struct abx_attempt *a = &r->attempts[i];
+        const char *tag = a->outcome == ABX_OUTCOME_ERROR
+                              ? (flaky ? "flakyError" : "rerunError")
+                              : (flaky ? "flakyFailure" : "rerunFailure");
+        if (abx_buf_appendf(o, "<%s", tag) ||
+            attr(o, "message", a->message ? a->message : "") ||
+            attr(o, "type", a->outcome == ABX_OUTCOME_ERROR ? "error"
+                                                            : "failure") ||
+            abx_buf_appends(o, ">"))
+            return -1;
+        if (a->longrepr && *a->longrepr &&
+            (abx_buf_appends(o, "<stackTrace>") || text(o, a->longrepr) ||
+             abx_buf_appends(o, "</stackTrace>")))
+            return -1;
+        if (a->output && *a->output &&
+            (abx_buf_appends(o, "<system-out>") || text(o, a->output) ||
+             abx_buf_appends(o, "</system-out>")))
+            return -1;
+        if (abx_buf_appendf(o, "</%s>", tag))
+            return -1;
+    }
+    return 0;
+}
+
 /* Writes the testcase element(s) of one result. */
 static int write_case(struct abx_buf *o, const struct abx_result *r,
                       struct counts *k)
@@ -157,10 +190,11 @@ static int write_case(struct abx_buf *o, const struct abx_result *r,
              simple(o, "skipped", "pytest.xfail", why, NULL);
         k->skipped++;
         break;
-    default:  /* passed, xpassed */
+    default:  /* passed, xpassed, flaky (a pass, with its attempts) */
         rc = open_case(o, r, abx_result_duration(r));
         break;
     }
+    rc = rc || attempts_els(o, r);
     if (!rc && double_case)
         rc = system_out(o, r) || abx_buf_appends(o, "</testcase>") ||
              open_case(o, r, r->dur_teardown);

@@ -10,7 +10,7 @@
 #include "buf.h"
 
 static const char *const outcome_names[ABX_OUTCOME_COUNT_] = {
-    "passed", "failed", "error", "skipped", "xfailed", "xpassed",
+    "passed", "failed", "error", "skipped", "xfailed", "xpassed", "flaky",
 };
 
 static const char *const phase_names[] = {
@@ -125,6 +125,7 @@ void abx_result_free(struct abx_result *r)
     abx_strlist_free(&r->groups);
     abx_strlist_free(&r->markers);
     abx_strlist_free(&r->sandbox_ids);
+    abx_result_free_attempts(r);
     free(r);
 }
 
@@ -242,7 +243,8 @@ cJSON *abx_result_to_json(const struct abx_result *r)
           add_list(o, "markers", &r->markers) ||
           add_list(o, "sandbox_ids", &r->sandbox_ids) ||
           !cJSON_AddNumberToObject(o, "worker", r->worker) ||
-          !cJSON_AddNumberToObject(o, "rerun", r->rerun);
+          !cJSON_AddNumberToObject(o, "rerun", r->rerun) ||
+          abx_attempts_to_json(o, r);
     if (bad) {
         cJSON_Delete(o);
         return NULL;
@@ -361,6 +363,7 @@ int abx_result_from_json(const cJSON *j, struct abx_result **out, char *err,
     TRY("sandbox_ids", get_list(j, "sandbox_ids", &r->sandbox_ids));
     TRY("worker", get_int(j, "worker", -1, &r->worker));
     TRY("rerun", get_int(j, "rerun", 0, &r->rerun));
+    TRY("attempts", abx_attempts_from_json(j, r));
 #undef TRY
     if (bad) {
         snprintf(err, errlen, "result JSON: missing or invalid \"%s\"", bad);
@@ -434,6 +437,7 @@ int abx_summary_line(const struct abx_summary *s, char *buf, size_t len)
     } parts[] = {
         {s->counts[ABX_OUTCOME_FAILED], "failed", "failed"},
         {s->counts[ABX_OUTCOME_PASSED], "passed", "passed"},
+        {s->counts[ABX_OUTCOME_FLAKY], "flaky", "flaky"},
         {s->counts[ABX_OUTCOME_SKIPPED], "skipped", "skipped"},
         {s->deselected, "deselected", "deselected"},
         {s->counts[ABX_OUTCOME_XFAILED], "xfailed", "xfailed"},

@@ -16,6 +16,7 @@ enum abx_outcome {
     ABX_OUTCOME_SKIPPED,
     ABX_OUTCOME_XFAILED,
     ABX_OUTCOME_XPASSED,  /* non-strict: counts as success */
+    ABX_OUTCOME_FLAKY,    /* failed, then passed on a rerun (attempts) */
     ABX_OUTCOME_COUNT_
 };
 
@@ -44,6 +45,15 @@ void abx_strlist_init(struct abx_strlist *l);
 int abx_strlist_push(struct abx_strlist *l, const char *s);  /* 0 / -1 */
 int abx_strlist_contains(const struct abx_strlist *l, const char *s);
 void abx_strlist_free(struct abx_strlist *l);
+
+/* An earlier attempt of a test that was run again (--reruns): what it
+ * failed with. The final attempt is the result itself. */
+struct abx_attempt {
+    enum abx_outcome outcome;   /* FAILED or ERROR */
+    enum abx_phase when;
+    char *message, *longrepr, *output;
+    double duration;            /* seconds, its three phases */
+};
 
 /* All strings are heap-owned by the record (NULL when absent); set them
  * with abx_result_set() so ownership stays simple. */
@@ -78,7 +88,19 @@ struct abx_result {
     struct abx_strlist sandbox_ids;  /* sandboxes this test created */
     int worker;                      /* -n worker index, -1 = in-process */
     int rerun;                       /* times re-run before this result */
+    struct abx_attempt *attempts;    /* the failed attempts before it */
+    size_t nattempts;                /* (= rerun when sent by a worker) */
 };
+
+/* attempts.c: keeps failed (its outcome, phase, texts, duration) as an
+ * earlier attempt of r and bumps r->rerun. 0, or -1 out of memory. */
+int abx_result_add_attempt(struct abx_result *r,
+                           const struct abx_result *failed);
+void abx_result_free_attempts(struct abx_result *r);
+/* "attempts": [{outcome, when, message, longrepr, output, duration}] into
+ * o (nothing without attempts); and back. 0, or -1 (bad value / OOM). */
+int abx_attempts_to_json(cJSON *o, const struct abx_result *r);
+int abx_attempts_from_json(const cJSON *j, struct abx_result *r);
 
 struct abx_result *abx_result_new(void);  /* zeroed, worker = -1 */
 void abx_result_free(struct abx_result *r);

@@ -293,6 +293,101 @@ def sc_longest_first(c):
         check(len(json.load(f)) == 3, "cache rewritten")
 
 
+RR = "cases/test_reruns.lua::"
+
+
+def sc_reruns(c):
+    """--reruns: a failed test runs again with fresh fixtures; one that then
+    passes is FLAKY (progress, closing line, -r R, JSON attempts, JUnit
+    flakyFailure/rerunFailure, evidence); never rerun: known issues, a
+    file fixture's kept failure, a run stopped by -x."""
+    def fresh():
+        for n in os.listdir(c.dir):
+            if n.endswith(".count"):
+                os.unlink(os.path.join(c.dir, n))
+
+    fresh()
+    p, doc = c.json_run("cases/test_reruns.lua", "--reruns", "2", "-rR", "-v",
+                        "--junitxml", "out/rr.xml", "--evidence", "rr",
+                        "--evidence-dir", "ev")
+    t = by_id(doc)
+    expect_outcomes(outcomes(doc), {
+        RR + "passes": "passed", RR + "fails once then passes": "flaky",
+        RR + "always fails": "failed", RR + "errors in setup once": "flaky",
+        RR + "its own reruns": "flaky", RR + "known issue fails": "xfailed",
+        RR + "file fixture broken": "error"})
+    for nid, n in ((RR + "passes", 0), (RR + "fails once then passes", 1),
+                   (RR + "always fails", 2), (RR + "errors in setup once", 1),
+                   (RR + "its own reruns", 3), (RR + "known issue fails", 0),
+                   (RR + "file fixture broken", 0)):
+        check(t[nid]["rerun"] == n and len(t[nid].get("attempts", [])) == n,
+              "%s: rerun %s, attempts %s" % (nid, t[nid]["rerun"], t[nid].get("attempts")))
+    a = t[RR + "fails once then passes"]["attempts"][0]
+    check(a["outcome"] == "failed" and "attempt 1" in a["message"] and
+          "attempt 1" in a.get("output", ""), str(a))
+    check("attempt 2" in t[RR + "fails once then passes"]["output"], "final output")
+    check(t[RR + "errors in setup once"]["attempts"][0]["outcome"] == "error",
+          str(t[RR + "errors in setup once"]["attempts"]))
+    check("still broken on attempt 3" in t[RR + "always fails"]["message"],
+          t[RR + "always fails"]["message"])
+    line = summary_line(p.stdout)
+    check("1 failed" in line and "1 passed" in line and "3 flaky" in line and
+          "1 error" in line and "7 rerun" in line, line)
+    check(p.returncode == 1, "exit %d" % p.returncode)
+    check(p.stdout.count(RR + "always fails RERUN") == 2, "two RERUN lines")
+    check(RR + "fails once then passes FLAKY" in p.stdout, "FLAKY progress word")
+    check("FLAKY %sfails once then passes (1 rerun) - " % RR in p.stdout, "-r R line")
+    root = ET.parse(os.path.join(c.dir, "out/rr.xml")).getroot()
+    case = {tc.get("name"): tc for tc in root.iter("testcase")}
+    ff = case["fails once then passes"]
+    check(ff.find("failure") is None and len(ff.findall("flakyFailure")) == 1 and
+          "attempt 1" in ff.find("flakyFailure").get("message") and
+          ff.find("flakyFailure").find("stackTrace") is not None, ET.tostring(ff)[:400])
+    check(len(case["errors in setup once"].findall("flakyError")) == 1, "flakyError")
+    al = case["always fails"]
+    check(al.find("failure") is not None and len(al.findall("rerunFailure")) == 2,
+          ET.tostring(al)[:400])
+    suite = root.find("testsuite")
+    check(suite.get("failures") == "1" and suite.get("errors") == "1", str(suite.attrib))
+    ev = [n for n in os.listdir(os.path.join(c.dir, "ev")) if n.endswith("-rr.md")]
+    check(ev, "no evidence record")
+    with open(os.path.join(c.dir, "ev", ev[0])) as f:
+        text = f.read()
+    check("## Flaky tests" in text and "| `%sfails once then passes` | 2 |" % RR in text,
+          text[text.find("## Flaky"):][:300])
+    # flaky passes the run, unless --fail-on-flaky
+    fresh()
+    p = c.run("cases/test_reruns.lua", "-k", "once or passes", "--reruns", "1")
+    check(p.returncode == 0, "flaky passes: exit %d\n%s" % (p.returncode, p.stdout))
+    fresh()
+    p = c.run("cases/test_reruns.lua", "-k", "once or passes", "--reruns", "1",
+              "--fail-on-flaky")
+    check(p.returncode == 1, "--fail-on-flaky: exit %d" % p.returncode)
+    # without --reruns nothing is rerun (the per-test option still is)
+    fresh()
+    _, doc = c.json_run("cases/test_reruns.lua")
+    got = outcomes(doc)
+    check(got[RR + "fails once then passes"] == "failed" and
+          got[RR + "its own reruns"] == "flaky", str(got))
+    # -x: the failing test uses its reruns, then the run stops
+    fresh()
+    _, doc = c.json_run("cases/test_reruns.lua", "-x", "--reruns", "1",
+                        "-k", "always or own")
+    got = outcomes(doc)
+    check(got == {RR + "always fails": "failed"}, "-x: %s" % got)
+    check(by_id(doc)[RR + "always fails"]["rerun"] == 1, "-x reruns before stopping")
+    for args, frag in ((("--reruns", "x"), "--reruns expects"),
+                       (("--reruns", "101"), "--reruns expects"),
+                       (("--reruns-delay", "-1"), "--reruns-delay expects")):
+        p = c.run("cases/test_reruns.lua", *args)
+        check(p.returncode == 4 and frag in p.stderr, "%s: %d %s" % (args, p.returncode, p.stderr))
+    with open(os.path.join(c.dir, "cases", "test_badreruns.lua"), "w") as f:
+        f.write('require("e2e").test("x", { reruns = -1 }, function() end)\n')
+    p = c.run("cases/test_badreruns.lua")
+    check(p.returncode == 1 and "reruns must be an integer from 0 to 100" in p.stdout,
+          "bad reruns option: %d %s" % (p.returncode, p.stdout))
+
+
 def sc_dotenv(c):
     with open(os.path.join(c.dir, ".env"), "w") as f:
         f.write("# local settings\nexport ABX_SANDBOX_API_KEY=\"%s\"  # key\n" % SECRET)
@@ -639,7 +734,7 @@ def sc_cli(c):
     for opt in ["-k", "-m", "--lf", "--ff", "--shard", "--collect-only", "--list", "-x", "--maxfail",
                 "--timeout", "-n", "-s", "-v", "-q", "-r", "--durations", "--junitxml", "--json",
                 "--evidence", "--version", "exec", "--help", "--color", "--lfnf",
-                "--last-failed-no-failures"]:
+                "--last-failed-no-failures", "--reruns", "--reruns-delay", "--fail-on-flaky"]:
         check(re.search(r"(^|[\s,])" + re.escape(opt) + r"([\s,=]|$)", p.stdout, re.M),
               "help lacks " + opt)
     check("P passed with" in p.stdout and "BUILD_NUMBER" in p.stdout, "help lacks -r P / cutting")
