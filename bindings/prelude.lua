@@ -17,6 +17,7 @@
 --   e2e.fixture(name, [{scope = "test"|"file"|"session",
 --               needs_platform = true}], fn)
 --   e2e.defer(fn)  e2e.skip(why)  e2e.fail(msg)  e2e.sleep(s)  e2e.secret(v)
+--   e2e.clock()  (monotonic seconds)
 --   e2e.eventually(fn, {timeout = 10, interval = 0.5})
 --   e2e.register_marker(name, description)   e2e.run_id   e2e.worker_id
 --
@@ -44,6 +45,9 @@ local mkerr, user_where, repr, qstr, sorted_keys = I.mkerr, I.user_where, I.repr
 -- each other's.
 M.run_id = core.config.run_id
 M.worker_id = core.config.worker_id
+-- Monotonic seconds (time.monotonic): to size a wait by what the platform
+-- takes, never to assert a speed (bench/ measures those).
+M.clock = core.clock
 
 ---------------------------------------------------------------------------
 -- Markers

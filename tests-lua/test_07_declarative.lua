@@ -321,16 +321,25 @@ def main():
 end)
 
 describe("concurrency", function()
-  test("spawned calls run at the same time in separate sandboxes", opts { timeout = 120 }, function()
-    local nap = remote.fn { timeout = 60, python = [[
+  test("spawned calls run at the same time in separate sandboxes", opts { timeout = 240 }, function()
+    local nap = remote.fn { timeout = 120, python = [[
 import os, time
-def main(i):
+def main(i, secs):
     start = time.time()
-    time.sleep(3)
+    time.sleep(secs)
     return {"i": i, "start": start, "end": time.time(), "id": os.environ.get("E2B_SANDBOX_ID")}
 ]] }
+    -- A spawn costs what a create costs on the platform (about a second
+    -- on a cloud): time one, and let each nap outlast six of them, so the
+    -- four naps overlap when the calls run concurrently, however slow the
+    -- creates are, and cannot when they run one after another.
+    local t0 = e2e.clock()
+    local probe = nap:spawn(0, 0)
+    local spawn_secs = e2e.clock() - t0
+    probe:wait()
+    local secs = math.min(60, math.max(3, 6 * spawn_secs))
     local calls = {}
-    for i = 1, 4 do calls[i] = nap:spawn(i) end
+    for i = 1, 4 do calls[i] = nap:spawn(i, secs) end
     local res = remote.gather(calls)
     expect(#res):eq(4)
     local ids, max_start, min_end = {}, -math.huge, math.huge
