@@ -156,48 +156,24 @@ static int names_template(const cJSON *t, const char *name)
     return 0;
 }
 
-/* GET {API}/templates: the array, or NULL with why (status or error). */
+/* GET {API}/templates (runtime/api): the array, or NULL with why. */
 static cJSON *list_templates(const struct abx_platform *p, long *status,
                              char *why, size_t whylen)
 {
-    char url[sizeof p->api_url + 16], keyhdr[sizeof p->api_key + 16];
-    const char *hdrs[] = {keyhdr, "Accept: application/json", NULL};
-    struct abx_http_req req;
-    struct abx_http_resp resp;
     struct abx_err err;
     cJSON *arr = NULL;
 
-    snprintf(url, sizeof url, "%s/templates", p->api_url);
-    snprintf(keyhdr, sizeof keyhdr, "X-API-KEY: %s", p->api_key);
-    memset(&req, 0, sizeof req);
-    req.method = "GET";
-    req.url = url;
-    req.headers = hdrs;
-    req.timeout = p->request_timeout;
-    req.idempotent = 1;
-    req.what = "list templates";
-    abx_http_resp_init(&resp);
     abx_err_clear(&err);
-    *status = 0;
-    if (abx_http_do(&req, &resp, &err) != 0) {
+    if (abx_api_templates(p, &arr, &err) == 0) {
+        *status = 200;
+        return arr;
+    }
+    *status = err.status;
+    if (err.status)
+        snprintf(why, whylen, "HTTP %ld", err.status);
+    else
         snprintf(why, whylen, "%s", err.message);
-        goto out;
-    }
-    *status = resp.status;
-    if (resp.status < 200 || resp.status > 299) {
-        snprintf(why, whylen, "HTTP %ld", resp.status);
-        goto out;
-    }
-    arr = cJSON_ParseWithLength(abx_buf_cstr(&resp.body), resp.body.len);
-    if (!cJSON_IsArray(arr)) {
-        snprintf(why, whylen, "HTTP %ld, not a JSON array", resp.status);
-        cJSON_Delete(arr);
-        arr = NULL;
-    }
-out:
-    explicit_bzero(keyhdr, sizeof keyhdr); /* no copy of the key lingers */
-    abx_http_resp_free(&resp);
-    return arr;
+    return NULL;
 }
 
 static void templates_section(struct abx_doc *d)

@@ -140,6 +140,10 @@ int abx_api_list_all(const struct abx_platform *p,
 /* The metadata query value of 1.3 (percent-encoded k=v joined by '&',
  * before the HTTP layer's own escaping). 0 or -1. */
 struct abx_buf;
+/* GET /templates -> *out a JSON array of Template objects (caller frees).
+ * 0, or -1 with err (err->status the HTTP status of a non-2xx reply). */
+int abx_api_templates(const struct abx_platform *p, cJSON **out,
+                      struct abx_err *err);
 int abx_api_metadata_query(const cJSON *metadata, struct abx_buf *out);
 
 /* Parses a Sandbox/SandboxDetail/ListedSandbox object; tokens go into
