@@ -28,14 +28,6 @@ static const struct var {
     {V_TTL, {"E2E_SANDBOX_TTL", NULL, NULL}, 0},
 };
 
-/* main sets ABX_LOCAL_PROFILE from --profile before abx-local starts. */
-static const char *local_profile(void)
-{
-    const char *p = getenv("ABX_LOCAL_PROFILE");
-
-    return p && *p ? p : "e2b";
-}
-
 /* The value in effect when nothing configures v; 1 when that means the
  * variable is simply unset rather than a default value. */
 static int default_value(const struct abx_env *e, enum var_id v, char *out,
@@ -109,8 +101,9 @@ void abx_doctor_config(struct abx_doc *d)
         v = abx_config_get_any(cfg, var->names, &which, &from);
         if (d->o->local && var->from_local) {
             local_value(e, var->id, val, sizeof val);
+            /* --local set the platform kind to the profile it started */
             snprintf(src, sizeof src, "abx-local (profile %s)",
-                     local_profile());
+                     e->platform_kind);
         } else if (v && *v) {
             /* The key: its length only, never a character of it. */
             if (var->id == V_KEY)

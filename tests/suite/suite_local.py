@@ -17,8 +17,8 @@ ready skip file), then checks:
   - the evidence record DIR/<date>-TOPIC.md exists;
   - the run's closing sandboxes line says `0 left` (and nothing kept);
   - abx-e2e exited 0;
-  - with --expect-skips FILE: the skipped tests of the JUnit report are
-    exactly those FILE lists, each with a skip message starting with the
+  - with --expect-skips FILE: the skipped tests of the run (its JSON
+    report) are exactly those FILE lists, each with a skip message starting with the
     reason FILE gives. FILE has one `NODE-ID<TAB>REASON-PREFIX` a line;
     blank lines and lines starting with # are ignored. A difference is
     printed both ways: unexpectedly skipped, expected but not skipped,
@@ -27,8 +27,8 @@ ready skip file), then checks:
     when OTHER-DIR holds a finished run: both runs collected the same
     tests, and their skip lists differ only by tests skipped with
     `requires capability X (E2E_CAPS)` where X is absent from the
-    skipping run's capabilities and present in the other's (the
-    capabilities each run had are read from its log). Any other
+    skipping run's capabilities and present in the other's (each run's
+    platform and capabilities are in its JSON report). Any other
     difference fails. Without a run in OTHER-DIR the comparison is
     skipped with a note.
 xfailed tests (known_issue) are not skips here.
@@ -51,19 +51,9 @@ import xml.etree.ElementTree as ET
 SANDBOX_LINE = re.compile(
     r"^sandboxes: (\d+) created, (\d+) deleted, (\d+) kept, (\d+) left$",
     re.M)
-# The run's header (host/term.c): "platform fc, capabilities: none".
-CAPS_LINE = re.compile(
-    r"^platform (\S+), capabilities: ([^(\n]*?)(?: \(E2E_CAPS=[^\n]*\))?$",
-    re.M)
-# abx-local's start line (host/local.c): "..., profile fc".
-PROFILE_LINE = re.compile(r"^abx-local: .*, profile (\S+)$", re.M)
 # The reason of a test skipped for a capability (docs/capabilities.md).
 CAP_SKIP = re.compile(
     r"^requires capabilit(?:y|ies) ([a-z0-9, -]+?) \(E2E_CAPS\)")
-# The documented sets, for a log without the header line above.
-ALL_CAPS = {"pause", "signed-urls", "e2b-proxy", "e2b-messages",
-            "file-metadata", "auto-resume"}
-CAPS_BY_PROFILE = {"fc": set(), "e2b": set(ALL_CAPS)}
 SKIPPED_FILE = "skipped.txt"
 
 
@@ -109,38 +99,9 @@ def run_suite(binary, out, profile, extra):
     return rc
 
 
-def node_ids(out):
-    """(classname, name) -> node id, from DIR/report.json; {} without it."""
-    try:
-        with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
-            tests = json.load(f).get("tests", [])
-    except (OSError, ValueError, AttributeError):
-        return {}
-    return {(t.get("classname", ""), t.get("name", "")): t["nodeid"]
-            for t in tests if isinstance(t, dict) and t.get("nodeid")}
-
-
-def guess_node_id(classname, name):
-    """A node id from pytest's mangled classname (path without .lua, '/'
-    as '.', then the groups), the test files of the source tree deciding
-    where the path ends: for reports without report.json. Group names
-    holding a '.' come back wrong."""
-    best = None
-    for path in glob.glob("tests-lua/**/*.lua", recursive=True):
-        mangled = path[:-4].replace(os.sep, ".")
-        if (classname == mangled or classname.startswith(mangled + ".")) \
-                and (best is None or len(mangled) > len(best[1])):
-            best = (path, mangled)
-    if best is None:
-        return classname + "::" + name
-    groups = classname[len(best[1]) + 1:]
-    parts = [best[0]] + (groups.split(".") if groups else []) + [name]
-    return "::".join(parts)
-
-
 def read_junit(out, problems):
-    """Totals and {node id: skip message} of DIR/junit.xml, and the set of
-    node ids it holds; None when it does not parse."""
+    """Totals and the failed or errored cases of DIR/junit.xml; None when
+    it does not parse."""
     junit = os.path.join(out, "junit.xml")
     try:
         root = ET.parse(junit).getroot()
@@ -156,18 +117,29 @@ def read_junit(out, problems):
     except ValueError as e:
         problems.append("%s: %s" % (junit, e))
         return None
-    ids = node_ids(out)
-    bad, skips, collected = [], {}, set()
-    for c in root.iter("testcase"):
-        key = (c.get("classname", ""), c.get("name", ""))
-        nodeid = ids.get(key) or guess_node_id(*key)
-        collected.add(nodeid)
-        if c.find("failure") is not None or c.find("error") is not None:
-            bad.append(nodeid)
-        for s in c.findall("skipped"):
-            if s.get("type", "pytest.skip") != "pytest.xfail":
-                skips[nodeid] = s.get("message", "")
-    return totals, bad, skips, collected
+    bad = [c.get("classname", "") + "::" + c.get("name", "")
+           for c in root.iter("testcase")
+           if c.find("failure") is not None or c.find("error") is not None]
+    return totals, bad
+
+
+def read_report(out, problems):
+    """From the run's own record, DIR/report.json: ({node id: skip
+    reason}, the set of node ids, (platform, set of capabilities)); None
+    when it cannot be read. xfailed tests are not skips."""
+    path = os.path.join(out, "report.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        tests = doc["tests"]
+        skips = {t["nodeid"]: t.get("reason") or t.get("message") or ""
+                 for t in tests if t["outcome"] == "skipped"}
+        collected = {t["nodeid"] for t in tests}
+        caps = (doc["platform"], set(doc["capabilities"]))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        problems.append("%s: %s" % (path, e))
+        return None
+    return skips, collected, caps
 
 
 def check_outputs(out, profile):
@@ -175,9 +147,8 @@ def check_outputs(out, profile):
     topic = topic_of(profile)
     junit = os.path.join(out, "junit.xml")
     got = read_junit(out, problems)
-    skips = collected = None
     if got:
-        totals, bad, skips, collected = got
+        totals, bad = got
         if totals["tests"] <= 0:
             problems.append("%s: no tests" % junit)
         if totals["failures"] or totals["errors"] or bad:
@@ -186,7 +157,9 @@ def check_outputs(out, profile):
                 ", ".join(bad[:20])))
         say("JUnit: %(tests)d tests, %(failures)d failures, "
             "%(errors)d errors, %(skipped)d skipped" % totals)
-        write_skipped(out, profile, skips)
+    report = read_report(out, problems)
+    if report:
+        write_skipped(out, profile, report[0])
     records = glob.glob(os.path.join(out, "*-%s.md" % topic))
     if not records:
         problems.append("no evidence record %s/<date>-%s.md" % (out, topic))
@@ -206,7 +179,7 @@ def check_outputs(out, profile):
                 problems.append("the suite created no sandbox")
     except OSError as e:
         problems.append("run log: %s" % e)
-    return problems, skips, collected
+    return problems, report
 
 
 def read_log(out, profile):
@@ -274,34 +247,6 @@ def check_skips(path, skips):
     return problems
 
 
-def run_caps(out, profile):
-    """(profile, capability set) a finished run had, from its log: the
-    header's "platform P, capabilities: ..." line, else abx-local's
-    profile and the documented set. None when the log says neither."""
-    text = read_log(out, profile)
-    m = CAPS_LINE.findall(text)
-    if m:
-        kind, caps = m[0]
-        caps = caps.strip()
-        return kind, set() if caps == "none" else {
-            c.strip() for c in caps.split(",") if c.strip()}
-    m = PROFILE_LINE.findall(text)
-    if m and m[-1] in CAPS_BY_PROFILE:
-        return m[-1], set(CAPS_BY_PROFILE[m[-1]])
-    if profile in CAPS_BY_PROFILE:
-        return profile, set(CAPS_BY_PROFILE[profile])
-    return None
-
-
-def other_profile(other):
-    """The profile of the run in OTHER-DIR, from its log's name."""
-    for log in glob.glob(os.path.join(other, "suite-local-*.log")):
-        return os.path.basename(log)[len("suite-local-"):-len(".log")]
-    if os.path.exists(os.path.join(other, "suite-local.log")):
-        return None
-    return False
-
-
 def only_by_caps(nodeid, reason, here, there, name_here, name_there):
     """None if skipping nodeid here and not there is explained by a
     capability absent here and present there, else the problem."""
@@ -320,26 +265,19 @@ def only_by_caps(nodeid, reason, here, there, name_here, name_there):
     return None
 
 
-def compare_runs(out, profile, skips, collected, other):
+def compare_runs(out, profile, report, other):
     """Problems of the comparison of the run in out with the one in
     other; None when other holds no finished run (nothing compared)."""
-    oprof = other_profile(other)
-    if oprof is False or not os.path.exists(os.path.join(other, "junit.xml")):
+    if not os.path.exists(os.path.join(other, "report.json")):
         say("compare: no finished run in %s, not compared" % other)
         return None
     problems = []
-    got = read_junit(other, problems)
-    if not got:
+    theirs = read_report(other, problems)
+    if not theirs:
         return ["compare: " + p for p in problems]
-    _, _, oskips, ocollected = got
-    name, oname = profile or "this run", oprof or other
-    try:
-        mine, theirs = run_caps(out, profile), run_caps(other, oprof)
-    except OSError as e:
-        return ["compare: run log: %s" % e]
-    if mine is None or theirs is None:
-        return ["compare: cannot tell the capabilities of %s" % (
-            out if mine is None else other)]
+    skips, collected, mine = report
+    oskips, ocollected, theirs = theirs
+    name, oname = profile or mine[0], theirs[0]
     here, there = mine[1], theirs[1]
     say("compare: %s (%s) with %s (%s)" % (
         name, ", ".join(sorted(here)) or "none",
@@ -384,13 +322,13 @@ def main():
     rc = 0
     if not a.check_only:
         rc = run_suite(os.path.abspath(a.bin), out, a.profile, a.extra)
-    problems, skips, collected = check_outputs(out, a.profile)
+    problems, report = check_outputs(out, a.profile)
     if rc != 0:
         problems.append("abx-e2e exited %d" % rc)
-    if a.expect_skips and skips is not None:
-        problems += check_skips(a.expect_skips, skips)
-    if a.compare_with and skips is not None:
-        problems += compare_runs(out, a.profile, skips, collected,
+    if a.expect_skips and report is not None:
+        problems += check_skips(a.expect_skips, report[0])
+    if a.compare_with and report is not None:
+        problems += compare_runs(out, a.profile, report,
                                  os.path.abspath(a.compare_with)) or []
     for p in problems:
         say("FAIL: " + p)
