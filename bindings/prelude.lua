@@ -9,7 +9,8 @@
 --                            known_issue = "KI-0NN: why" (strict xfail),
 --                            platform = true (skipped without credentials),
 --                            requires = {"pause", ...} (capabilities),
---                            reruns = N (this test's --reruns)
+--                            reruns = N (this test's --reruns),
+--                            group = "name" (--dist loadgroup: one worker)
 --   e2e.describe(name, [opts], fn)   groups: node id file::group::name;
 --                            opts.requires applies to every test inside
 --   e2e.has(cap)  e2e.requires(cap, ...)  e2e.requires_envd(sbx, "0.6.2", what)
@@ -182,7 +183,7 @@ function M.test(name, opts, fn)
     nodeid = nodeid, line = caller_line(2), marks = { "e2e" }, markset = { e2e = true }, requires = {} }
   for k in pairs(opts) do
     if k ~= "marks" and k ~= "skip" and k ~= "timeout" and k ~= "known_issue" and k ~= "platform"
-        and k ~= "requires" and k ~= "reruns" then
+        and k ~= "requires" and k ~= "reruns" and k ~= "group" then
       error("test: unknown option " .. qstr(tostring(k)) .. " for " .. qstr(name), 2)
     end
   end
@@ -227,6 +228,12 @@ function M.test(name, opts, fn)
       error("test: reruns must be an integer from 0 to 100, got " .. repr(n), 2)
     end
     t.reruns = n
+  end
+  if opts.group ~= nil then
+    if type(opts.group) ~= "string" or opts.group == "" or sfind(opts.group, "\0", 1, true) then
+      error("test: group must be a non-empty name, got " .. repr(opts.group), 2)
+    end
+    t.group = opts.group
   end
   local seen = {}
   local function need(n) if not seen[n] then seen[n] = true; t.requires[#t.requires + 1] = n end end
@@ -512,7 +519,7 @@ function M._collected()
   for i, t in ipairs(tests) do
     list[i] = { nodeid = t.nodeid, name = t.name, groups = t.groups, marks = t.marks, line = t.line,
       skip = t.skip, known_issue = t.known_issue, timeout = t.timeout, platform = needs_platform(t),
-      requires = t.requires, reruns = t.reruns }
+      requires = t.requires, reruns = t.reruns, group = t.group }
   end
   return list
 end

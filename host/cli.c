@@ -47,7 +47,11 @@ static const char HELP[] =
     "                       none); teardown gets its own budget (min(S,60))\n"
     "  --max-memory MB      Lua heap ceiling per worker (default 2048;\n"
     "                       0 = none): past it a test errors, not the OS\n"
-    "  -n N|auto            run files in N worker processes (auto = CPUs)\n"
+    "  -n N|auto            run tests in N worker processes (auto = CPUs)\n"
+    "  --dist MODE          which tests a worker takes: load (any, the\n"
+    "                       default), loadfile (a file's tests on one\n"
+    "                       worker), loadgroup (a describe's, or a test's\n"
+    "                       group = \"name\", on one worker)\n"
     "  -s                   do not capture print/io.write output\n"
     "\n"
     "sandboxes:\n"
@@ -434,6 +438,19 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
             if (!(v = value(argc, argv, &i, "--timeout")) ||
                 abx_parse_double(v, 0, 86400 * 7, &o->timeout) != 0)
                 return usage("--timeout expects seconds, got '%s'", v ? v : "");
+        } else if (is_opt(a, "--dist")) {
+            if (!(v = value(argc, argv, &i, "--dist")))
+                return usage("--dist expects load, loadfile or loadgroup%s",
+                             "");
+            if (strcmp(v, "load") == 0)
+                o->dist = ABX_DIST_LOAD;
+            else if (strcmp(v, "loadfile") == 0)
+                o->dist = ABX_DIST_LOADFILE;
+            else if (strcmp(v, "loadgroup") == 0)
+                o->dist = ABX_DIST_LOADGROUP;
+            else
+                return usage("--dist expects load, loadfile or loadgroup, "
+                             "got '%s'", v);
         } else if (is_opt(a, "-n") || is_opt(a, "--numprocesses")) {
             if (!(v = value(argc, argv, &i, a[1] == '-' ? "--numprocesses"
                                                         : "-n")))

@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "chan.h"
 #include "host.h"
 #include "out.h"
 
@@ -247,11 +248,11 @@ static long apply_line(struct abx_collection *c, const char *line)
     struct abx_file *f;
     long idx = -2;
 
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "interrupted"))) {
+    if (abx_msg_type(j) == ABX_MSG_INTERRUPTED) {
         idx = -1;
         goto out;
     }
-    if (!cJSON_IsNumber(fi) || fi->valuedouble < 0 ||
+    if (abx_msg_type(j) != ABX_MSG_COLLECTED || !cJSON_IsNumber(fi) || fi->valuedouble < 0 ||
         (size_t)fi->valuedouble >= c->n)
         goto out;
     idx = (long)fi->valuedouble;
@@ -277,6 +278,8 @@ static long apply_line(struct abx_collection *c, const char *line)
             cJSON_GetObjectItemCaseSensitive(it, "timeout"));
         if (item->timeout != item->timeout)  /* NaN: absent */
             item->timeout = 0;
+        if (abx_msg_str(it, "group"))
+            item->group = abx_xstrdup(abx_msg_str(it, "group"));
         abx_strlist_init(&item->groups);
         abx_strlist_init(&item->marks);
         read_strlist(cJSON_GetObjectItemCaseSensitive(it, "groups"),
@@ -334,10 +337,10 @@ static long run_collector(struct abx_collection *c, size_t start,
                           double limit)
 {
     int fds[2], status = 0, pid_list[1], killed = 0;
-    struct abx_buf buf;
+    struct abx_chan ch;
     long next = (long)start, r;
     pid_t pid;
-    char chunk[65536], *nl;
+    char *line;
     double deadline = limit > 0 ? abx_clock() + limit : 0;
 
     if (pipe(fds) != 0)
@@ -360,24 +363,18 @@ static long run_collector(struct abx_collection *c, size_t start,
     close(fds[1]);
     pid_list[0] = pid;
     abx_signals_set_children(pid_list, 1);
-    abx_buf_init(&buf, ABX_BUF_DEFAULT_MAX);
+    abx_chan_init(&ch, fds[0], 0);
     for (;;) {
-        ssize_t n;
-
         if (!wait_readable(fds[0], deadline)) {
             kill(pid, SIGKILL);
             killed = 1;
             break;
         }
-        n = read(fds[0], chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0 || abx_buf_append(&buf, chunk, (size_t)n) != 0)
-            break;
-        while (buf.data && (nl = memchr(buf.data, '\n', buf.len))) {
-            *nl = '\0';
-            r = apply_line(c, buf.data);
-            abx_buf_consume(&buf, (size_t)(nl - buf.data) + 1);
+        if (abx_chan_fill(&ch) < 0)
+            break;  /* end of input, or a line past the cap */
+        while (abx_chan_line(&ch, &line, NULL)) {
+            r = apply_line(c, line);
+            free(line);
             if (r == -1)
                 next = -1;
             else if (r >= 0 && next >= 0)
@@ -387,7 +384,7 @@ static long run_collector(struct abx_collection *c, size_t start,
         }
     }
     close(fds[0]);
-    abx_buf_free(&buf);
+    abx_chan_free(&ch);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     abx_signals_set_children(NULL, 0);
@@ -444,6 +441,7 @@ void abx_collection_free(struct abx_collection *c)
         for (k = 0; k < f->n; k++) {
             free(f->items[k].nodeid);
             free(f->items[k].name);
+            free(f->items[k].group);
             abx_strlist_free(&f->items[k].groups);
             abx_strlist_free(&f->items[k].marks);
             abx_strlist_free(&f->items[k].requires);

@@ -1,17 +1,18 @@
 /* The collector: a child process that loads each test file in a fresh
- * state and reports its tests as one JSON line per file:
- *   {"file": INDEX, "items": [{nodeid, name, groups, marks, requires, line,
- *    timeout}], "error": MSG|null, "usage": [MSG...]}
- *   {"interrupted": true}
+ * state and reports its tests over the message channel (chan.h), one
+ * COLLECTED message per file:
+ *   {"t":"collected", "file": INDEX, "items": [{nodeid, name, groups,
+ *    group, marks, requires, line, timeout}], "error": MSG, "usage": [...]}
+ *   {"t":"interrupted"}
  * Running file top-level code in a child keeps a crash (or a stuck C call)
  * in a test file from taking the parent, and its reports, down with it. */
-#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <lauxlib.h>
 
+#include "chan.h"
 #include "host.h"
 #include "jsonutil.h"
 #include "out.h"
@@ -87,7 +88,10 @@ static int collect_file(const char *path, cJSON *line)
         lua_getfield(L, -4, "timeout");
         cJSON_AddNumberToObject(it, "timeout",
                                 lua_isnumber(L, -1) ? lua_tonumber(L, -1) : 0);
-        lua_pop(L, 4);
+        lua_getfield(L, -5, "group");
+        if (lua_type(L, -1) == LUA_TSTRING)
+            cJSON_AddStringToObject(it, "group", lua_tostring(L, -1));
+        lua_pop(L, 5);
         cJSON_AddItemToObject(it, "groups", strlist_json(L, -1, "groups"));
         cJSON_AddItemToObject(it, "marks", strlist_json(L, -1, "marks"));
         cJSON_AddItemToObject(it, "requires",
@@ -101,26 +105,8 @@ static int collect_file(const char *path, cJSON *line)
 
 static void send(int fd, cJSON *msg)
 {
-    struct abx_buf raw, b;
-    size_t off = 0;
-
-    abx_buf_init(&raw, ABX_BUF_DEFAULT_MAX);
-    abx_buf_init(&b, ABX_BUF_DEFAULT_MAX);
-    if (abx_json_append(&raw, msg) == 0 &&
-        abx_mask_string(abx_out_masker(), raw.data, raw.len, &b) == 0 &&
-        abx_buf_appendc(&b, '\n') == 0) {
-        while (off < b.len) {
-            ssize_t w = write(fd, b.data + off, b.len - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                _exit(ABX_EXIT_INTERNAL_ERROR);
-            off += (size_t)w;
-        }
-    }
-    abx_buf_free(&raw);
-    abx_buf_free(&b);
-    cJSON_Delete(msg);
+    if (abx_chan_send(fd, msg, abx_out_masker()) == -1)
+        _exit(ABX_EXIT_INTERNAL_ERROR);  /* the runner is gone */
 }
 
 void abx_collector_main(int fd, const struct abx_collection *c, size_t start)
@@ -129,7 +115,7 @@ void abx_collector_main(int fd, const struct abx_collection *c, size_t start)
 
     abx_signals_worker();
     for (i = start; i < c->n; i++) {
-        cJSON *line = cJSON_CreateObject();
+        cJSON *line = abx_msg_new(ABX_MSG_COLLECTED);
         int rc;
 
         cJSON_AddNumberToObject(line, "file", (double)i);
@@ -141,9 +127,7 @@ void abx_collector_main(int fd, const struct abx_collection *c, size_t start)
         send(fd, line);
     }
     if (abx_region_interrupted()) {
-        cJSON *m = cJSON_CreateObject();
-        cJSON_AddTrueToObject(m, "interrupted");
-        send(fd, m);
+        send(fd, abx_msg_new(ABX_MSG_INTERRUPTED));
     }
     _exit(0);
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chan.h"
 #include "host.h"
 #include "http.h"
 #include "ledger.h"
@@ -44,18 +45,19 @@ static void guardian_main(int rfd, const struct abx_platform *p,
                           pid_t runner, pid_t local_pid)
 {
     struct abx_sweep_report r;
-    char buf[16];
-    ssize_t n;
+    struct abx_chan ch;
+    char *line;
 
-    for (;;) {
-        n = read(rfd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        if (memchr(buf, 'd', (size_t)n))
+    abx_chan_init(&ch, rfd, 4096);
+    while (abx_chan_read_line(&ch, &line, NULL) == 1) {
+        cJSON *m = cJSON_Parse(line);
+        int done = abx_msg_type(m) == ABX_MSG_DONE;
+        cJSON_Delete(m);
+        free(line);
+        if (done)
             _exit(0);  /* the runner finished and swept */
     }
+    abx_chan_free(&ch);
     abx_out_printf(ABX_OUT_STDERR, "abx-e2e guardian: the runner (pid %ld) "
                    "ended without finishing; sweeping run %s\n",
                    (long)runner, run_id);
@@ -140,13 +142,10 @@ int abx_guardian_start(const struct abx_platform *p, const char *run_id,
 void abx_guardian_done(void)
 {
     struct timespec ts = {0, 10 * 1000 * 1000};
-    ssize_t w;
     int i;
 
     if (g_wfd >= 0) {
-        do
-            w = write(g_wfd, "done", 4);
-        while (w < 0 && errno == EINTR);
+        abx_chan_send(g_wfd, abx_msg_new(ABX_MSG_DONE), NULL);
         close(g_wfd);
         g_wfd = -1;
     }

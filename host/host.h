@@ -21,6 +21,13 @@
 #define ABX_EVIDENCE_DIR ".agents/evidence/verify"
 
 /* ---- options (cli.c) -------------------------------------------------- */
+/* --dist, as pytest-xdist: which tests a worker may take (sched.c). */
+enum abx_dist {
+    ABX_DIST_LOAD = 0,   /* any test on any worker */
+    ABX_DIST_LOADFILE,   /* a file's tests on one worker */
+    ABX_DIST_LOADGROUP,  /* a describe's (or `group`'s) tests on one */
+};
+
 struct abx_opts {
     const char *keyword;       /* -k */
     const char *markexpr;      /* -m */
@@ -36,6 +43,7 @@ struct abx_opts {
     double timeout;            /* per test, s; 0 = none */
     long max_memory_mb;        /* Lua heap ceiling per worker; 0 = none */
     int workers;               /* -n; 0 = not given (one worker) */
+    enum abx_dist dist;        /* --dist (ABX_DIST_LOAD) */
     int verbose;               /* -v count */
     int quiet;                 /* -q count */
     int no_capture;            /* -s */
@@ -126,7 +134,9 @@ struct abx_item {
     int line;
     double timeout;
     int selected;
+    int failed_last;              /* --ff: it failed last time */
     struct abx_strlist requires;  /* capabilities the test needs */
+    char *group;                  /* its `group = "name"` option, or NULL */
 };
 
 struct abx_file {

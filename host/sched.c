@@ -1,7 +1,16 @@
-/* The parent: forks workers, hands them files, collects their results,
+/* The parent: forks workers, hands them tests, collects their results,
  * prints progress and notices crashes. All printing happens here, through
  * abx_out (the masker). A worker's stdout/stderr are a pipe too, so even
- * bytes written by a stray C library call are masked before they show. */
+ * bytes written by a stray C library call are masked before they show.
+ *
+ * Scheduling (--dist, as pytest-xdist): the selected tests form units
+ * (load: one test; loadgroup: a top-level describe or a `group` name;
+ * loadfile: a file), queued longest file first (durations.c) with --ff's
+ * failures ahead. An idle worker takes a batch: in load mode a guided
+ * chunk of consecutive units of one file (remaining / (2 x workers), so
+ * round trips stay few while the tail is split finely). Once a file has
+ * no test left to hand out, every worker holding its state is told to
+ * close it, which tears its file fixtures down. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "chan.h"
 #include "host.h"
 #include "jsonutil.h"
 #include "out.h"
@@ -24,13 +34,25 @@
  * a last resort, generous so that slow teardowns still finish. */
 #define WATCHDOG_GRACE 30.0
 
+/* A selected test: file and item index in the collection. */
+struct ref {
+    size_t file, item;
+};
+
+struct reflist {
+    struct ref *v;
+    size_t n, cap;
+};
+
 struct worker {
     pid_t pid;
     int index;
-    int in_fd, msg_fd, out_fd;   /* parent ends; -1 when closed */
-    struct abx_buf msg, out;
-    struct abx_file *file;       /* current job, or NULL when idle */
-    struct abx_strlist pending;  /* node ids of the job not yet reported */
+    int in_fd, out_fd;           /* parent ends; -1 when closed */
+    struct abx_chan msg;         /* its messages */
+    struct abx_buf out;
+    struct reflist pending;      /* handed out, no result yet */
+    int batches;                 /* RUN messages not answered by DONE */
+    unsigned char *open;         /* per file: its state may be open */
     char *inflight;
     double inflight_deadline;    /* 0 = none */
     char *last;                  /* node id of its last result */
@@ -44,14 +66,44 @@ struct sched {
     struct abx_run *run;
     struct worker w[MAX_WORKERS];
     int nw;
-    size_t next_file;            /* index into order */
-    size_t *order;               /* files in dispatch order */
+    struct ref *refs;            /* every selected test, unit by unit */
+    size_t *unit_end;            /* unit u is refs[u ? end[u-1] : 0, end[u]) */
+    size_t nunits, next_unit;
+    struct reflist requeue;      /* a crashed worker's unstarted tests */
+    size_t *left;                /* per file: tests not handed out yet */
+    size_t unassigned;           /* all files' left */
     size_t total, done;
     long failures;
     int stopping;   /* no more jobs: maxfail or interrupt */
     unsigned reaped;  /* bumps when a worker is reaped (fds may be reused) */
     double watchdog_extra;  /* seconds past a test's timeout */
 };
+
+static void reflist_push(struct reflist *l, struct ref r)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        struct ref *v = realloc(l->v, cap * sizeof *v);
+        if (!v) {
+            abx_out_printf(ABX_OUT_STDERR, "abx-e2e: out of memory\n");
+            _exit(ABX_EXIT_INTERNAL_ERROR);
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = r;
+}
+
+static void reflist_remove(struct reflist *l, size_t i)
+{
+    memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof *l->v);
+    l->n--;
+}
+
+static const struct abx_item *item_of(const struct sched *s, struct ref r)
+{
+    return &s->c->files[r.file].items[r.item];
+}
 
 int abx_run_add(struct abx_run *run, struct abx_result *r)
 {
@@ -129,7 +181,7 @@ static int spawn(struct sched *s, struct worker *w, int index)
             if (&s->w[i] == w)
                 continue;
             close_fd(&s->w[i].in_fd);
-            close_fd(&s->w[i].msg_fd);
+            close_fd(&s->w[i].msg.fd);
             close_fd(&s->w[i].out_fd);
         }
         close(to[1]);
@@ -153,86 +205,124 @@ static int spawn(struct sched *s, struct worker *w, int index)
     w->pid = pid;
     w->index = index;
     w->in_fd = to[1];
-    w->msg_fd = msg[0];
+    abx_chan_init(&w->msg, msg[0], 0);
     w->out_fd = out[0];
     /* Never block on a worker: a stray grandchild may hold a pipe open. */
-    fcntl(w->msg_fd, F_SETFL, O_NONBLOCK);
+    fcntl(w->msg.fd, F_SETFL, O_NONBLOCK);
     fcntl(w->out_fd, F_SETFL, O_NONBLOCK);
     fcntl(w->in_fd, F_SETFD, FD_CLOEXEC);
     w->alive = 1;
-    abx_buf_init(&w->msg, ABX_BUF_DEFAULT_MAX);
     abx_buf_init(&w->out, 1024 * 1024);
-    abx_strlist_init(&w->pending);
+    w->open = abx_xcalloc(s->c->n ? s->c->n : 1, 1);
     update_children(s);
     return 0;
 }
 
-static const struct abx_item *find_item(const struct abx_file *f,
-                                        const char *nodeid)
+/* Sends m (consumed) to w; a dead worker's EOF tells the story. */
+static void send_to(struct worker *w, cJSON *m)
 {
-    size_t i;
-
-    for (i = 0; f && i < f->n; i++)
-        if (strcmp(f->items[i].nodeid, nodeid) == 0)
-            return &f->items[i];
-    return NULL;
+    if (w->in_fd < 0 || abx_chan_send(w->in_fd, m, NULL) != 0)
+        return;
 }
 
-/* Sends the next file with selected tests to w; 0 if none is left. */
+/* Tells every worker holding file f's state to close it: none of its
+ * tests is left to hand out. */
+static void close_file_everywhere(struct sched *s, size_t f)
+{
+    int i;
+
+    for (i = 0; i < s->nw; i++) {
+        struct worker *w = &s->w[i];
+        cJSON *m;
+        if (!w->alive || !w->open[f])
+            continue;
+        w->open[f] = 0;
+        if ((m = abx_msg_new(ABX_MSG_CLOSE))) {
+            cJSON_AddStringToObject(m, "file", s->c->files[f].path);
+            send_to(w, m);
+        }
+    }
+}
+
+/* Hands w the tests refs[0..n) (one file) as one RUN batch. */
+static void send_batch(struct sched *s, struct worker *w,
+                       const struct ref *refs, size_t n)
+{
+    size_t f = refs[0].file, i;
+    cJSON *m = abx_msg_new(ABX_MSG_RUN), *ids;
+
+    if (!m || !(ids = cJSON_AddArrayToObject(m, "nodeids")) ||
+        !cJSON_AddStringToObject(m, "file", s->c->files[f].path)) {
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: out of memory\n");
+        _exit(ABX_EXIT_INTERNAL_ERROR);
+    }
+    for (i = 0; i < n; i++) {
+        cJSON_AddItemToArray(ids,
+                             cJSON_CreateString(item_of(s, refs[i])->nodeid));
+        reflist_push(&w->pending, refs[i]);
+    }
+    w->open[f] = 1;
+    w->batches++;
+    s->left[f] -= n;
+    s->unassigned -= n;
+    send_to(w, m);
+    if (s->left[f] == 0)
+        close_file_everywhere(s, f);
+}
+
+/* Gives an idle w its next batch: a crashed worker's leftovers first,
+ * then the queue. 0 when there is nothing to give. */
 static int assign(struct sched *s, struct worker *w)
 {
-    cJSON *job, *ids;
-    struct abx_buf line;
-    size_t i;
-    int rc = 0;
+    size_t i, n, chunk, start;
 
-    while (s->next_file < s->c->n &&
-           s->c->files[s->order[s->next_file]].nselected == 0)
-        s->next_file++;
-    if (s->stopping || s->next_file >= s->c->n)
+    if (s->stopping)
         return 0;
-    w->file = &s->c->files[s->order[s->next_file++]];
-    job = cJSON_CreateObject();
-    cJSON_AddStringToObject(job, "file", w->file->path);
-    ids = cJSON_AddArrayToObject(job, "nodeids");
-    for (i = 0; i < w->file->n; i++) {
-        if (!w->file->items[i].selected)
-            continue;
-        cJSON_AddItemToArray(ids,
-                             cJSON_CreateString(w->file->items[i].nodeid));
-        abx_strlist_push(&w->pending, w->file->items[i].nodeid);
+    if (s->requeue.n > 0) {
+        struct ref *v = s->requeue.v;
+        for (n = 1; n < s->requeue.n && v[n].file == v[0].file; n++)
+            ;
+        send_batch(s, w, v, n);
+        memmove(v, v + n, (s->requeue.n - n) * sizeof *v);
+        s->requeue.n -= n;
+        return 1;
     }
-    abx_buf_init(&line, ABX_BUF_DEFAULT_MAX);
-    if (abx_json_append(&line, job) == 0 && abx_buf_appendc(&line, '\n') == 0) {
-        size_t off = 0;
-        while (off < line.len) {
-            ssize_t n = write(w->in_fd, line.data + off, line.len - off);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break;  /* the worker died: its EOF tells the story */
-            off += (size_t)n;
-        }
-        rc = 1;
+    if (s->next_unit >= s->nunits)
+        return 0;
+    start = s->next_unit ? s->unit_end[s->next_unit - 1] : 0;
+    chunk = s->o->dist == ABX_DIST_LOAD
+                ? s->unassigned / (2 * (size_t)(s->nw > 0 ? s->nw : 1))
+                : 1;
+    /* Whole units of one file, at least one. */
+    for (i = s->next_unit + 1; i < s->nunits; i++) {
+        size_t b = s->unit_end[i - 1], e = s->unit_end[i];
+        if (s->refs[b].file != s->refs[start].file ||
+            e - start > chunk)
+            break;
     }
-    abx_buf_free(&line);
-    cJSON_Delete(job);
-    return rc;
+    n = s->unit_end[i - 1] - start;
+    s->next_unit = i;
+    /* A unit spanning files (a `group` across files) goes as several
+     * batches, one per file run. */
+    for (i = start; i < start + n;) {
+        size_t j = i + 1;
+        while (j < start + n && s->refs[j].file == s->refs[i].file)
+            j++;
+        send_batch(s, w, &s->refs[i], j - i);
+        i = j;
+    }
+    return 1;
 }
 
-static void remove_pending(struct worker *w, const char *nodeid)
+static size_t find_pending(const struct sched *s, const struct worker *w,
+                           const char *nodeid)
 {
     size_t i;
 
-    for (i = 0; i < w->pending.n; i++) {
-        if (strcmp(w->pending.items[i], nodeid) == 0) {
-            free(w->pending.items[i]);
-            memmove(&w->pending.items[i], &w->pending.items[i + 1],
-                    (w->pending.n - i - 1) * sizeof *w->pending.items);
-            w->pending.n--;
-            return;
-        }
-    }
+    for (i = 0; i < w->pending.n; i++)
+        if (strcmp(item_of(s, w->pending.v[i])->nodeid, nodeid) == 0)
+            return i;
+    return (size_t)-1;
 }
 
 static void add_result(struct sched *s, struct abx_result *r)
@@ -285,95 +375,141 @@ static void amend(struct sched *s, const char *nodeid, const char *msg)
         abx_out_printf(ABX_OUT_STDOUT, "%s ERROR (teardown)\n", r->nodeid);
 }
 
+static void clear_inflight(struct worker *w)
+{
+    free(w->inflight);
+    w->inflight = NULL;
+    w->inflight_deadline = 0;
+}
+
+static void on_result(struct sched *s, struct worker *w, const cJSON *m)
+{
+    struct abx_result *r = NULL;
+    char err[256];
+    size_t i;
+
+    if (abx_result_from_json(cJSON_GetObjectItemCaseSensitive(m, "r"), &r,
+                             err, sizeof err) != 0) {
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: internal error: bad "
+                       "result from worker %d: %s\n", w->index, err);
+        s->run->internal_error = 1;
+        return;
+    }
+    r->worker = w->index;
+    if ((i = find_pending(s, w, r->nodeid)) != (size_t)-1)
+        reflist_remove(&w->pending, i);
+    free(w->last);
+    w->last = abx_xstrdup(r->nodeid);
+    if (w->inflight && strcmp(w->inflight, r->nodeid) == 0)
+        clear_inflight(w);
+    add_result(s, r);
+}
+
+static void on_start(struct sched *s, struct worker *w, const char *nodeid)
+{
+    size_t i = find_pending(s, w, nodeid);
+    double tmo = s->o->timeout;
+
+    if (i != (size_t)-1 && item_of(s, w->pending.v[i])->timeout > 0)
+        tmo = item_of(s, w->pending.v[i])->timeout;
+    free(w->inflight);
+    w->inflight = abx_xstrdup(nodeid);
+    w->inflight_deadline = tmo > 0 ? abx_clock() + tmo + s->watchdog_extra
+                                   : 0;
+}
+
 static void handle_message(struct sched *s, struct worker *w, char *line)
 {
     cJSON *m = cJSON_Parse(line);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "t");
-    const char *type = cJSON_IsString(t) ? t->valuestring : "";
+    const char *id = abx_msg_str(m, "nodeid"), *v = abx_msg_str(m, "s");
 
-    if (strcmp(type, "result") == 0) {
-        struct abx_result *r = NULL;
-        char err[256];
-        if (abx_result_from_json(cJSON_GetObjectItemCaseSensitive(m, "r"),
-                                 &r, err, sizeof err) == 0) {
-            r->worker = w->index;
-            remove_pending(w, r->nodeid);
-            free(w->last);
-            w->last = abx_xstrdup(r->nodeid);
-            if (w->inflight && strcmp(w->inflight, r->nodeid) == 0) {
-                free(w->inflight);
-                w->inflight = NULL;
-                w->inflight_deadline = 0;
-            }
-            add_result(s, r);
-        } else {
-            abx_out_printf(ABX_OUT_STDERR, "abx-e2e: internal error: bad "
-                           "result from worker %d: %s\n", w->index, err);
-            s->run->internal_error = 1;
-        }
-    } else if (strcmp(type, "start") == 0) {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "nodeid");
-        if (cJSON_IsString(id)) {
-            const struct abx_item *it = find_item(w->file, id->valuestring);
-            double tmo = it && it->timeout > 0 ? it->timeout : s->o->timeout;
-            free(w->inflight);
-            w->inflight = abx_xstrdup(id->valuestring);
-            w->inflight_deadline =
-                tmo > 0 ? abx_clock() + tmo + s->watchdog_extra : 0;
-        }
-    } else if (strcmp(type, "out") == 0) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "s");
-        if (cJSON_IsString(v))
-            abx_term_output(v->valuestring, strlen(v->valuestring));
-    } else if (strcmp(type, "secret") == 0) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "s");
-        if (cJSON_IsString(v))
-            abx_mask_add_str(abx_out_masker(), v->valuestring);
-    } else if (strcmp(type, "amend") == 0) {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "nodeid");
-        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(m,
-                                                            "teardown_message");
-        if (cJSON_IsString(id) && cJSON_IsString(msg))
-            amend(s, id->valuestring, msg->valuestring);
-    } else if (strcmp(type, "interrupted") == 0) {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "nodeid");
+    switch (abx_msg_type(m)) {
+    case ABX_MSG_RESULT:
+        on_result(s, w, m);
+        break;
+    case ABX_MSG_START:
+        if (id)
+            on_start(s, w, id);
+        break;
+    case ABX_MSG_OUT:
+        if (v)
+            abx_term_output(v, strlen(v));
+        break;
+    case ABX_MSG_SECRET:
+        if (v)
+            abx_mask_add_str(abx_out_masker(), v);
+        break;
+    case ABX_MSG_AMEND:
+        if (id && abx_msg_str(m, "teardown_message"))
+            amend(s, id, abx_msg_str(m, "teardown_message"));
+        break;
+    case ABX_MSG_INTERRUPTED:
         s->run->interrupted = 1;
         s->stopping = 1;
-        if (cJSON_IsString(id))
+        if (id)
             snprintf(s->run->interrupted_at, sizeof s->run->interrupted_at,
-                     "%s", id->valuestring);
-    } else if (strcmp(type, "filedone") == 0) {
-        w->file = NULL;
-        abx_strlist_free(&w->pending);
-        abx_strlist_init(&w->pending);
-        free(w->inflight);
-        w->inflight = NULL;
-        w->inflight_deadline = 0;
-        if (!assign(s, w))
-            close_fd(&w->in_fd);  /* no more work: the worker finishes */
+                     "%s", id);
+        break;
+    case ABX_MSG_DONE:
+        clear_inflight(w);
+        if (w->batches > 0 && --w->batches == 0) {
+            /* What a stopped batch did not run is simply not reported. */
+            w->pending.n = 0;
+            if (!assign(s, w))
+                close_fd(&w->in_fd);  /* no more work: the worker ends */
+        }
+        break;
+    default:
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: internal error: unknown "
+                       "message from worker %d\n", w->index);
+        s->run->internal_error = 1;
+        break;
     }
     cJSON_Delete(m);
 }
 
 static void drain_lines(struct sched *s, struct worker *w)
 {
-    char *nl;
+    char *line;
 
-    while (w->msg.data && (nl = memchr(w->msg.data, '\n', w->msg.len))) {
-        size_t n = (size_t)(nl - w->msg.data);
-        char *line = abx_xcalloc(n + 1, 1);
-        memcpy(line, w->msg.data, n);
-        abx_buf_consume(&w->msg, n + 1);
+    while (abx_chan_line(&w->msg, &line, NULL)) {
         handle_message(s, w, line);
         free(line);
     }
 }
 
-/* Marks what the dead worker still owed as ERROR. */
+static struct abx_result *crash_result(const struct sched *s,
+                                       const struct worker *w, struct ref rf,
+                                       enum abx_phase when, const char *msg)
+{
+    const struct abx_item *it = item_of(s, rf);
+    const struct abx_file *f = &s->c->files[rf.file];
+    struct abx_result *r = abx_result_new();
+    size_t k;
+
+    if (!r)
+        return NULL;
+    abx_result_set_identity(r, f->path, it->line,
+                            (const char *const *)it->groups.items,
+                            it->groups.n, it->name);
+    r->outcome = ABX_OUTCOME_ERROR;
+    r->when = when;
+    abx_result_set(&r->message, msg);
+    abx_result_set(&r->longrepr, msg);
+    r->worker = w->index;
+    for (k = 0; k < it->marks.n; k++)
+        abx_strlist_push(&r->markers, it->marks.items[k]);
+    return r;
+}
+
+/* A worker died: the test it was running is an ERROR (or, between tests,
+ * the one it was about to start); the rest of its batch goes back to the
+ * queue for another worker, so nothing is lost and nothing runs twice. A
+ * death after its last test amends that test (file or session teardown). */
 static void worker_died(struct sched *s, struct worker *w, int status)
 {
     char why[320], msg[1024];
-    size_t i;
+    size_t i, failed = 0;
 
     if (w->killed_why)
         snprintf(why, sizeof why, "signal %d (%s), %s", WTERMSIG(status),
@@ -386,51 +522,37 @@ static void worker_died(struct sched *s, struct worker *w, int status)
     if (status != 0)
         s->run->worker_crashed = 1;
     if (w->pending.n > 0 && !(s->run->interrupted && w->inflight == NULL)) {
-        snprintf(msg, sizeof msg, "worker crashed: %s while running %s", why,
-                 w->inflight ? w->inflight
-                             : (w->file ? w->file->path : "(unknown)"));
-        for (i = 0; i < w->pending.n; i++) {
-            const struct abx_item *it = find_item(w->file, w->pending.items[i]);
-            struct abx_result *r = abx_result_new();
-            if (!r)
-                break;
-            if (it)
-                abx_result_set_identity(
-                    r, w->file->path, it->line,
-                    (const char *const *)it->groups.items, it->groups.n,
-                    it->name);
-            else
-                abx_result_set(&r->nodeid, w->pending.items[i]);
-            r->outcome = ABX_OUTCOME_ERROR;
-            r->when = w->inflight &&
-                              strcmp(w->inflight, w->pending.items[i]) == 0
-                          ? ABX_PHASE_CALL
-                          : ABX_PHASE_SETUP;
-            abx_result_set(&r->message, msg);
-            abx_result_set(&r->longrepr, msg);
-            r->worker = w->index;
-            if (it)
-                for (size_t k = 0; k < it->marks.n; k++)
-                    abx_strlist_push(&r->markers, it->marks.items[k]);
-            add_result(s, r);
-            if (s->run->interrupted)
-                break;  /* only the in-flight one when interrupted */
-        }
+        i = w->inflight ? find_pending(s, w, w->inflight) : 0;
+        if (i == (size_t)-1)
+            i = 0;
+        snprintf(msg, sizeof msg, "worker crashed: %s while %s %s", why,
+                 w->inflight ? "running" : "preparing",
+                 item_of(s, w->pending.v[i])->nodeid);
+        add_result(s, crash_result(s, w, w->pending.v[i],
+                                   w->inflight ? ABX_PHASE_CALL
+                                               : ABX_PHASE_SETUP, msg));
+        reflist_remove(&w->pending, i);
+        failed = 1;
     } else if (status != 0 && !s->run->interrupted) {
-        /* Died after its last test: session teardown did not complete. */
         snprintf(msg, sizeof msg, "worker crashed: %s after its last test "
-                 "(session teardown)", why);
+                 "(file or session teardown)", why);
         amend(s, w->last, msg);
     }
+    /* Unstarted tests: another worker runs them, unless the run stops. */
+    for (i = 0; failed && i < w->pending.n; i++) {
+        if (s->stopping || abx_signal_count())
+            break;
+        reflist_push(&s->requeue, w->pending.v[i]);
+        s->left[w->pending.v[i].file]++;
+        s->unassigned++;
+    }
+    w->pending.n = 0;
+    w->batches = 0;
     free(w->last);
     w->last = NULL;
     free(w->killed_why);
     w->killed_why = NULL;
-    abx_strlist_free(&w->pending);
-    abx_strlist_init(&w->pending);
-    free(w->inflight);
-    w->inflight = NULL;
-    w->file = NULL;
+    clear_inflight(w);
 }
 
 static void flush_stray(struct worker *w)
@@ -441,13 +563,18 @@ static void flush_stray(struct worker *w)
     }
 }
 
+static int work_left(const struct sched *s)
+{
+    return !s->stopping && !abx_signal_count() &&
+           (s->requeue.n > 0 || s->next_unit < s->nunits);
+}
+
 static void reap(struct sched *s, struct worker *w)
 {
     int status = 0;
-    int respawn;
 
     close_fd(&w->in_fd);
-    close_fd(&w->msg_fd);
+    close_fd(&w->msg.fd);
     /* Drain whatever the worker still wrote to stdout/stderr. */
     if (w->out_fd >= 0) {
         char buf[4096];
@@ -464,25 +591,26 @@ static void reap(struct sched *s, struct worker *w)
     w->alive = 0;
     s->reaped++;
     update_children(s);
-    respawn = w->file != NULL && !s->stopping && !abx_signal_count();
     worker_died(s, w, status);
-    abx_buf_free(&w->msg);
+    abx_chan_free(&w->msg);
     abx_buf_free(&w->out);
-    if (respawn || (!s->stopping && !abx_signal_count() &&
-                    s->next_file < s->c->n)) {
-        if (spawn(s, w, w->index) == 0 && !assign(s, w))
-            close_fd(&w->in_fd);
-    }
+    free(w->pending.v);
+    free(w->open);
+    w->open = NULL;
+    if (work_left(s) && spawn(s, w, w->index) == 0 && !assign(s, w))
+        close_fd(&w->in_fd);
 }
 
 static void on_readable(struct sched *s, struct worker *w, int fd)
 {
     char buf[65536];
-    ssize_t n = read(fd, buf, sizeof buf);
+    ssize_t n;
+    int rc;
 
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        return;
     if (fd == w->out_fd) {
+        n = read(fd, buf, sizeof buf);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            return;
         if (n <= 0) {
             close_fd(&w->out_fd);
             return;
@@ -491,18 +619,16 @@ static void on_readable(struct sched *s, struct worker *w, int fd)
         flush_stray(w);
         return;
     }
-    if (n <= 0) {
-        drain_lines(s, w);
-        reap(s, w);
-        return;
-    }
-    if (abx_buf_append(&w->msg, buf, (size_t)n) != 0) {
+    rc = abx_chan_fill(&w->msg);
+    drain_lines(s, w);
+    if (w->msg.overflow) {
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e: worker %d sent an "
                        "oversized message; killing it\n", w->index);
         kill(w->pid, SIGKILL);
-        return;
+        rc = -1;
     }
-    drain_lines(s, w);
+    if (rc < 0)
+        reap(s, w);
 }
 
 static void watchdog(struct sched *s)
@@ -526,11 +652,95 @@ static void watchdog(struct sched *s)
     }
 }
 
+/* The unit key of a test under --dist: NULL for a unit of its own. */
+static const char *unit_key(const struct sched *s, const struct abx_item *it,
+                            char *buf, size_t len, size_t file)
+{
+    if (s->o->dist == ABX_DIST_LOADFILE) {
+        snprintf(buf, len, "f:%zu", file);
+        return buf;
+    }
+    if (s->o->dist != ABX_DIST_LOADGROUP)
+        return NULL;
+    if (it->group) {  /* an explicit group may span files */
+        snprintf(buf, len, "g:%s", it->group);
+        return buf;
+    }
+    if (it->groups.n > 0) {  /* its top-level describe, in its file */
+        snprintf(buf, len, "d:%zu:%s", file, it->groups.items[0]);
+        return buf;
+    }
+    return NULL;
+}
+
+/* Builds the queue: files in dispatch order (order), each file's tests
+ * grouped into units; with --ff the units holding a last failure first. */
+static void build_units(struct sched *s, const size_t *order)
+{
+    struct reflist *units = NULL;
+    char **keys = NULL, key[1200];
+    size_t nu = 0, cap = 0, i, k, u, pass, total = 0;
+
+    for (i = 0; i < s->c->n; i++) {
+        const struct abx_file *f = &s->c->files[order[i]];
+        for (k = 0; k < f->n; k++) {
+            const char *kk;
+            if (!f->items[k].selected)
+                continue;
+            kk = unit_key(s, &f->items[k], key, sizeof key, order[i]);
+            for (u = nu; kk && u-- > 0;)
+                if (keys[u] && strcmp(keys[u], kk) == 0)
+                    break;
+            if (!kk || u == (size_t)-1) {
+                if (nu == cap) {
+                    cap = cap ? cap * 2 : 64;
+                    units = realloc(units, cap * sizeof *units);
+                    keys = realloc(keys, cap * sizeof *keys);
+                    if (!units || !keys) {
+                        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: out of "
+                                       "memory\n");
+                        _exit(ABX_EXIT_INTERNAL_ERROR);
+                    }
+                }
+                memset(&units[nu], 0, sizeof *units);
+                keys[nu] = kk ? abx_xstrdup(kk) : NULL;
+                u = nu++;
+            }
+            reflist_push(&units[u], (struct ref){order[i], k});
+            s->left[order[i]]++;
+            total++;
+        }
+    }
+    s->refs = abx_xcalloc(total ? total : 1, sizeof *s->refs);
+    s->unit_end = abx_xcalloc(nu ? nu : 1, sizeof *s->unit_end);
+    total = 0;
+    for (pass = 0; pass < 2; pass++) {
+        for (u = 0; u < nu; u++) {
+            int failed = 0;
+            for (k = 0; k < units[u].n; k++)
+                failed |= item_of(s, units[u].v[k])->failed_last;
+            if ((pass == 0) != (failed != 0))
+                continue;
+            memcpy(&s->refs[total], units[u].v,
+                   units[u].n * sizeof *units[u].v);
+            total += units[u].n;
+            s->unit_end[s->nunits++] = total;
+        }
+    }
+    s->unassigned = total;
+    for (u = 0; u < nu; u++) {
+        free(units[u].v);
+        free(keys[u]);
+    }
+    free(units);
+    free(keys);
+}
+
 void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
                   struct abx_run *run)
 {
     static struct sched s;
-    size_t i, files = 0;
+    size_t i, *order;
     int n, seen_signal = 0;
 
     memset(&s, 0, sizeof s);
@@ -544,10 +754,8 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
     s.o = o;
     s.c = c;
     s.run = run;
-    for (i = 0; i < c->n; i++) {
+    for (i = 0; i < c->n; i++)
         s.total += c->files[i].nselected + (c->files[i].collect_error != NULL);
-        files += c->files[i].nselected > 0;
-    }
     /* Collection errors are results too. */
     for (i = 0; i < c->n; i++) {
         if (c->files[i].collect_error) {
@@ -557,16 +765,19 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
         }
     }
     n = o->workers > 0 ? o->workers : 1;
-    if ((size_t)n > files)
-        n = (int)files;
     /* One worker runs the files in collection order, as pytest does;
      * several take the longest first (durations.c). */
-    s.order = n > 1 ? abx_durations_order(c) : NULL;
-    if (!s.order) {
-        s.order = abx_xcalloc(c->n ? c->n : 1, sizeof *s.order);
+    order = n > 1 ? abx_durations_order(c) : NULL;
+    if (!order) {
+        order = abx_xcalloc(c->n ? c->n : 1, sizeof *order);
         for (i = 0; i < c->n; i++)
-            s.order[i] = i;
+            order[i] = i;
     }
+    s.left = abx_xcalloc(c->n ? c->n : 1, sizeof *s.left);
+    build_units(&s, order);
+    free(order);
+    if ((size_t)n > s.nunits)
+        n = (int)s.nunits;
     for (s.nw = 0; s.nw < n && !s.stopping; s.nw++) {
         if (spawn(&s, &s.w[s.nw], s.nw) != 0) {
             abx_out_printf(ABX_OUT_STDERR, "abx-e2e: internal error: cannot "
@@ -574,9 +785,11 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
             run->internal_error = 1;
             break;
         }
-        if (!assign(&s, &s.w[s.nw]))
-            close_fd(&s.w[s.nw].in_fd);
     }
+    /* All workers exist before the first batch: chunks divide by them. */
+    for (i = 0; i < (size_t)s.nw; i++)
+        if (!assign(&s, &s.w[i]))
+            close_fd(&s.w[i].in_fd);
     for (;;) {
         struct pollfd pfd[MAX_WORKERS * 2];
         struct worker *owner[MAX_WORKERS * 2];
@@ -592,8 +805,8 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
             if (!w->alive)
                 continue;
             alive++;
-            if (w->msg_fd >= 0) {
-                pfd[np].fd = w->msg_fd;
+            if (w->msg.fd >= 0) {
+                pfd[np].fd = w->msg.fd;
                 pfd[np].events = POLLIN;
                 owner[np++] = w;
             }
@@ -614,7 +827,8 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
         for (k = 0; k < np && reaped == s.reaped; k++) {
             struct worker *w = owner[k];
             /* An earlier event may have reaped (or replaced) this worker. */
-            if (!w->alive || (pfd[k].fd != w->msg_fd && pfd[k].fd != w->out_fd))
+            if (!w->alive ||
+                (pfd[k].fd != w->msg.fd && pfd[k].fd != w->out_fd))
                 continue;
             if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR))
                 on_readable(&s, w, pfd[k].fd);
@@ -623,6 +837,9 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
     }
     if (abx_signal_count())
         run->interrupted = 1;
-    free(s.order);
-    s.order = NULL;
+    free(s.refs);
+    free(s.unit_end);
+    free(s.left);
+    free(s.requeue.v);
+    memset(&s, 0, sizeof s);
 }

@@ -148,7 +148,12 @@ static void apply_lf(const struct abx_opts *o, struct abx_collection *c)
             }
         }
     } else {
-        /* --ff: files holding last failures go first (stable). */
+        /* --ff: files holding last failures go first (stable), and the
+         * scheduler runs the failed tests themselves first. */
+        for (i = 0; i < c->n; i++)
+            for (k = 0; k < c->files[i].n; k++)
+                c->files[i].items[k].failed_last = abx_strlist_contains(
+                    &failed, c->files[i].items[k].nodeid);
         struct abx_file *sorted = abx_xcalloc(c->n, sizeof *sorted);
         size_t n = 0, pass;
         for (pass = 0; pass < 2; pass++) {

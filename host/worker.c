@@ -1,14 +1,12 @@
-/* A worker process: runs the test files the parent sends (one JSON line
- * per file: {"file": PATH, "nodeids": [...]}), one fresh lua_State per
- * file, and answers with JSON lines:
- *   {"t":"start","nodeid":N}        a test begins (crash attribution)
- *   {"t":"result","r":{...}}        abx_result_to_json()
- *   {"t":"out","s":TEXT}            uncaptured output (-s)
- *   {"t":"secret","s":VALUE}        a secret learned at run time
- *   {"t":"interrupted","nodeid":N}  a signal stopped this test
- *   {"t":"filedone","file":PATH}
- * Every line is masked before it leaves. Session states (one per suite
- * directory) live for the whole worker: each worker is its own session. */
+/* A worker process: runs the tests the parent sends over the message
+ * channel (chan.h): RUN {"file", "nodeids"} runs them in that file's
+ * state, opened on first use and kept while more of its tests may come,
+ * so file fixtures are set up lazily once per worker and file; CLOSE
+ * {"file"} tears its file fixtures down (no more of its tests here).
+ * It answers START, RESULT, OUT, SECRET, AMEND, INTERRUPTED and DONE
+ * {"file"} after each batch. Every line is masked before it leaves.
+ * Session states (one per suite directory) live for the whole worker:
+ * each worker is its own session. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,79 +19,67 @@
 #include <cjson/cJSON.h>
 #include <lauxlib.h>
 
+#include "chan.h"
 #include "host.h"
 #include "jsonutil.h"
 #include "out.h"
 
 #define MAX_SESSIONS 16
+/* Files open at once: a run in file order needs one or two; more come
+ * from --ff or a requeue after a crash. Past this the least recently
+ * used one is torn down (its fixtures are set up again if needed). */
+#define MAX_OPEN_FILES 8
 
 struct session {
     char dir[1024];
     lua_State *L;
 };
 
+/* A test file's state: its collected list sits at stack index 1. */
+struct open_file {
+    char *path;
+    lua_State *L;
+    lua_Integer hint;   /* where the last node id was found */
+    char *last;         /* node id of its last result sent */
+    unsigned long used; /* LRU stamp */
+};
+
 static int g_out_fd = -1;
 static int g_index;
 static struct session g_sessions[MAX_SESSIONS];
 static size_t g_nsessions;
+static struct open_file g_open[MAX_OPEN_FILES];
+static unsigned long g_stamp;
 static char g_dir[1024];            /* directory of the file being run */
 static char *g_last;                /* node id of the last result sent */
 
-/* Writes all of buf to the parent. If the parent is gone (killed), the
- * worker stops as if interrupted, so every pending teardown still runs
- * (releasing sandboxes matters more than reporting them). */
+/* If the parent is gone (killed), the worker stops as if interrupted, so
+ * every pending teardown still runs (releasing sandboxes matters more
+ * than reporting them). */
 static int g_parent_gone;
 
-static void write_all(const char *p, size_t left)
-{
-    while (left > 0 && !g_parent_gone) {
-        ssize_t w = write(g_out_fd, p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            g_parent_gone = 1;
-            abx_region_interrupt();
-            return;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-}
-
-/* Sends msg (consumed) as one JSON line, masked unless raw is set. */
+/* Sends msg (consumed) as one line, masked unless raw is set. */
 static void send_line(cJSON *msg, int raw)
 {
-    struct abx_buf text, masked;
-    struct abx_buf *line = &text;
-
-    abx_buf_init(&text, ABX_BUF_DEFAULT_MAX);
-    abx_buf_init(&masked, ABX_BUF_DEFAULT_MAX);
-    if (abx_json_append(&text, msg) != 0)
-        goto out;
-    if (!raw) {
-        if (abx_mask_string(abx_out_masker(), text.data, text.len,
-                            &masked) != 0)
-            goto out;
-        line = &masked;
+    if (g_parent_gone) {
+        cJSON_Delete(msg);
+        return;
     }
-    if (abx_buf_appendc(line, '\n') == 0)
-        write_all(line->data, line->len);
-out:
-    abx_buf_free(&text);
-    abx_buf_free(&masked);
-    cJSON_Delete(msg);
+    if (abx_chan_send(g_out_fd, msg, raw ? NULL : abx_out_masker()) == -1) {
+        g_parent_gone = 1;
+        abx_region_interrupt();
+    }
 }
 
 static void send_json(cJSON *msg) { send_line(msg, 0); }
 
-static void send_kv(const char *type, const char *key, const char *val,
+static void send_kv(enum abx_msg type, const char *key, const char *val,
                     size_t len)
 {
-    cJSON *m = cJSON_CreateObject();
+    cJSON *m = abx_msg_new(type);
     char *copy = strndup(val, len);
 
     if (m && copy) {
-        cJSON_AddStringToObject(m, "t", type);
         cJSON_AddStringToObject(m, key, copy);
         send_json(m);
     } else {
@@ -113,17 +99,16 @@ static void secret_hook(const char *s, size_t len)
 static void emit_to_parent(void *ud, const char *s, size_t len)
 {
     (void)ud;
-    send_kv("out", "s", s, len);
+    send_kv(ABX_MSG_OUT, "s", s, len);
 }
 
 static void secret_to_parent(void *ud, const char *s, size_t len)
 {
-    cJSON *m = cJSON_CreateObject();
+    cJSON *m = abx_msg_new(ABX_MSG_SECRET);
     char *copy = strndup(s, len);
 
     (void)ud;
     if (m && copy) {
-        cJSON_AddStringToObject(m, "t", "secret");
         cJSON_AddStringToObject(m, "s", copy);
         /* Raw on purpose: the parent must learn the value to mask it; the
          * pipe is private to this process pair, not an output. */
@@ -134,20 +119,25 @@ static void secret_to_parent(void *ud, const char *s, size_t len)
     free(copy);
 }
 
-static void send_result(struct abx_result *r)
+/* Sends r (consumed); of, when known, remembers it as its file's last. */
+static void send_result(struct abx_result *r, struct open_file *of)
 {
-    cJSON *m = cJSON_CreateObject(), *j = abx_result_to_json(r);
+    cJSON *m = abx_msg_new(ABX_MSG_RESULT), *j = abx_result_to_json(r);
 
     if (!m || !j) {
         cJSON_Delete(m);
         cJSON_Delete(j);
+        abx_result_free(r);
         return;
     }
-    cJSON_AddStringToObject(m, "t", "result");
     cJSON_AddItemToObject(m, "r", j);
     send_json(m);
     free(g_last);
     g_last = strdup(r->nodeid ? r->nodeid : "");
+    if (of) {
+        free(of->last);
+        of->last = strdup(r->nodeid ? r->nodeid : "");
+    }
     abx_result_free(r);
 }
 
@@ -156,11 +146,10 @@ static void send_result(struct abx_result *r)
  * the last test. */
 static void send_amend(const char *nodeid, const char *msg)
 {
-    cJSON *m = cJSON_CreateObject();
+    cJSON *m = abx_msg_new(ABX_MSG_AMEND);
 
     if (!m || !nodeid)
         goto out;
-    cJSON_AddStringToObject(m, "t", "amend");
     cJSON_AddStringToObject(m, "nodeid", nodeid);
     cJSON_AddStringToObject(m, "teardown_message", msg);
     send_json(m);
@@ -407,13 +396,28 @@ static int call_m(lua_State *L, const char *name, int nargs, int nres)
     return lua_pcall(L, nargs, nres, 0);
 }
 
-/* Tears down file-scope fixtures; errors amend the file's last result. */
-static void finish_file(lua_State *L, const char *path)
+static int open_count(void)
+{
+    int i, n = 0;
+
+    for (i = 0; i < MAX_OPEN_FILES; i++)
+        n += g_open[i].L != NULL;
+    return n;
+}
+
+/* Tears down of's file-scope fixtures and closes its state; errors amend
+ * the file's last result here (pytest's "ERROR at teardown of"). */
+static void close_file(struct open_file *of)
 {
     struct abx_buf errs;
+    lua_State *L = of->L;
     lua_Integer i, n;
 
+    if (!L)
+        return;
+    of->L = NULL;
     abx_buf_init(&errs, 1024 * 1024);
+    lua_settop(L, 1);
     if (call_m(L, "_finish_file", 0, 2) != LUA_OK) {
         abx_buf_appendf(&errs, "%s\n", lua_tostring(L, -1));
     } else {
@@ -426,12 +430,75 @@ static void finish_file(lua_State *L, const char *path)
     }
     lua_settop(L, 0);
     lua_close(L);
-    abx_fixture_c_release_leftovers(&errs);
+    /* C handles no Lua teardown released: only when no other file's
+     * fixtures could own them. */
+    if (open_count() == 0)
+        abx_fixture_c_release_leftovers(&errs);
     if (errs.len > 0) {
         errs.data[--errs.len] = '\0';  /* last newline */
-        send_amend(g_last ? g_last : path, abx_buf_cstr(&errs));
+        send_amend(of->last ? of->last : g_last ? g_last : of->path,
+                   abx_buf_cstr(&errs));
     }
     abx_buf_free(&errs);
+    free(of->path);
+    free(of->last);
+    memset(of, 0, sizeof *of);
+}
+
+static struct open_file *find_open(const char *path)
+{
+    int i;
+
+    for (i = 0; i < MAX_OPEN_FILES; i++)
+        if (g_open[i].L && strcmp(g_open[i].path, path) == 0)
+            return &g_open[i];
+    return NULL;
+}
+
+/* The open state of path, loading the file on first use (the least
+ * recently used one closes when all slots are taken). NULL with err
+ * when the file does not load. */
+static struct open_file *open_file(const char *path, char *err,
+                                   size_t errlen)
+{
+    struct open_file *of = find_open(path), *slot = NULL;
+    lua_State *L;
+    int i;
+
+    if (of)
+        goto out;
+    for (i = 0; i < MAX_OPEN_FILES; i++)
+        if (!slot || !g_open[i].L ||
+            (slot->L && g_open[i].used < slot->used))
+            slot = g_open[i].L && slot && !slot->L ? slot : &g_open[i];
+    if (slot->L)
+        close_file(slot);
+    L = abx_lstate_open(g_dir, 0, err, errlen);
+    if (L && abx_lstate_load_test(L, path, err, errlen) != 0) {
+        lua_close(L);
+        L = NULL;
+    }
+    if (L && call_m(L, "_collected", 0, 1) != LUA_OK) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+        lua_close(L);
+        L = NULL;
+    }
+    if (!L)
+        return NULL;
+    of = slot;
+    of->L = L;
+    of->path = abx_xstrdup(path);
+out:
+    of->used = ++g_stamp;
+    return of;
+}
+
+static void close_all_files(void)
+{
+    int i;
+
+    for (i = 0; i < MAX_OPEN_FILES; i++)
+        close_file(&g_open[i]);
 }
 
 struct abx_rerun_cfg abx_reruns;
@@ -473,20 +540,20 @@ static void rerun_pause(long maxfail)
  * a rerun passed. Never rerun: an interrupted test, a failure a wider
  * fixture keeps for its scope (no_rerun), or once the run must stop.
  * 0, or 1 when interrupted (stop the file). */
-static int run_test(lua_State *L, int ci, int idx, const char *path,
-                    const char *nodeid, long maxfail)
+static int run_test(struct open_file *of, int idx, const char *nodeid,
+                    long maxfail)
 {
+    lua_State *L = of->L;
+    const char *path = of->path;
+    const int ci = 1;
     struct abx_result *prior = NULL, *r = NULL;
     long left = reruns_for(L, ci, idx);
 
     for (;;) {
-        cJSON *m = cJSON_CreateObject();
         int no_rerun;
 
         /* Each attempt restarts the parent's watchdog for the test. */
-        cJSON_AddStringToObject(m, "t", "start");
-        cJSON_AddStringToObject(m, "nodeid", nodeid);
-        send_json(m);
+        send_kv(ABX_MSG_START, "nodeid", nodeid, strlen(nodeid));
         lua_pushinteger(L, idx);
         if (call_m(L, "_run", 1, 1) != LUA_OK) {
             r = error_result(nodeid, path, lua_tostring(L, -1));
@@ -497,10 +564,7 @@ static int run_test(lua_State *L, int ci, int idx, const char *path,
         if (lua_isstring(L, -1) &&
             strcmp(lua_tostring(L, -1), "interrupted") == 0) {
             lua_pop(L, 2);
-            m = cJSON_CreateObject();
-            cJSON_AddStringToObject(m, "t", "interrupted");
-            cJSON_AddStringToObject(m, "nodeid", nodeid);
-            send_json(m);
+            send_kv(ABX_MSG_INTERRUPTED, "nodeid", nodeid, strlen(nodeid));
             abx_result_free(prior);
             return 1;
         }
@@ -541,51 +605,42 @@ static int run_test(lua_State *L, int ci, int idx, const char *path,
         return 0;
     if (abx_result_is_failure(r) || r->teardown_message)
         g_failures++;
-    send_result(r);
+    send_result(r, of);
     return 0;
 }
 
-static void run_file(const char *path, const cJSON *ids, long maxfail)
+/* Runs a RUN batch: ids (node ids of path, in order) in path's state.
+ * 0, or 1 when interrupted (the worker stops). */
+static int run_batch(const char *path, const cJSON *ids, long maxfail)
 {
-    char err[4096];
-    lua_State *L;
+    char err[4096] = "";
+    struct open_file *of;
     const cJSON *id;
-    lua_Integer hint = 0;
-    int ci;
 
     abx_dirname(path, g_dir, sizeof g_dir);
-    L = abx_lstate_open(g_dir, 0, err, sizeof err);
-    if (L && abx_lstate_load_test(L, path, err, sizeof err) != 0) {
-        lua_close(L);
-        L = NULL;
-    }
-    if (!L) {
+    of = open_file(path, err, sizeof err);
+    if (!of) {
         cJSON_ArrayForEach(id, ids) if (cJSON_IsString(id))
-            send_result(error_result(id->valuestring, path, err));
-        return;
+            send_result(error_result(id->valuestring, path, err), NULL);
+        return 0;
     }
-    if (call_m(L, "_collected", 0, 1) != LUA_OK) {
-        lua_close(L);
-        return;
-    }
-    ci = lua_gettop(L);
     cJSON_ArrayForEach(id, ids) {
         int idx;
 
         if (!cJSON_IsString(id) || should_stop(maxfail, g_failures))
             break;
-        idx = find_collected(L, ci, id->valuestring, &hint);
+        idx = find_collected(of->L, 1, id->valuestring, &of->hint);
         if (idx == 0) {
             send_result(error_result(id->valuestring, path,
                                      "test not collected by the worker "
-                                     "(collection is not deterministic)"));
+                                     "(collection is not deterministic)"),
+                        of);
             continue;
         }
-        if (run_test(L, ci, idx, path, id->valuestring, maxfail) != 0)
-            break;  /* interrupted */
+        if (run_test(of, idx, id->valuestring, maxfail) != 0)
+            return 1;
     }
-    lua_settop(L, 0);
-    finish_file(L, path);
+    return 0;
 }
 
 static void finish_sessions(void)
@@ -617,36 +672,11 @@ static void finish_sessions(void)
     abx_buf_free(&errs);
 }
 
-/* Reads one line from fd into b; 1 line ready, 0 EOF, -1 error. */
-static int read_line(int fd, struct abx_buf *b, char **line)
-{
-    for (;;) {
-        char *nl = b->data ? memchr(b->data, '\n', b->len) : NULL;
-        char chunk[4096];
-        ssize_t n;
-
-        if (nl) {
-            *nl = '\0';
-            *line = strdup(b->data);
-            abx_buf_consume(b, (size_t)(nl - b->data) + 1);
-            return *line ? 1 : -1;
-        }
-        n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR) {
-            if (abx_region_interrupted())
-                return 0;
-            continue;
-        }
-        if (n <= 0)
-            return n == 0 ? 0 : -1;
-        if (abx_buf_append(b, chunk, (size_t)n) != 0)
-            return -1;
-    }
-}
+static int stop_reading(void) { return abx_region_interrupted(); }
 
 void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
 {
-    struct abx_buf in;
+    struct abx_chan in;
     char *line = NULL;
 
     g_out_fd = out_fd;
@@ -663,22 +693,30 @@ void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
     abx_host.session_fixture = session_fixture;
     abx_host.worker = index;
     abx_sandboxes_worker_init();
-    abx_buf_init(&in, ABX_BUF_DEFAULT_MAX);
-    while (!abx_region_interrupted() && read_line(in_fd, &in, &line) == 1) {
-        cJSON *job = cJSON_Parse(line);
-        const cJSON *file = cJSON_GetObjectItemCaseSensitive(job, "file");
-        const cJSON *ids = cJSON_GetObjectItemCaseSensitive(job, "nodeids");
+    abx_chan_init(&in, in_fd, 0);
+    while (!abx_region_interrupted() &&
+           abx_chan_read_line(&in, &line, stop_reading) == 1) {
+        cJSON *m = cJSON_Parse(line);
+        const char *file = abx_msg_str(m, "file");
+        const cJSON *ids = cJSON_GetObjectItemCaseSensitive(m, "nodeids");
+        int stop = 0;
 
         free(line);
         line = NULL;
-        if (cJSON_IsString(file) && cJSON_IsArray(ids)) {
-            run_file(file->valuestring, ids, maxfail);
-            send_kv("filedone", "file", file->valuestring,
-                    strlen(file->valuestring));
+        if (file && abx_msg_type(m) == ABX_MSG_RUN && cJSON_IsArray(ids)) {
+            stop = run_batch(file, ids, maxfail);
+            send_kv(ABX_MSG_DONE, "file", file, strlen(file));
+        } else if (file && abx_msg_type(m) == ABX_MSG_CLOSE) {
+            struct open_file *of = find_open(file);
+            if (of)
+                close_file(of);
         }
-        cJSON_Delete(job);
+        cJSON_Delete(m);
+        if (stop)
+            break;
     }
-    abx_buf_free(&in);
+    abx_chan_free(&in);
+    close_all_files();
     finish_sessions();
     /* Normal end, stop request or SIGTERM alike: nothing tracked
      * outlives the worker (kept ones aside). */

@@ -447,9 +447,13 @@ def sc_lastfailed(c):
     check(set(outcomes(doc)) == want, "--lf ran: %s" % sorted(outcomes(doc)))
     check(doc["summary"]["deselected"] > 0, "others deselected")
     _, doc = c.json_run("--ff", "cases/test_outcomes.lua", "cases/test_fixtures.lua")
-    check(doc["tests"][0]["nodeid"].startswith("cases/test_fixtures.lua") or
-          doc["tests"][0]["nodeid"].startswith(O), "ff ran")
     check(len(outcomes(doc)) == 23, "--ff runs everything (%d)" % len(outcomes(doc)))
+    # Per test: the last failures run first, whatever their file.
+    first = [t["nodeid"] for t in doc["tests"][:len(want)]]
+    check(set(first) == want, "--ff ran first: %s" % first)
+    for extra in (["-n", "2"], ["-n", "2", "--dist", "loadfile"]):
+        _, doc = c.json_run("--lf", *extra, "cases/test_outcomes.lua", "cases/test_fixtures.lua")
+        check(set(outcomes(doc)) == want, "--lf %s ran: %s" % (extra, sorted(outcomes(doc))))
 
 
 def sc_lfnf(c):
@@ -565,7 +569,9 @@ def sc_crash(c):
     t = by_id(doc)
     check(got["cases/test_crash.lua::before crash"] == "passed", str(got))
     check(got["cases/test_crash.lua::crashes"] == "error", str(got))
-    check(got["cases/test_crash.lua::after crash"] == "error", str(got))
+    # The rest of the dead worker's batch runs on its replacement, once.
+    check(got["cases/test_crash.lua::after crash"] == "passed", str(got))
+    check(len(doc["tests"]) == len(got), "a node id reported twice")
     msg = t["cases/test_crash.lua::crashes"]["message"]
     check(msg == "worker crashed: signal 11 (Segmentation fault) while running "
                  "cases/test_crash.lua::crashes", msg)
@@ -578,6 +584,92 @@ def sc_crash(c):
     check(t["outcome"] == "passed", str(t))
     check("worker crashed: signal 11" in (t.get("teardown_message") or ""), str(t))
     check(p.returncode == 1, f"session crash: exit {p.returncode}")
+
+
+D = "cases/dist/"
+
+
+def worker_logs(lines):
+    """{worker: [event, ...]} from "gwN event" log lines, in log order."""
+    out = {}
+    for l in lines:
+        w, _, ev = l.partition(" ")
+        out.setdefault(w, []).append(ev)
+    return out
+
+
+def check_file_fixtures(logs, fixtures):
+    """Per worker and file: each file fixture set up at most once, torn
+    down once after that worker's last test of the file, LIFO."""
+    for w, evs in logs.items():
+        for f, names in fixtures.items():
+            calls = [i for i, e in enumerate(evs) if e.startswith("call " + f + ".")]
+            setups = [e for e in evs if e.startswith("setup " + f + ".")]
+            downs = [i for i, e in enumerate(evs) if e.startswith("teardown " + f + ".")]
+            check(len(setups) == len(set(setups)), f"{w}: {f} fixtures set up twice: {evs}")
+            check(len(downs) == len(setups), f"{w}: {f} setups {setups} vs teardowns")
+            if downs:
+                check(calls and min(downs) > max(calls), f"{w}: {f} torn down before its last test: {evs}")
+                order = [evs[i].split(" ", 1)[1] for i in downs]
+                want = [n for n in reversed(names) if "setup " + n in setups]
+                check(order == want, f"{w}: {f} teardown order {order}, want {want}")
+        check(evs.count("setup session") <= 1, f"{w}: session set up twice")
+        check(evs.count("teardown session") == evs.count("setup session"), f"{w}: session teardown")
+
+
+def sc_dist(c):
+    files = [D + "test_dist_a.lua", D + "test_dist_b.lua"]
+    fixtures = {"a": ["a.base", "a.top"], "b": ["b.bfile"]}
+    for mode in ("load", "loadfile", "loadgroup"):
+        if os.path.exists(c.log):
+            os.unlink(c.log)
+        p, doc = c.json_run(*files, "-n", "2", "--dist", mode)
+        t = by_id(doc)
+        check(p.returncode == 0 and len(t) == 22 == len(doc["tests"]), f"{mode}: {p.returncode} {len(t)}")
+        lines = c.log_lines()
+        for nid in t:  # every test ran exactly once, on the worker reported
+            tail = nid.split("::", 1)[1].replace("::", ".")
+            f = "a" if "test_dist_a" in nid else "b"
+            want = "gw%d call %s.%s" % (t[nid]["worker"], f, tail)
+            check(lines.count(want) == 1, f"{mode}: {want!r} x{lines.count(want)}")
+        logs = worker_logs(lines)
+        check_file_fixtures(logs, fixtures)
+        per_file = {}
+        for nid, r in t.items():
+            per_file.setdefault(nid.split("::")[0], set()).add(r["worker"])
+        if mode == "load":  # a file's tests spread over both workers
+            check(per_file[files[0]] == {0, 1}, f"load: {per_file}")
+        if mode == "loadfile":
+            check(all(len(v) == 1 for v in per_file.values()), f"loadfile: {per_file}")
+        if mode == "loadgroup":
+            grp = {t[files[0] + "::grp::g%d" % i]["worker"] for i in range(1, 5)}
+            check(len(grp) == 1, f"describe split over workers {grp}")
+            x = {t[files[0] + "::x1"]["worker"], t[files[1] + "::x2"]["worker"]}
+            check(len(x) == 1, f"group = 'shared' split over workers {x}")
+    check(c.run("--dist", "each").returncode == 4, "--dist each accepted")
+    # A worker crashing mid-file: only the test it ran fails; its unstarted
+    # tests run once on another worker (or its replacement).
+    for mode in ("load", "loadfile"):
+        os.unlink(c.log)
+        p, doc = c.json_run(D + "test_dist_crash.lua", "-n", "2", "--dist", mode)
+        got = outcomes(doc)
+        check(len(doc["tests"]) == 10 == len(got), f"{mode}: {len(doc['tests'])} results")
+        want = {D + "test_dist_crash.lua::c%d" % i: "passed" for i in range(1, 11)}
+        want[D + "test_dist_crash.lua::c3"] = "error"
+        check(got == want, f"{mode}: {got}")
+        calls = [l.split(" ", 1)[1] for l in c.log_lines() if " call " in l]
+        check(sorted(calls) == sorted("call crash.c%d" % i for i in range(1, 11)),
+              f"{mode}: a test ran twice or never: {calls}")
+        check(p.returncode == 1, f"crash exit {p.returncode}")
+    # -x with workers: after the failure no test starts anywhere; a test a
+    # worker already began finishes and is reported.
+    os.unlink(c.log)
+    p, doc = c.json_run(D + "test_dist_stop.lua", "-n", "2", "-x")
+    got = outcomes(doc)
+    check(got.get(D + "test_dist_stop.lua::fails first") == "failed", str(got))
+    calls = [l for l in c.log_lines() if " call " in l]
+    check(len(calls) == len(doc["tests"]) <= 2, f"-x -n 2 ran {calls}, reported {got}")
+    check(p.returncode == 1 and "stopping after 1 failure" in p.stdout, p.stdout)
 
 
 def sc_watchdog(c):
