@@ -202,12 +202,12 @@ int luaopen_e2e(lua_State *L)
         lua_pushcfunction(L, core_crash);
         lua_setfield(L, -2, "crash");
     }
-    if (luaL_loadbuffer(L, (const char *)abx_expect_lua, abx_expect_lua_len,
+    if (abx_load_embedded(L, abx_expect_lua, abx_expect_lua_len,
                         "=[e2e.expect]") != LUA_OK)
         return lua_error(L);
     lua_pushvalue(L, -2);
     lua_call(L, 1, 2);  /* stack: core M internal */
-    if (luaL_loadbuffer(L, (const char *)abx_prelude_lua, abx_prelude_lua_len,
+    if (abx_load_embedded(L, abx_prelude_lua, abx_prelude_lua_len,
                         "=[e2e]") != LUA_OK)
         return lua_error(L);
     lua_insert(L, -4);  /* stack: prelude core M internal */

@@ -11,7 +11,7 @@ extern const size_t abx_fixtures_lua_len;
 int luaopen_e2e_fixtures(lua_State *L)
 {
     /* "=[e2e..." chunk names keep our frames out of user locations. */
-    if (luaL_loadbuffer(L, (const char *)abx_fixtures_lua,
+    if (abx_load_embedded(L, abx_fixtures_lua,
                         abx_fixtures_lua_len, "=[e2e.fixtures]") != LUA_OK)
         return lua_error(L);
     lua_call(L, 0, 1);

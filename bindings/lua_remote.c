@@ -4,6 +4,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "lua_e2e.h"
 #include "lua_remote.h"
 
 extern const unsigned char abx_remote_lua[];
@@ -14,7 +15,7 @@ extern const size_t abx_remote_runner_py_len;
 int luaopen_e2e_remote(lua_State *L)
 {
     /* "=[e2e..." chunk names keep our frames out of user locations. */
-    if (luaL_loadbuffer(L, (const char *)abx_remote_lua, abx_remote_lua_len,
+    if (abx_load_embedded(L, abx_remote_lua, abx_remote_lua_len,
                         "=[e2e.remote]") != LUA_OK)
         return lua_error(L);
     lua_pushlstring(L, (const char *)abx_remote_runner_py,

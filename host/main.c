@@ -103,6 +103,7 @@ static int run(struct abx_opts *o, const struct abx_env *env)
     if (!report_path_ok("--junitxml", o->junitxml, err, sizeof err) ||
         !report_path_ok("--json", o->json, err, sizeof err))
         return usage_error(err);
+    abx_chunks_warm();  /* before any fork: children load bytecode */
     rc = abx_collect(o, &c, err, sizeof err);
     if (rc == -1) {
         code = usage_error(err);
