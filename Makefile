@@ -35,8 +35,9 @@ test: build
 # and the suite on one profile only: suite.local.fc stays in (the whole
 # suite under ASan adds about a minute, outputs under
 # $(BUILD)-sanitize/e2e/fc/), suite.local.e2b (and with it the comparison
-# of the two profiles) is left to `make test`.
-SANITIZE_EXCLUDE = conformance|^suite\.local\.e2b$$
+# of the two profiles) and the short soak (suite.soak) are left to
+# `make test`.
+SANITIZE_EXCLUDE = conformance|^suite\.local\.e2b$$|^suite\.soak$$
 check-sanitize: deps
 	cmake -S . -B $(BUILD)-sanitize $(CMAKE_FLAGS) -DABX_SANITIZE=ON
 	cmake --build $(BUILD)-sanitize -j $(JOBS)

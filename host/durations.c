@@ -118,9 +118,8 @@ void abx_durations_update(struct abx_result *const *res, size_t n)
         cJSON_AddNumberToObject(doc, r->nodeid, abx_result_duration(r));
     }
     text = cJSON_PrintUnformatted(doc);
-    if (text && abx_out_write_file_atomic(ABX_DURATIONS_PATH, text,
-                                          strlen(text), err,
-                                          sizeof err) != 0)
+    if (text && abx_out_write_cache(ABX_DURATIONS_PATH, text, strlen(text),
+                                    err, sizeof err) != 0)
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e: warning: cannot write the "
                        "durations cache: %s\n", err);
     free(text);

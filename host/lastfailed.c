@@ -75,9 +75,8 @@ void abx_lastfailed_update(struct abx_result *const *res, size_t n,
             cJSON_AddTrueToObject(doc, r->nodeid);
     }
     text = cJSON_Print(doc);
-    if (text && abx_out_write_file_atomic(ABX_LASTFAILED_PATH, text,
-                                          strlen(text), err,
-                                          sizeof err) != 0)
+    if (text && abx_out_write_cache(ABX_LASTFAILED_PATH, text, strlen(text),
+                                    err, sizeof err) != 0)
         abx_out_printf(ABX_OUT_STDERR,
                        "abx-e2e: warning: cannot write the --lf cache: %s\n",
                        err);

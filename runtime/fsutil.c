@@ -69,8 +69,8 @@ static void dirname_of(const char *path, char *dir, size_t dirlen)
     dir[n] = '\0';
 }
 
-int abx_write_file_atomic(const char *path, const void *data, size_t len,
-                          char *err, size_t errlen)
+static int write_replace(const char *path, const void *data, size_t len,
+                         int durable, char *err, size_t errlen)
 {
     char tmp[FS_PATH_MAX], dir[FS_PATH_MAX];
     const char *p = data;
@@ -97,7 +97,7 @@ int abx_write_file_atomic(const char *path, const void *data, size_t len,
         p += w;
         len -= (size_t)w;
     }
-    if (fsync(fd) != 0) {
+    if (durable && fsync(fd) != 0) {
         fserr(err, errlen, "cannot fsync", tmp, errno);
         goto out;
     }
@@ -112,7 +112,7 @@ int abx_write_file_atomic(const char *path, const void *data, size_t len,
         goto out;
     }
     /* Make the rename itself durable; failure here is not fatal. */
-    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    dfd = durable ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dfd >= 0) {
         (void)fsync(dfd);
         close(dfd);
@@ -127,6 +127,18 @@ out:
         errno = e;
     }
     return rc;
+}
+
+int abx_write_file_atomic(const char *path, const void *data, size_t len,
+                          char *err, size_t errlen)
+{
+    return write_replace(path, data, len, 1, err, errlen);
+}
+
+int abx_write_file_replace(const char *path, const void *data, size_t len,
+                           char *err, size_t errlen)
+{
+    return write_replace(path, data, len, 0, err, errlen);
 }
 
 int abx_read_file(const char *path, size_t max, char **data, size_t *len,

@@ -16,6 +16,11 @@ int abx_mkdir_p(const char *dir, mode_t mode, char *err, size_t errlen);
  * the path and strerror. The temp file is removed on failure. */
 int abx_write_file_atomic(const char *path, const void *data, size_t len,
                           char *err, size_t errlen);
+/* The same without the fsyncs, for caches: a reader sees the old file or
+ * the new one, never half of one, but a power cut may lose the update
+ * (the --lf and durations caches are hints; a damaged one is rebuilt). */
+int abx_write_file_replace(const char *path, const void *data, size_t len,
+                           char *err, size_t errlen);
 
 /* Reads a whole file (at most max bytes) into *data (NUL-terminated,
  * caller frees). 0, 1 if it does not exist, -1 on error or if too big. */

@@ -203,8 +203,8 @@ void abx_out_after_fork_child(void)
      * host does before forking workers. */
 }
 
-int abx_out_write_file_atomic(const char *path, const void *data, size_t len,
-                              char *err, size_t errlen)
+static int write_masked(const char *path, const void *data, size_t len,
+                        int durable, char *err, size_t errlen)
 {
     struct abx_buf o;
     int rc = -1;
@@ -215,9 +215,21 @@ int abx_out_write_file_atomic(const char *path, const void *data, size_t len,
             snprintf(err, errlen, "cannot write %s: out of memory", path);
         goto out;
     }
-    rc = abx_write_file_atomic(path, o.data ? o.data : "", o.len, err,
-                               errlen);
+    rc = (durable ? abx_write_file_atomic : abx_write_file_replace)(
+        path, o.data ? o.data : "", o.len, err, errlen);
 out:
     abx_buf_free(&o);
     return rc;
+}
+
+int abx_out_write_file_atomic(const char *path, const void *data, size_t len,
+                              char *err, size_t errlen)
+{
+    return write_masked(path, data, len, 1, err, errlen);
+}
+
+int abx_out_write_cache(const char *path, const void *data, size_t len,
+                        char *err, size_t errlen)
+{
+    return write_masked(path, data, len, 0, err, errlen);
 }

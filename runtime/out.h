@@ -67,5 +67,9 @@ void abx_out_after_fork_child(void);
  * names the path and the errno text; never the content). */
 int abx_out_write_file_atomic(const char *path, const void *data, size_t len,
                               char *err, size_t errlen);
+/* The same for a cache file: replaced atomically but not fsynced
+ * (abx_write_file_replace). */
+int abx_out_write_cache(const char *path, const void *data, size_t len,
+                        char *err, size_t errlen);
 
 #endif
