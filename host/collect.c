@@ -337,6 +337,7 @@ static long run_collector(struct abx_collection *c, size_t start,
                           double limit)
 {
     int fds[2], status = 0, pid_list[1], killed = 0;
+    sigset_t saved;
     struct abx_chan ch;
     long next = (long)start, r;
     pid_t pid;
@@ -346,7 +347,10 @@ static long run_collector(struct abx_collection *c, size_t start,
     if (pipe(fds) != 0)
         return -2;
     abx_out_flush();
+    abx_signals_fork_begin(&saved);
     pid = fork();
+    if (pid != 0)
+        abx_signals_fork_end(&saved);
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);

@@ -3,6 +3,7 @@
 #ifndef ABX_HOST_H
 #define ABX_HOST_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include <lua.h>
@@ -217,7 +218,12 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
 
 /* ---- signals (signals.c) ---------------------------------------------- */
 void abx_signals_parent(void);
-void abx_signals_worker(void);
+void abx_signals_worker(void);  /* in a child; unblocks what fork held */
+/* Around a fork of a collector or worker: the parent's SIGUSR1/SIGUSR2/
+ * SIGTERM to a child just forked would kill it (default action) before
+ * it installs its handlers, so they stay blocked until then. */
+void abx_signals_fork_begin(sigset_t *saved);
+void abx_signals_fork_end(const sigset_t *saved);
 int abx_signal_count(void);           /* signals received so far */
 int abx_stop_requested(void);         /* worker: parent asked to stop */
 void abx_signals_set_children(const int *pids, size_t n);

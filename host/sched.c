@@ -153,6 +153,7 @@ static void close_fd(int *fd)
 static int spawn(struct sched *s, struct worker *w, int index)
 {
     int to[2], msg[2], out[2], i;
+    sigset_t saved;
     pid_t pid;
 
     if (pipe(to) != 0)
@@ -166,7 +167,10 @@ static int spawn(struct sched *s, struct worker *w, int index)
         return -1;
     }
     abx_out_flush();
+    abx_signals_fork_begin(&saved);
     pid = fork();
+    if (pid != 0)
+        abx_signals_fork_end(&saved);
     if (pid < 0) {
         close(to[0]), close(to[1]), close(msg[0]), close(msg[1]);
         close(out[0]), close(out[1]);

@@ -7,6 +7,7 @@
  * running test through the Lua hook; a second one of the same kind exits
  * at once. SIGUSR2
  * means "stop after the current test" (-x / --maxfail on another worker). */
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -77,8 +78,32 @@ void abx_signals_parent(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* The signals the parent sends its children. */
+static void child_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGUSR1);
+    sigaddset(set, SIGUSR2);
+    sigaddset(set, SIGTERM);
+}
+
+void abx_signals_fork_begin(sigset_t *saved)
+{
+    sigset_t set;
+
+    child_signals(&set);
+    pthread_sigmask(SIG_BLOCK, &set, saved);
+}
+
+void abx_signals_fork_end(const sigset_t *saved)
+{
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
 void abx_signals_worker(void)
 {
+    sigset_t set;
+
     g_count = 0;
     g_seen_term = g_seen_usr1 = 0;
     g_nchildren = 0;
@@ -87,6 +112,10 @@ void abx_signals_worker(void)
     install(SIGTERM, on_worker_signal);
     install(SIGUSR2, on_worker_stop);
     signal(SIGPIPE, SIG_IGN);
+    /* Forked with them blocked (abx_signals_fork_begin): one sent
+     * before now was held, and is handled from here. */
+    child_signals(&set);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 int abx_signal_count(void) { return g_count; }

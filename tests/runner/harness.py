@@ -647,6 +647,14 @@ def sc_dist(c):
             x = {t[files[0] + "::x1"]["worker"], t[files[1] + "::x2"]["worker"]}
             check(len(x) == 1, f"group = 'shared' split over workers {x}")
     check(c.run("--dist", "each").returncode == 4, "--dist each accepted")
+    # One worker: a file's fixtures are torn down as soon as its last test
+    # is handed out, before the next file's tests start (not at the end).
+    os.unlink(c.log)
+    p = c.run(*files)
+    evs = worker_logs(c.log_lines())["gw0"]
+    first_b = min(i for i, e in enumerate(evs) if e.startswith(("setup b.", "call b.")))
+    last_a = max(i for i, e in enumerate(evs) if e.startswith(("teardown a.", "call a.")))
+    check(p.returncode == 0 and last_a < first_b, f"file a torn down after file b began: {evs}")
     # A worker crashing mid-file: only the test it ran fails; its unstarted
     # tests run once on another worker (or its replacement).
     for mode in ("load", "loadfile"):
