@@ -467,10 +467,14 @@ static struct open_file *open_file(const char *path, char *err,
 
     if (of)
         goto out;
-    for (i = 0; i < MAX_OPEN_FILES; i++)
-        if (!slot || !g_open[i].L ||
-            (slot->L && g_open[i].used < slot->used))
-            slot = g_open[i].L && slot && !slot->L ? slot : &g_open[i];
+    for (i = 0; i < MAX_OPEN_FILES; i++) {  /* a free slot, else the LRU */
+        if (!g_open[i].L) {
+            slot = &g_open[i];
+            break;
+        }
+        if (!slot || g_open[i].used < slot->used)
+            slot = &g_open[i];
+    }
     if (slot->L)
         close_file(slot);
     L = abx_lstate_open(g_dir, 0, err, errlen);

@@ -647,6 +647,32 @@ def sc_dist(c):
             x = {t[files[0] + "::x1"]["worker"], t[files[1] + "::x2"]["worker"]}
             check(len(x) == 1, f"group = 'shared' split over workers {x}")
     check(c.run("--dist", "each").returncode == 4, "--dist each accepted")
+    # --ff interleaves files (every last failure first): one worker keeps
+    # at most 8 file states open, closing the least recently used one
+    # (set up again when needed); every setup is torn down.
+    many = []
+    for k in range(10):
+        many.append(D + "test_many_%d.lua" % k)
+        with open(os.path.join(c.dir, many[-1]), "w") as f:
+            f.write('local e2e = require "e2e"\n'
+                    'e2e.fixture("ff", { scope = "file" }, function(log)\n'
+                    '  log("gw0 setup m%d")\n'
+                    '  return 1, function() log("gw0 teardown m%d") end\n'
+                    'end)\n'
+                    'e2e.test("a", function(ff) assert(os.getenv("MANY_FAIL") == nil) end)\n'
+                    'e2e.test("b", function(ff) end)\n' % (k, k))
+    c.run(*many, env={"MANY_FAIL": "1"})
+    os.unlink(c.log)
+    p, doc = c.json_run("--ff", *many)
+    check(p.returncode == 0 and len(doc["tests"]) == 20, f"--ff many: {p.returncode}")
+    check([t["nodeid"].endswith("::a") for t in doc["tests"]] == [True] * 10 + [False] * 10,
+          "--ff did not run every last failure first")
+    live, peak = set(), 0
+    for l in c.log_lines():
+        ev, m = l.split()[1:]
+        live.add(m) if ev == "setup" else live.discard(m)
+        peak = max(peak, len(live))
+    check(peak == 8 and not live, f"open file states peaked at {peak}, left {live}")
     # One worker: a file's fixtures are torn down as soon as its last test
     # is handed out, before the next file's tests start (not at the end).
     os.unlink(c.log)
