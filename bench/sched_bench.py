@@ -78,6 +78,16 @@ def main():
     print("  %4s  %8s  %8s  %9s  %s" % ("-n", "wall s", "speed-up", "ideal s", "exit"))
     for n, wall, speed, ideal, _, rc in rows:
         print("  %4d  %8.1f  %7.2fx  %9.1f  %d" % (n, wall, speed, ideal, rc))
+    # The aims (docs: README "Workers"): 5x at -n 8, and every wall within
+    # 1.3x of its ideal.
+    for n, wall, speed, ideal, _, _ in rows:
+        if n == 8 and counts[0] == 1:
+            print("  aim: -n 8 at least 5x faster than -n 1: %s (%.2fx)" % (
+                "met" if speed >= 5 else "NOT met", speed))
+    worst = max(rows, key=lambda r: r[1] / r[3] if r[3] else 0, default=None)
+    if worst and worst[3]:
+        print("  aim: every wall within 1.3x of its ideal: %s (worst -n %d: %.2fx)" % (
+            "met" if worst[1] <= 1.3 * worst[3] else "NOT met", worst[0], worst[1] / worst[3]))
 
 
 if __name__ == "__main__":
