@@ -555,7 +555,7 @@ def sc_timeouts(c):
     p, doc = c.json_run("cases/test_timeouts.lua")
     got = outcomes(doc)
     for name in ["busy loop", "inside pcall", "inside coroutine", "teardown runs after timeout",
-                 "sleep hits deadline"]:
+                 "sleep hits deadline", "blocked in os.execute", "blocked in a pipe"]:
         check(got[T + name] == "failed", f"{name}: {got[T + name]}")
         check("Timeout" in by_id(doc)[T + name]["message"], "timeout message")
     check(got[T + "after timeouts still fine"] == "passed", "run continues")

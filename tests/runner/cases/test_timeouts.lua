@@ -22,4 +22,10 @@ end)
 
 test("sleep hits deadline", { timeout = 0.3 }, function() e2e.sleep(10) end)
 
+-- Time spent in C, where the hook cannot run, still counts: a call that
+-- returns past its deadline is a Timeout, not a pass.
+test("blocked in os.execute", { timeout = 0.3 }, function() os.execute("sleep 0.6") end)
+
+test("blocked in a pipe", { timeout = 0.3 }, function() io.popen("sleep 0.6"):close() end)
+
 test("after timeouts still fine", function() end)
