@@ -33,6 +33,9 @@ static const char HELP[] =
     "  --shard K/N          run only shard K of N (deterministic split)\n"
     "  --collect-only, --co, --list\n"
     "                       list the selected node ids, run nothing\n"
+    "  --continue-on-collection-errors\n"
+    "                       run the tests even when a file fails to load\n"
+    "                       (by default that stops the run: exit 2)\n"
     "\n"
     "execution:\n"
     "  -x, --exitfirst      stop after the first failure or error\n"
@@ -427,6 +430,8 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
                 abx_parse_double(v, 0, 3600, &o->reruns_delay) != 0)
                 return usage("--reruns-delay expects seconds (0-3600), got "
                              "'%s'", v ? v : "");
+        } else if (strcmp(a, "--continue-on-collection-errors") == 0) {
+            o->continue_on_collection_errors = 1;
         } else if (strcmp(a, "--fail-on-flaky") == 0) {
             o->fail_on_flaky = 1;
         } else if (is_opt(a, "--max-memory")) {

@@ -39,6 +39,7 @@ struct abx_opts {
     int lf, ff;
     int lfnf_none;             /* --lfnf none: no failures -> run nothing */
     int collect_only;
+    int continue_on_collection_errors;  /* else errors stop the run */
     long shard_k, shard_n;     /* 0/0 = no sharding */
     long durations;            /* -1 = off, 0 = all */
     double timeout;            /* per test, s; 0 = none */
@@ -193,6 +194,8 @@ struct abx_run {
     char interrupted_at[512];  /* node id of the test a signal stopped */
     int internal_error;
     int stopped_maxfail;
+    size_t collect_errors;  /* files that failed to load stopped the run
+                               before any test (pytest's default) */
     int worker_crashed;  /* a worker died abnormally (may have left an
                             untracked sandbox: the run sweeps its tag) */
     double started;     /* abx_clock() */
@@ -238,6 +241,8 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
                      const struct abx_summary *sum);
 void abx_term_collect_only(const struct abx_opts *o,
                            const struct abx_collection *c);
+/* pytest's "Interrupted: N errors during collection" banner. */
+void abx_term_collect_stop(size_t errors);
 int abx_reports_write(const struct abx_opts *o, const struct abx_env *e,
                       const struct abx_run *run, const struct abx_summary *s);
 int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,

@@ -94,7 +94,7 @@ static int run(struct abx_opts *o, const struct abx_env *env)
     struct abx_run r;
     struct abx_summary sum;
     char err[4096];
-    size_t i;
+    size_t i, errors = 0;
     int rc, code, leaked;
 
     memset(&r, 0, sizeof r);
@@ -131,14 +131,17 @@ static int run(struct abx_opts *o, const struct abx_env *env)
         code = usage_error(err);
         goto out_collection;
     }
+    for (i = 0; i < c.n; i++)
+        errors += c.files[i].collect_error != NULL;
     if (o->collect_only) {
-        size_t n = 0, errors = 0;
+        size_t n = 0;
         abx_term_collect_only(o, &c);
-        for (i = 0; i < c.n; i++) {
+        for (i = 0; i < c.n; i++)
             n += c.files[i].nselected;
-            errors += c.files[i].collect_error != NULL;
-        }
-        code = errors ? ABX_EXIT_TESTS_FAILED
+        if (errors && !o->continue_on_collection_errors)
+            abx_term_collect_stop(errors);
+        code = errors ? (o->continue_on_collection_errors
+                             ? ABX_EXIT_TESTS_FAILED : ABX_EXIT_INTERRUPTED)
                : n    ? ABX_EXIT_OK
                       : ABX_EXIT_NO_TESTS_COLLECTED;
         goto out_collection;
@@ -152,7 +155,19 @@ static int run(struct abx_opts *o, const struct abx_env *env)
     abx_term_header(o, &c, env);
     abx_reruns.reruns = o->reruns;
     abx_reruns.delay = o->reruns_delay;
-    abx_schedule(o, &c, &r);
+    if (errors && !o->continue_on_collection_errors) {
+        /* pytest: a file that does not load stops the run before any
+         * test; the errors alone are reported. */
+        r.collect_errors = errors;
+        for (i = 0; i < c.n; i++) {
+            if (c.files[i].collect_error) {
+                abx_run_add(&r, c.files[i].collect_error);
+                c.files[i].collect_error = NULL;
+            }
+        }
+    } else {
+        abx_schedule(o, &c, &r);
+    }
 
     abx_summary_init(&sum);
     for (i = 0; i < r.n; i++)
@@ -168,8 +183,10 @@ static int run(struct abx_opts *o, const struct abx_env *env)
                                abx_summary_errors(&sum), 0);
     sum.deselected = c.deselected;
     sum.duration = abx_clock() - r.started;
-    code = r.internal_error ? ABX_EXIT_INTERNAL_ERROR
-                            : abx_summary_exit_code(&sum, r.interrupted);
+    code = r.internal_error
+               ? ABX_EXIT_INTERNAL_ERROR
+               : abx_summary_exit_code(&sum, r.interrupted ||
+                                                 r.collect_errors);
     if (leaked != 0 && code == ABX_EXIT_OK)
         code = ABX_EXIT_TESTS_FAILED;
     if (o->fail_on_flaky && sum.counts[ABX_OUTCOME_FLAKY] && code == ABX_EXIT_OK)

@@ -467,6 +467,8 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
         rule(ABX_OUT_STDOUT, '!', o->maxfail == 1 ? "stopping after 1 failure"
                                                   : "stopping after failures",
              NULL);
+    if (run->collect_errors)
+        abx_term_collect_stop(run->collect_errors);
     if (run->interrupted) {
         char msg[700];
         snprintf(msg, sizeof msg, "Interrupted: run stopped by a signal%s%s",
@@ -476,7 +478,7 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
     }
     abx_summary_line(sum, line, sizeof line);
     color = abx_summary_errors(sum) || sum->counts[ABX_OUTCOME_FAILED] ||
-                    run->interrupted
+                    run->interrupted || run->collect_errors
                 ? RED
             : sum->counts[ABX_OUTCOME_PASSED] == abx_summary_total(sum) &&
                     abx_summary_total(sum) > 0
@@ -484,6 +486,15 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
                 : YELLOW;
     rule(ABX_OUT_STDOUT, '=', line, color);
     abx_out_flush();
+}
+
+void abx_term_collect_stop(size_t errors)
+{
+    char msg[96];
+
+    snprintf(msg, sizeof msg, "Interrupted: %zu error%s during collection",
+             errors, errors == 1 ? "" : "s");
+    rule(ABX_OUT_STDOUT, '!', msg, RED);
 }
 
 void abx_term_collect_only(const struct abx_opts *o,

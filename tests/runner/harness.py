@@ -248,7 +248,7 @@ def sc_caps(c):
         f.write('local e2e = require "e2e"\n'
                 'e2e.test("x", { requires = { "teleport" } }, function() end)\n')
     p = c.run("cases/test_badcap.lua")
-    check(p.returncode == 1 and "unknown capability \"teleport\"" in p.stdout,
+    check(p.returncode == 2 and "unknown capability \"teleport\"" in p.stdout,
           f"unknown capability in a test: exit {p.returncode}\n{p.stdout}{p.stderr}")
 
 
@@ -384,7 +384,7 @@ def sc_reruns(c):
     with open(os.path.join(c.dir, "cases", "test_badreruns.lua"), "w") as f:
         f.write('require("e2e").test("x", { reruns = -1 }, function() end)\n')
     p = c.run("cases/test_badreruns.lua")
-    check(p.returncode == 1 and "reruns must be an integer from 0 to 100" in p.stdout,
+    check(p.returncode == 2 and "reruns must be an integer from 0 to 100" in p.stdout,
           "bad reruns option: %d %s" % (p.returncode, p.stdout))
 
 
@@ -764,17 +764,30 @@ def sc_sigint(c):
 
 
 def sc_syntax(c):
+    # pytest's default: a file that does not load stops the run before any
+    # test, reported as the error alone, exit 2.
     p, doc = c.json_run("cases/test_syntax_error.lua", "cases/test_fixtures.lua")
     got = outcomes(doc)
-    check(got.get("cases/test_syntax_error.lua") == "error", str(got))
+    check(got == {"cases/test_syntax_error.lua": "error"}, str(got))
     t = by_id(doc)["cases/test_syntax_error.lua"]
     check(t["when"] == "collect" and "test_syntax_error.lua:" in t["message"], str(t))
-    check(got[F + "last"] == "passed", "other files still run")
-    check(p.returncode == 1, f"exit {p.returncode}")
+    check(p.returncode == 2, f"exit {p.returncode}")
     check("ERROR collecting cases/test_syntax_error.lua" in p.stdout, "collect error section")
+    check(re.search(r"^!+ Interrupted: 1 error during collection !+$", p.stdout, re.M), p.stdout)
+    check(summary_line(p.stdout).startswith("1 error in"), summary_line(p.stdout))
+    p = c.run("--collect-only", "cases/test_syntax_error.lua", "cases/test_fixtures.lua")
+    check(p.returncode == 2 and "Interrupted: 1 error during collection" in p.stdout, p.stdout)
+    # --continue-on-collection-errors: the other files still run.
+    p, doc = c.json_run("--continue-on-collection-errors", "cases/test_syntax_error.lua",
+                        "cases/test_fixtures.lua")
+    got = outcomes(doc)
+    check(got.get("cases/test_syntax_error.lua") == "error", str(got))
+    check(got[F + "last"] == "passed", "other files still run")
+    check(p.returncode == 1 and "during collection" not in p.stdout, f"exit {p.returncode}")
     # A crash while loading a file (its top-level code) is that file's
-    # collection error; the files after it are still collected and run.
-    p, doc = c.json_run("cases/test_top_crash.lua", "cases/test_fixtures.lua")
+    # collection error; the files after it are still collected.
+    p, doc = c.json_run("--continue-on-collection-errors", "cases/test_top_crash.lua",
+                        "cases/test_fixtures.lua")
     got = outcomes(doc)
     t = by_id(doc).get("cases/test_top_crash.lua", {})
     check(t.get("outcome") == "error" and "collector crashed: signal 11" in t.get("message", ""), str(t))

@@ -170,6 +170,7 @@ def sc_collect_misuse(c):
 
     def one(n):
         p, doc = c.reports("coll", "-n", n, "--timeout", "2",
+                           "--continue-on-collection-errors",
                            env={"ABX_E2E_WATCHDOG_EXTRA": "1"})
         t = by_id(doc)
         for name, (_, msg) in COLLECT_CASES.items():
