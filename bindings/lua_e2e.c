@@ -186,6 +186,7 @@ int luaopen_e2e(lua_State *L)
         {"cfixture_teardown", abx_fixture_c_teardown_l},
         {"secret", core_secret},
         {"envd_version_cmp", core_envd_version_cmp},
+        {"known_issue_ids", abx_known_issue_ids_l},
         {"crash", NULL},
         {NULL, NULL},
     };

@@ -66,6 +66,9 @@ void abx_bindings_open(lua_State *L, const struct abx_e2e_host *h);
  * code; the function or the error is pushed, as luaL_loadbuffer. */
 int abx_load_embedded(lua_State *L, const unsigned char *src, size_t len,
                       const char *name);
+/* core.known_issue_ids(test_path) (e2e_known.c). */
+int abx_known_issue_ids_l(lua_State *L);
+
 /* Compiles every embedded chunk now: the runner calls it before forking
  * its collector and workers, which then load bytecode only. */
 void abx_chunks_warm(void);

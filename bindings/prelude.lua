@@ -6,7 +6,8 @@
 --   local e2e = require "e2e"
 --   local test, expect = e2e.test, e2e.expect
 --   test(name, [opts], fn)   opts: marks = {...}, skip = "why", timeout = S,
---                            known_issue = "KI-0NN: why" (strict xfail),
+--                            known_issue = "KI-NNN: why" (strict xfail; the
+--                            id needs an entry in KNOWN-ISSUES.md, if any),
 --                            platform = true (skipped without credentials),
 --                            requires = {"pause", ...} (capabilities),
 --                            reruns = N (this test's --reruns),
@@ -56,7 +57,7 @@ M.clock = core.clock
 local markers = {
   e2e = "every test of the suite (added automatically)",
   e2e_slow = "slow tests (minutes)",
-  known_issue = "strict expected failure pinned to a KI-0NN product defect",
+  known_issue = "strict expected failure pinned to a KI-NNN product defect",
 }
 
 function M.register_marker(name, description)
@@ -145,6 +146,14 @@ local groups = {}
 local group_requires = {}   -- requires of each open describe
 local fixtures = {}
 local file_id = "?"      -- node-id prefix of the file being collected
+
+-- The KNOWN-ISSUES.md governing this file (core.known_issue_ids), looked
+-- up once per file; false when there is none.
+local known_cache
+local function known_issue_ids()
+  if known_cache == nil then known_cache = core.known_issue_ids(file_id or ".") or false end
+  return known_cache or nil
+end
 local usage_errors = {}
 local running = false
 local loading_conftest = false
@@ -212,14 +221,22 @@ function M.test(name, opts, fn)
     t.timeout = opts.timeout
   end
   if opts.known_issue ~= nil then
-    if type(opts.known_issue) ~= "string" or not opts.known_issue:match("^KI%-0%d%d") then
-      error("test: known_issue must be a reason starting with a KI-0NN id, got " .. repr(opts.known_issue), 2)
+    local ki = opts.known_issue
+    local id = type(ki) == "string" and ki:match("^(KI%-%d%d%d+):%s*%S")
+    if not id then
+      error("test: known_issue must be \"KI-NNN: reason\" (KI- and three or more digits, a colon, "
+        .. "the symptom), got " .. repr(ki), 2)
     end
-    t.known_issue = opts.known_issue
+    local known = known_issue_ids()
+    if known and not known.ids[id] then
+      error(sfmt("test: known_issue %s has no entry in %s: add one (see its Format section) or fix the id",
+        id, known.path), 2)
+    end
+    t.known_issue = ki
     mark("known_issue")
   end
   if t.markset.known_issue and not t.known_issue then
-    error("test: the known_issue marker needs opts.known_issue = \"KI-0NN: reason\"", 2)
+    error("test: the known_issue marker needs opts.known_issue = \"KI-NNN: reason\"", 2)
   end
   t.platform = opts.platform == true
   if opts.reruns ~= nil then

@@ -252,6 +252,36 @@ def sc_caps(c):
           f"unknown capability in a test: exit {p.returncode}\n{p.stdout}{p.stderr}")
 
 
+def sc_known_issue(c):
+    """known_issue ids: KI- and three or more digits, a reason required; with
+    a KNOWN-ISSUES.md above the file, the id must have an entry there."""
+    def write(name, ki):
+        with open(os.path.join(c.dir, "cases", name), "w") as f:
+            f.write('local e2e = require "e2e"\n'
+                    'e2e.test("pinned", { known_issue = %s }, function() error("still broken") end)\n' % ki)
+        return "cases/" + name
+    ok = write("test_ki_ok.lua", '"KI-100: the hundredth"')
+    p, doc = c.json_run(ok)
+    check(p.returncode == 0 and outcomes(doc) == {ok + "::pinned": "xfailed"},
+          f"KI-100 without a KNOWN-ISSUES.md: {p.returncode} {outcomes(doc)}")
+    for ki, frag in (('"KI-001"', 'known_issue must be "KI-NNN: reason"'),
+                     ('"KI-01: two digits"', 'known_issue must be "KI-NNN: reason"'),
+                     ('"KI-001:   "', 'known_issue must be "KI-NNN: reason"')):
+        bad = write("test_ki_bad.lua", ki)
+        p = c.run(bad)
+        check(p.returncode == 2 and frag in p.stdout, f"{ki}: exit {p.returncode}\n{p.stdout}")
+    with open(os.path.join(c.dir, "KNOWN-ISSUES.md"), "w") as f:
+        f.write("# Known issues\n\n## Open\n\n### KI-100: the hundredth\n\nSymptom.\n"
+                "\n### KI-0007: four digits\n")
+    p, doc = c.json_run(ok, write("test_ki_4.lua", '"KI-0007: four digits"'))
+    check(p.returncode == 0 and set(outcomes(doc).values()) == {"xfailed"},
+          f"ids with entries: {p.returncode} {outcomes(doc)}")
+    missing = write("test_ki_missing.lua", '"KI-101: not recorded"')
+    p = c.run(missing)
+    check(p.returncode == 2 and "known_issue KI-101 has no entry in " in p.stdout
+          and "KNOWN-ISSUES.md" in p.stdout, f"unrecorded id: exit {p.returncode}\n{p.stdout}")
+
+
 def sc_longest_first(c):
     """With several workers the files whose tests took longest last time
     start first (.abx-e2e/durations.json); one worker keeps file order."""
