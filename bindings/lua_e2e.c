@@ -9,6 +9,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "api.h"
 #include "caps.h"
 #include "envd_version.h"
 #include "lua_e2e.h"
@@ -168,6 +169,10 @@ static void set_config(lua_State *L, const struct abx_e2e_host *h)
     else
         lua_pushliteral(L, "master");
     lua_setfield(L, -2, "worker_id");
+    /* The one data-plane URL that routes by headers, if configured:
+     * sbx:url gives the host-name form, which needs none. */
+    lua_pushstring(L, h->platform ? h->platform->sandbox_url : "");
+    lua_setfield(L, -2, "data_plane_url");
     set_caps(L, h);
     lua_setfield(L, -2, "config");
 }

@@ -593,7 +593,10 @@ static int m_url(lua_State *L)
     if (abx_endpoint_init(&ep, abx_lsandbox_platform(L), abx_lsandbox_info(s),
                           port, &err) != 0)
         return abx_lerr_raise(L, &err);
-    memcpy(base, ep.base_url, sizeof base);
+    /* The host-name form when there is a domain: a URL that works as it
+     * is, in any client (the single data-plane URL needs our routing
+     * headers, which only sbx:http sends). */
+    memcpy(base, ep.direct_url[0] ? ep.direct_url : ep.base_url, sizeof base);
     abx_endpoint_free(&ep);
     lua_pushfstring(L, "%s%s", base, path);
     return 1;

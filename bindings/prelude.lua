@@ -81,6 +81,10 @@ end
 local caps, cap_known = core.config.caps or {}, {}
 for _, n in ipairs(core.config.cap_names or {}) do cap_known[n] = true end
 M.platform = core.config.platform
+-- The single data-plane URL (ABX_SANDBOX_URL) that routes by the
+-- E2b-Sandbox-Id/-Port headers, or nil where sandboxes are reached by
+-- host name only (as on FC).
+M.data_plane_url = core.config.data_plane_url ~= "" and core.config.data_plane_url or nil
 
 local function known_caps() return tconcat(core.config.cap_names or {}, ", ") end
 

@@ -540,7 +540,7 @@ while (1) {
     local h = sbx.commands:run(string.format("perl echo.pl %d %s", port, mode),
       { background = true, cwd = workdir })
     e2e.defer(function() h:kill() end)
-    local url = sbx:url(port):match("^(https?)://") .. "://" .. sbx:get_host(port) .. "/probe"
+    local url = sbx:url(port, "/probe")
     local out = ""
     e2e.eventually(function() out = out .. h.stdout; return out:find("ready", 1, true) end,
       { timeout = 30 })

@@ -73,8 +73,7 @@ end
 -- A chunked upload needs a request without Content-Length, which sbx:http
 -- never sends: e2e.http, by host name "<port>-<id>.<domain>".
 local function post_chunked(sbx, path, data)
-  local scheme = sbx:url(PORT):match("^(https?)://") or "https"
-  local r = http.request { url = scheme .. "://" .. sbx:get_host(PORT) .. path, method = "POST",
+  local r = http.request { url = sbx:url(PORT, path), method = "POST",
     body = data, headers = { ["Transfer-Encoding"] = "chunked",
       ["Content-Type"] = "application/json" }, timeout = 60 }
   return r.status, r.body
