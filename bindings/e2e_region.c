@@ -197,6 +197,8 @@ static int msgh(lua_State *L)
     abx_error_push(L, "error", "");
     lua_pushvalue(L, m);
     lua_setfield(L, -2, "message");
+    lua_pushvalue(L, 1);  /* the error as raised: its class, for matching */
+    lua_setfield(L, -2, "value");
     push_traceback(L, m);
     lua_setfield(L, -2, "traceback");
     return 1;

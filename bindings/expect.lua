@@ -419,31 +419,117 @@ function Expect:len(n)
   return self
 end
 
--- expect(fn):raises([pattern]) returns the error message for further checks.
--- Timeouts and interrupts are never "expected": they propagate.
-function Expect:raises(pattern)
+-- The classes of the errors our bindings raise (SandboxError, CommandExit,
+-- RemoteError): a lone class name given to raises() is a class, not text.
+local CLASSES = {}
+for _, c in ipairs { "Authentication", "NotFound", "RateLimit", "Timeout", "InvalidArgument",
+  "NotEnoughSpace", "Sandbox", "Connection", "Protocol", "Canceled", "Template", "CommandExit",
+  "RemoteError" } do CLASSES[c] = true end
+
+-- Text of any error value: its message (e2e errors), the string itself,
+-- its __tostring (a SandboxError reads "NotFound: ..."), else its repr;
+-- never "(error object is a table value)".
+local function error_text(e)
+  if M.is_error(e) then return tostring(e.message) end
+  if type(e) == "string" then return e end
+  local mt = getmetatable(e)
+  if type(mt) == "table" and rawget(mt, "__tostring") then
+    local ok, s = pcall(tostring, e)
+    if ok and type(s) == "string" then return s end
+  end
+  return repr(e)
+end
+
+local function error_class(e)
+  local c = type(e) == "table" and rawget(e, "class")
+  return type(c) == "string" and c or nil
+end
+
+-- e2e's own stops (a timeout, an interrupt, a skip) are never caught.
+local function is_stop(e) return M.is_error(e) and e.kind ~= "failed" end
+
+-- raises spec: {class =, text = (plain), pattern = (Lua pattern)}; nil
+-- fields match anything. Returns nil when e matches, else why not.
+local function mismatch(spec, e)
+  local cls, text = error_class(e), error_text(e)
+  if spec.class and cls ~= spec.class then
+    return sfmt("an error of class %s, got %s", spec.class, qstr(cls and text or ("(no class) " .. text)))
+  end
+  if spec.text and not sfind(text, spec.text, 1, true) then
+    return sfmt("the error to contain %s, got %s", qstr(spec.text), qstr(text))
+  end
+  if spec.pattern and not sfind(text, spec.pattern) then
+    return sfmt("the error to match pattern %s, got %s", qstr(spec.pattern), qstr(text))
+  end
+end
+
+-- raises() spec from its arguments: (), (text), (Class), (Class|nil,
+-- text), or ({class =, text =, pattern =}).
+local function raises_spec(a, b, where)
+  if type(a) == "table" then
+    for k in pairs(a) do
+      if k ~= "class" and k ~= "text" and k ~= "pattern" then
+        error(where .. ": unknown key " .. qstr(tostring(k)) .. " (class, text, pattern)", 3)
+      end
+    end
+    return { class = a.class, text = a.text, pattern = a.pattern }
+  end
+  if a ~= nil and type(a) ~= "string" or b ~= nil and type(b) ~= "string" then
+    error(where .. ": expected (class, text) strings or {class =, text =, pattern =}", 3)
+  end
+  if b ~= nil then return { class = a, text = b } end
+  if a ~= nil and CLASSES[a] then return { class = a } end
+  return { text = a }
+end
+
+-- expect(fn):raises([class], [text]) or :raises{class =, text =, pattern =}:
+-- the function must raise an error of that class (SandboxError & co.)
+-- whose text (tostring) contains text (plain) or matches pattern. Returns
+-- the error itself, as pytest.raises(...) as e. Timeouts, interrupts and
+-- skips are never "expected": they propagate.
+function Expect:raises(a, b)
   if type(self.v) ~= "function" then
     raise_failure(pre(self) .. "raises needs a function, got " .. type(self.v))
   end
+  local spec = raises_spec(a, b, "raises")
   local ok, err = pcall(self.v)
   if ok then raise_failure(pre(self) .. "expected the function to raise an error, it returned normally") end
-  if M.is_error(err) and (err.kind == "timeout" or err.kind == "interrupt") then error(err, 0) end
-  local msg = M.is_error(err) and err.message or (type(err) == "string" and err or repr(err))
-  if pattern and not sfind(msg, pattern) then
-    raise_failure(pre(self) .. "expected the error to match " .. qstr(pattern) .. ", got " .. qstr(msg))
-  end
-  return M.expect(msg, self.label)
+  if is_stop(err) then error(err, 0) end
+  local why = mismatch(spec, err)
+  if why then raise_failure(pre(self) .. "expected " .. why) end
+  return err
 end
 
 ---------------------------------------------------------------------------
--- eventually(fn, {timeout=, interval=, message=})
+-- eventually(fn, {timeout=, interval=, message=, retry_on=})
 ---------------------------------------------------------------------------
+-- Calls fn until it returns a truthy value (returned) or timeout passes.
+-- A failed assertion or a raised error is retried too (a file that is not
+-- there yet answers NotFound), as Playwright's toPass does; retry_on =
+-- {"NotFound", ...} narrows that to errors of those classes (assertions
+-- are always retried). The failure names the last error; message= goes
+-- in front of it.
 function M.eventually(fn, opts)
   opts = opts or {}
+  if type(opts) ~= "table" then error("eventually: opts must be a table", 2) end
+  for k in pairs(opts) do
+    if k ~= "timeout" and k ~= "interval" and k ~= "message" and k ~= "retry_on" then
+      error("eventually: unknown option " .. qstr(tostring(k)) .. " (timeout, interval, message, retry_on)", 2)
+    end
+  end
   local timeout, interval = opts.timeout or 10, opts.interval or 0.5
   if type(fn) ~= "function" then error("eventually: fn must be a function", 2) end
   if type(timeout) ~= "number" or not (timeout >= 0) or type(interval) ~= "number" or not (interval > 0) then
     error("eventually: timeout must be >= 0 and interval > 0", 2)
+  end
+  local retry_on
+  if opts.retry_on ~= nil then
+    if type(opts.retry_on) ~= "table" then error("eventually: retry_on must be a list of error classes", 2) end
+    retry_on = {}
+    for _, c in ipairs(opts.retry_on) do
+      if type(c) ~= "string" then error("eventually: retry_on must be a list of error classes", 2) end
+      retry_on[c] = true
+    end
   end
   local deadline, attempts, last = core.clock() + timeout, 0, "condition returned a falsy value"
   while true do
@@ -452,11 +538,14 @@ function M.eventually(fn, opts)
     if res[1] and res[2] then return select(2, table.unpack(res, 1, res.n)) end
     if not res[1] then
       local e = res[2]
-      if not M.is_error(e, "failed") then error(e, 0) end
-      last = e.message
+      if is_stop(e) then error(e, 0) end
+      if retry_on and not M.is_error(e, "failed") and not retry_on[error_class(e)] then error(e, 0) end
+      last = error_text(e)
+    elseif res[1] then
+      last = "condition returned a falsy value"
     end
     if core.clock() >= deadline then
-      raise_failure((opts.message and (opts.message .. ": ") or "") ..
+      raise_failure((opts.message and (tostring(opts.message) .. ": ") or "") ..
         sfmt("condition not met within %g s (%d attempts); last: %s", timeout, attempts, last))
     end
     core.sleep(interval)
@@ -472,5 +561,6 @@ end
 
 -- Internals shared with prelude.lua (not part of the public module).
 local internal = { Err = Err, mkerr = mkerr, user_where = user_where, repr = repr,
+  raises_spec = raises_spec, raises_mismatch = mismatch, error_text = error_text,
   qstr = qstr, sorted_keys = sorted_keys }
 return M, internal

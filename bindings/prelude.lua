@@ -8,10 +8,14 @@
 --   test(name, [opts], fn)   opts: marks = {...}, skip = "why", timeout = S,
 --                            known_issue = "KI-NNN: why" (strict xfail; the
 --                            id needs an entry in KNOWN-ISSUES.md, if any),
+--                            raises = "Class" | "text" | {class =, text =,
+--                            pattern =} (only that failure is pinned),
 --                            platform = true (skipped without credentials),
 --                            requires = {"pause", ...} (capabilities),
 --                            reruns = N (this test's --reruns),
 --                            group = "name" (--dist loadgroup: one worker)
+--   e2e.parametrize(name, cases, [opts], fn)   one test per case, name[id];
+--                            fn(case, fixtures...), opts.ids = {...}
 --   e2e.describe(name, [opts], fn)   groups: node id file::group::name;
 --                            opts.requires applies to every test inside
 --   e2e.has(cap)  e2e.requires(cap, ...)  e2e.requires_envd(sbx, "0.6.2", what)
@@ -179,29 +183,32 @@ local function caller_line(level)
   return info and info.currentline or 0
 end
 
-function M.test(name, opts, fn)
-  if running then error("test() cannot be called while tests are running", 2) end
+-- Registers a test; lv is the error level of the user's call, case (when
+-- given) the value of a parametrised case, passed first to fn.
+local function register(name, opts, fn, lv, case)
+  if running then error("test() cannot be called while tests are running", lv) end
   if fn == nil and type(opts) == "function" then opts, fn = {}, opts end
-  if type(name) ~= "string" or name == "" then error("test: name must be a non-empty string", 2) end
-  if sfind(name, "\0", 1, true) then error("test: name " .. qstr(name) .. " contains a NUL byte", 2) end
-  if not utf8.len(name) then error("test: name " .. qstr(name) .. " is not valid UTF-8", 2) end
-  if type(opts) ~= "table" then error("test: opts must be a table", 2) end
-  if type(fn) ~= "function" then error("test: missing test function for " .. qstr(name), 2) end
+  if type(name) ~= "string" or name == "" then error("test: name must be a non-empty string", lv) end
+  if sfind(name, "\0", 1, true) then error("test: name " .. qstr(name) .. " contains a NUL byte", lv) end
+  if not utf8.len(name) then error("test: name " .. qstr(name) .. " is not valid UTF-8", lv) end
+  if type(opts) ~= "table" then error("test: opts must be a table", lv) end
+  if type(fn) ~= "function" then error("test: missing test function for " .. qstr(name), lv) end
   local parts = {}
   for _, g in ipairs(groups) do parts[#parts + 1] = g end
   parts[#parts + 1] = name
   local nodeid = file_id .. "::" .. tconcat(parts, "::")
-  if by_id[nodeid] then error("test: duplicate test name " .. qstr(nodeid), 2) end
-  local t = { name = name, groups = { table.unpack(groups) }, fn = fn, params = params_of(fn),
-    nodeid = nodeid, line = caller_line(2), marks = { "e2e" }, markset = { e2e = true }, requires = {} }
+  if by_id[nodeid] then error("test: duplicate test name " .. qstr(nodeid), lv) end
+  local t = { name = name, groups = { table.unpack(groups) }, fn = fn, params = params_of(fn), case = case,
+    nodeid = nodeid, line = caller_line(lv), marks = { "e2e" }, markset = { e2e = true }, requires = {} }
+  if case then tremove(t.params, 1) end   -- the case value, not a fixture
   for k in pairs(opts) do
     if k ~= "marks" and k ~= "skip" and k ~= "timeout" and k ~= "known_issue" and k ~= "platform"
-        and k ~= "requires" and k ~= "reruns" and k ~= "group" then
-      error("test: unknown option " .. qstr(tostring(k)) .. " for " .. qstr(name), 2)
+        and k ~= "requires" and k ~= "reruns" and k ~= "group" and k ~= "raises" then
+      error("test: unknown option " .. qstr(tostring(k)) .. " for " .. qstr(name), lv)
     end
   end
   local function mark(m)
-    if type(m) ~= "string" then error("test: marks must be strings", 3) end
+    if type(m) ~= "string" then error("test: marks must be strings", lv + 1) end
     if not markers[m] then
       usage_errors[#usage_errors + 1] = sfmt("%s: unknown marker '%s' (registered: %s)",
         nodeid, m, tconcat(sorted_keys(markers), ", "))
@@ -209,18 +216,18 @@ function M.test(name, opts, fn)
     if not t.markset[m] then t.markset[m] = true; t.marks[#t.marks + 1] = m end
   end
   if opts.marks ~= nil then
-    if type(opts.marks) ~= "table" then error("test: marks must be a list of strings", 2) end
+    if type(opts.marks) ~= "table" then error("test: marks must be a list of strings", lv) end
     for _, m in ipairs(opts.marks) do mark(m) end
   end
   if opts.skip ~= nil then
-    if type(opts.skip) ~= "string" then error("test: skip must be a reason string", 2) end
+    if type(opts.skip) ~= "string" then error("test: skip must be a reason string", lv) end
     t.skip = opts.skip
   end
   if opts.timeout ~= nil then
     local tmo = opts.timeout
     -- NaN or inf would switch off the deadline and the parent's watchdog.
     if type(tmo) ~= "number" or not (tmo > 0 and tmo < math.huge) then
-      error("test: timeout must be a positive, finite number of seconds, got " .. repr(tmo), 2)
+      error("test: timeout must be a positive, finite number of seconds, got " .. repr(tmo), lv)
     end
     t.timeout = opts.timeout
   end
@@ -229,30 +236,36 @@ function M.test(name, opts, fn)
     local id = type(ki) == "string" and ki:match("^(KI%-%d%d%d+):%s*%S")
     if not id then
       error("test: known_issue must be \"KI-NNN: reason\" (KI- and three or more digits, a colon, "
-        .. "the symptom), got " .. repr(ki), 2)
+        .. "the symptom), got " .. repr(ki), lv)
     end
     local known = known_issue_ids()
     if known and not known.ids[id] then
       error(sfmt("test: known_issue %s has no entry in %s: add one (see its Format section) or fix the id",
-        id, known.path), 2)
+        id, known.path), lv)
     end
     t.known_issue = ki
     mark("known_issue")
   end
+  if opts.raises ~= nil then
+    -- Only the pinned failure is expected: any other one is reported.
+    if not t.known_issue then error("test: raises needs known_issue (it narrows the pinned failure)", lv) end
+    local r = opts.raises
+    t.ki_raises = I.raises_spec(r, nil, "test: raises")
+  end
   if t.markset.known_issue and not t.known_issue then
-    error("test: the known_issue marker needs opts.known_issue = \"KI-NNN: reason\"", 2)
+    error("test: the known_issue marker needs opts.known_issue = \"KI-NNN: reason\"", lv)
   end
   t.platform = opts.platform == true
   if opts.reruns ~= nil then
     local n = opts.reruns
     if math.type(n) ~= "integer" or n < 0 or n > 100 then
-      error("test: reruns must be an integer from 0 to 100, got " .. repr(n), 2)
+      error("test: reruns must be an integer from 0 to 100, got " .. repr(n), lv)
     end
     t.reruns = n
   end
   if opts.group ~= nil then
     if type(opts.group) ~= "string" or opts.group == "" or sfind(opts.group, "\0", 1, true) then
-      error("test: group must be a non-empty name, got " .. repr(opts.group), 2)
+      error("test: group must be a non-empty name, got " .. repr(opts.group), lv)
     end
     t.group = opts.group
   end
@@ -260,11 +273,68 @@ function M.test(name, opts, fn)
   local function need(n) if not seen[n] then seen[n] = true; t.requires[#t.requires + 1] = n end end
   for _, list in ipairs(group_requires) do for _, n in ipairs(list) do need(n) end end
   if opts.requires ~= nil then
-    for _, n in ipairs(cap_list(opts.requires, "test " .. qstr(name), 2)) do need(n) end
+    for _, n in ipairs(cap_list(opts.requires, "test " .. qstr(name), lv)) do need(n) end
   end
   tests[#tests + 1] = t
   by_id[nodeid] = t
 end
+
+function M.test(name, opts, fn)
+  register(name, opts, fn, 3)   -- not a tail call: levels count this frame
+end
+
+-- The id of a parametrised case, as pytest makes it: strings, numbers,
+-- booleans as they read (control bytes escaped), anything else
+-- <first parameter name><index from 0>.
+local function case_id(v, argname, i)
+  local tv = type(v)
+  if tv == "string" then
+    return (v:gsub("[%c\\]", function(c) return sfmt("\\x%02x", c:byte()) end))
+  elseif tv == "number" or tv == "boolean" then
+    return tostring(v)
+  end
+  return argname .. (i - 1)
+end
+
+-- e2e.parametrize(name, cases, [opts], fn): one test per case, named
+-- name[id] (pytest's ids; opts.ids = {...} or function(value, index) sets
+-- them), selectable by -k and by node id. fn(value, fixtures...).
+function M.parametrize(name, cases, opts, fn)
+  if running then error("parametrize() cannot be called while tests are running", 2) end
+  if fn == nil and type(opts) == "function" then opts, fn = {}, opts end
+  if type(cases) ~= "table" or #cases == 0 then
+    error("parametrize: cases must be a non-empty list", 2)
+  end
+  if type(opts) ~= "table" then error("parametrize: opts must be a table", 2) end
+  if type(fn) ~= "function" then error("parametrize: missing test function for " .. qstr(tostring(name)), 2) end
+  local ids, topts = opts.ids, {}
+  if ids ~= nil and type(ids) ~= "table" and type(ids) ~= "function" then
+    error("parametrize: ids must be a list of strings or a function(value, index)", 2)
+  end
+  for k, v in pairs(opts) do if k ~= "ids" then topts[k] = v end end
+  local argname = params_of(fn)[1] or "case"
+  local made, seen, dup = {}, {}, {}
+  for i, v in ipairs(cases) do
+    local id = type(ids) == "table" and ids[i] or type(ids) == "function" and ids(v, i) or case_id(v, argname, i)
+    if type(id) ~= "string" or id == "" or sfind(id, "::", 1, true) then
+      error(sfmt("parametrize: case %d of %s has no usable id (%s): give ids = {...} (non-empty, no '::')",
+        i, qstr(tostring(name)), repr(id)), 2)
+    end
+    made[i] = id
+    if seen[id] then dup[id] = true end
+    seen[id] = true
+  end
+  local count = {}
+  for i, v in ipairs(cases) do
+    local id = made[i]
+    if dup[id] then  -- pytest: a repeated id gets its own running index
+      count[id] = (count[id] or -1) + 1
+      id = id .. count[id]
+    end
+    register(name .. "[" .. id .. "]", topts, fn, 3, { value = v })
+  end
+end
+
 
 function M.describe(name, opts, fn)
   if running then error("describe() cannot be called while tests are running", 2) end
@@ -609,7 +679,11 @@ function M._run(i)
     for _, o in ipairs(order) do args[o.k] = resolve(o.p, {}, nil) end
     local now = core.clock()
     r.setup, phase, tphase = now - t0, "call", now
-    t.fn(table.unpack(args, 1, #t.params))
+    if t.case then
+      t.fn(t.case.value, table.unpack(args, 1, #t.params))
+    else
+      t.fn(table.unpack(args, 1, #t.params))
+    end
   end
   local ok, err = core.region(t.timeout or core.config.timeout, true, body)
   current_stack = nil
@@ -631,7 +705,8 @@ function M._run(i)
     elseif err.kind == "skip" then
       r.outcome, r.reason, r.skip_loc = "skipped", err.message, err.where
       r.longrepr = nil
-    elseif phase == "call" and t.known_issue then
+    elseif phase == "call" and t.known_issue and not (t.ki_raises
+        and I.raises_mismatch(t.ki_raises, err.value ~= nil and err.value or err)) then
       r.outcome, r.reason = "xfailed", t.known_issue
     elseif phase == "setup" then
       r.outcome = "error"

@@ -282,6 +282,37 @@ def sc_known_issue(c):
           and "KNOWN-ISSUES.md" in p.stdout, f"unrecorded id: exit {p.returncode}\n{p.stdout}")
 
 
+def sc_dsl(c):
+    """eventually retries raised errors (retry_on narrows), names the last
+    one; raises() by class/text/pattern returns the error; known_issue
+    narrowed by raises; parametrize with pytest's ids."""
+    DS = "cases/test_dsl.lua::"
+    p, doc = c.json_run("cases/test_dsl.lua")
+    want = {DS + n: "passed" for n in (
+        "eventually retries a raised error", "eventually retry_on lets other classes through",
+        "eventually names the last error", "raises by class, text and pattern",
+        "adds[1]", "adds[65536]", "adds[x y]", "tables[size0]", "tables[size1]",
+        "dups[a0]", "dups[a1]", "dups[b]", "named[user-port]", "named[envd]")}
+    want[DS + "pinned failure"] = "xfailed"
+    want[DS + "pinned but broken differently"] = "error"   # not hidden as XFAIL
+    check(outcomes(doc) == want, "got %s" % outcomes(doc))
+    check(p.returncode == 1, f"exit {p.returncode}")
+    check("e2e_slow" in by_id(doc)[DS + "named[envd]"]["markers"], "parametrize keeps opts")
+    p, doc = c.json_run("cases/test_dsl.lua", "-k", "65536")
+    check(list(outcomes(doc)) == [DS + "adds[65536]"], "-k by id: %s" % list(outcomes(doc)))
+    p, doc = c.json_run(DS + "named[envd]")
+    check(list(outcomes(doc)) == [DS + "named[envd]"], "node id: %s" % list(outcomes(doc)))
+    bad = os.path.join(c.dir, "cases", "test_dsl_bad.lua")
+    for src, frag in (('e2e.parametrize("p", {}, function(v) end)', "cases must be a non-empty list"),
+                      ('e2e.parametrize("p", {1}, {ids = {"a::b"}}, function(v) end)', "no usable id"),
+                      ('e2e.test("t", {raises = "NotFound"}, function() end)', "raises needs known_issue")):
+        with open(bad, "w") as f:
+            f.write('local e2e = require "e2e"\n' + src + "\n")
+        p = c.run("cases/test_dsl_bad.lua")
+        check(p.returncode == 2 and frag in p.stdout and "test_dsl_bad.lua:2:" in p.stdout,
+              f"{src}: exit {p.returncode}\n{p.stdout}")
+
+
 def sc_longest_first(c):
     """With several workers the files whose tests took longest last time
     start first (.abx-e2e/durations.json); one worker keeps file order."""
