@@ -173,6 +173,8 @@ static void set_config(lua_State *L, const struct abx_e2e_host *h)
      * sbx:url gives the host-name form, which needs none. */
     lua_pushstring(L, h->platform ? h->platform->sandbox_url : "");
     lua_setfield(L, -2, "data_plane_url");
+    lua_pushboolean(L, h->local_platform);
+    lua_setfield(L, -2, "is_local");
     set_caps(L, h);
     lua_setfield(L, -2, "config");
 }

@@ -48,6 +48,7 @@ struct abx_e2e_host {
     const char *platform_kind;
     unsigned caps;
     const char *default_user;  /* E2E_DEFAULT_USER (user) */
+    int local_platform;        /* --local: abx-local started for the run */
 };
 /* The host description of L (raises if none). */
 const struct abx_e2e_host *abx_e2e_host_of(lua_State *L);

@@ -89,6 +89,14 @@ M.platform = core.config.platform
 -- E2b-Sandbox-Id/-Port headers, or nil where sandboxes are reached by
 -- host name only (as on FC).
 M.data_plane_url = core.config.data_plane_url ~= "" and core.config.data_plane_url or nil
+-- True under --local (abx-local started for this run); the declared
+-- capabilities, sorted (e2e.has tests one).
+M.is_local = core.config.is_local == true
+M.capabilities = {}
+for _, n in ipairs(core.config.cap_names or {}) do
+  if caps[n] then M.capabilities[#M.capabilities + 1] = n end
+end
+tsort(M.capabilities)
 
 local function known_caps() return tconcat(core.config.cap_names or {}, ", ") end
 

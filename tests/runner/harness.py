@@ -237,6 +237,8 @@ def sc_caps(c):
     _, doc = c.json_run("cases/test_caps.lua", env={"E2E_CAPS": "+pause,signed-urls"})
     expect_outcomes(outcomes(doc), {C + "needs pause": "passed", C + "signed::adds its own": "passed",
                                     C + "requires at run time": "skipped"})
+    out = by_id(doc)[C + "has says what is declared"]["output"]
+    check("capabilities=pause,signed-urls local=false plane=nil" in out, out)
     # bad configuration: usage errors naming the problem
     for env, frag in [({"E2E_CAPS": "+pause,+bogus"}, "unknown capability 'bogus'"),
                       ({"E2E_CAPS": "pause,,signed-urls"}, "empty item"),

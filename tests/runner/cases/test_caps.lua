@@ -13,6 +13,8 @@ end)
 test("has says what is declared", function()
   print("platform=" .. e2e.platform .. " pause=" .. tostring(e2e.has("pause"))
     .. " proxy=" .. tostring(e2e.has("e2b-proxy")))
+  print("capabilities=" .. table.concat(e2e.capabilities, ",") .. " local=" .. tostring(e2e.is_local)
+    .. " plane=" .. tostring(e2e.data_plane_url))
   expect(function() e2e.has("no-such-cap") end):raises("unknown capability")
 end)
 
