@@ -188,8 +188,10 @@ const struct abx_platform *abx_lsandbox_platform(lua_State *L)
 
     if (!h->platform)
         luaL_error(L, "no sandbox platform configured (missing credentials:"
-                   " %s)", h->missing_credentials && h->missing_credentials[0]
-                   ? h->missing_credentials : "ABX_SANDBOX_API_KEY");
+                   " %s): set them, or add --local to run on a local "
+                   "abx-local", h->missing_credentials &&
+                   h->missing_credentials[0] ? h->missing_credentials
+                                             : "ABX_SANDBOX_API_KEY");
     return h->platform;
 }
 

@@ -162,6 +162,7 @@ local groups = {}
 local group_requires = {}   -- requires of each open describe
 local fixtures = {}
 local file_id = "?"      -- node-id prefix of the file being collected
+local in_script = false  -- abx-e2e exec: a script, not a test file
 
 -- The KNOWN-ISSUES.md governing this file (core.known_issue_ids), looked
 -- up once per file; false when there is none.
@@ -194,6 +195,10 @@ end
 -- Registers a test; lv is the error level of the user's call, case (when
 -- given) the value of a parametrised case, passed first to fn.
 local function register(name, opts, fn, lv, case)
+  if in_script then
+    error("test() registers a test for the runner; an exec script runs once, top to bottom: "
+      .. "put tests in a test_*.lua file and run abx-e2e PATH", lv)
+  end
   if running then error("test() cannot be called while tests are running", lv) end
   if fn == nil and type(opts) == "function" then opts, fn = {}, opts end
   if type(name) ~= "string" or name == "" then error("test: name must be a non-empty string", lv) end
@@ -760,7 +765,7 @@ function M._finish_file() return finish_scope("file") end
 function M._finish_session() return finish_scope("session") end
 -- exec SCRIPT: the script is one scope (the session stack): sandbox.create
 -- and e2e.defer work at its top level and are undone when it ends.
-function M._begin_script() current_stack = stacks.session end
+function M._begin_script() current_stack, in_script = stacks.session, true end
 function M._finish_script() current_stack = nil; return finish_scope("session") end
 
 -- Session state side: resolve (once) and return a session fixture's value.
