@@ -24,7 +24,10 @@
 --               needs_platform = true}], fn)
 --   e2e.defer(fn)  e2e.skip(why)  e2e.fail(msg)  e2e.sleep(s)  e2e.secret(v)
 --   e2e.clock()  (monotonic seconds)
---   e2e.eventually(fn, {timeout = 10, interval = 0.5})
+--   e2e.eventually(fn, {timeout = 10, interval = 0.5, message = "...",
+--                  retry_on = {"NotFound"}})   e2e.repr(v)  e2e.deep_eq(a, b)
+--   e2e.is_error(e)  e2e.markers()  e2e.capabilities  e2e.is_local
+--   e2e.data_plane_url  (docs/authoring.md is the whole reference)
 --   e2e.register_marker(name, description)   e2e.run_id   e2e.worker_id
 --
 -- Fixture protocol: a fixture function receives its own dependencies by
