@@ -61,7 +61,7 @@ struct abx_opts {
     char **script_args;
     int nscript_args;
     char *argv_line;           /* the command line, for evidence */
-    /* sandboxes (issue 4) */
+    /* sandboxes: --local, --keep-failed, --trace-http */
     int local;                 /* --local: start abx-local for the run */
     const char *profile;       /* --profile e2b|fc for abx-local, or NULL */
     int keep_failed;           /* --keep-failed */

@@ -7,7 +7,7 @@ end)
 
 test("quick", function() end)
 
-test("long", function(held, log)
+test("long", function(held, sess, log)
   log("long started")
   e2e.sleep(60)
 end)
