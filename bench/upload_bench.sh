@@ -11,11 +11,12 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 build="${1:-build}"
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
-lib="$build/runtime/libabx_runtime.a"
+libs="$build/runtime/libabx_client.a $build/runtime/libabx_output.a $build/runtime/libabx_codec.a"
+incs="-I$root/runtime/client -I$root/runtime/output -I$root/runtime/codec"
 local_bin="$build/abx-local/server/abx-local"
 envd_bin="$build/abx-local/envd/abx-envd"
 mib="${ABX_BENCH_UPLOAD_MIB:-100}"
-for b in "$lib" "$local_bin" "$envd_bin"; do
+for b in $libs "$local_bin" "$envd_bin"; do
   [ -e "$b" ] || { echo "upload_bench: $b not built (cmake --build $build)" >&2; exit 1; }
 done
 if [ "$(id -u)" -ne 0 ]; then
@@ -29,7 +30,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-cc -std=c11 -O2 -D_GNU_SOURCE -I"$root/runtime" "$here/upload_bench.c" "$lib" \
+cc -std=c11 -O2 -D_GNU_SOURCE $incs "$here/upload_bench.c" $libs \
    $(pkg-config --libs libcurl libcrypto libcjson) -lpthread -o "$tmp/upload_bench"
 
 # Starts abx-local with profile $1; its E2B_* exports land in the env.

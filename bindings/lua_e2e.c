@@ -106,7 +106,7 @@ static int core_crash(lua_State *L)
 
 /* core.envd_version_cmp(a, b) -> -1|0|1, or nil and a message when
  * either is not a version: the client's own comparison
- * (runtime/envd_version.h), so a test's gate agrees with the client's. */
+ * (runtime/client/envd_version.h), so a test's gate agrees with the client's. */
 static int core_envd_version_cmp(lua_State *L)
 {
     struct abx_envd_version a, b;

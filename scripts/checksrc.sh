@@ -15,7 +15,7 @@ while IFS= read -r hit; do
 done < <(grep -nE '(^|[^_[:alnum:]])(sprintf|vsprintf|strcpy|strcat|gets|atoi|atol|atoll|strtok)[[:space:]]*\(' $c_files |
          grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)')
 
-# 2. The runner writes to the terminal only through runtime/out.c, which
+# 2. The runner writes to the terminal only through runtime/output/out.c, which
 #    masks secrets. Direct stdio on fd 1/2 in host/ and bindings/ bypasses it.
 runner_files=$(printf '%s\n' $c_files | grep -E '^(host|bindings)/' || true)
 if [ -n "$runner_files" ]; then

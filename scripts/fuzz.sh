@@ -47,13 +47,14 @@ fi
 out=build-fuzz
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer $san
-        -Iruntime -Itests/fuzz $(pkg-config --cflags libcjson libcrypto)"
+        $(for d in runtime/*/; do printf -- '-I%s ' "${d%/}"; done)
+        -Itests/fuzz $(pkg-config --cflags libcjson libcrypto)"
 libs="$(pkg-config --libs libcjson libcrypto libcurl) -lpthread -lm"
 mkdir -p "$out/obj"
 
 # The library under test, instrumented for coverage once for all targets.
 objs=()
-for src in runtime/*.c; do
+for src in runtime/*/*.c; do
   obj=$out/obj/$(basename "${src%.c}").o
   if [ ! -e "$obj" ] || [ "$src" -nt "$obj" ] ||
      [ -n "$(find runtime -name '*.h' -newer "$obj" -print -quit)" ]; then

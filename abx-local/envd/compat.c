@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "jsonutil.h"
 #include "version.h"
 
-struct abx_envd_compat abx_envd_compat = {
-    .version = ABX_ENVD_VERSION,
+struct abxl_envd_compat abxl_envd_compat = {
+    .version = ABXL_ENVD_VERSION,
     .octet_upload = 1,
     .gzip = 1,
     .file_metadata = 1,
@@ -26,7 +26,7 @@ static int version_ok(const char *v)
 {
     size_t n = strlen(v);
 
-    if (n == 0 || n >= sizeof abx_envd_compat.version)
+    if (n == 0 || n >= sizeof abxl_envd_compat.version)
         return 0;
     for (; *v; v++)
         if (*v <= ' ' || *v > '~')
@@ -34,21 +34,21 @@ static int version_ok(const char *v)
     return 1;
 }
 
-int abx_envd_compat_load(const cJSON *cfg, char *err, size_t errlen)
+int abxl_envd_compat_load(const cJSON *cfg, char *err, size_t errlen)
 {
     static const struct {
         const char *name;
         size_t off;
     } flags[] = {
-        {"octetUpload", offsetof(struct abx_envd_compat, octet_upload)},
-        {"gzip", offsetof(struct abx_envd_compat, gzip)},
-        {"fileMetadata", offsetof(struct abx_envd_compat, file_metadata)},
-        {"watchIncludeEntry", offsetof(struct abx_envd_compat, watch_include_entry)},
-        {"watchNetworkMounts", offsetof(struct abx_envd_compat, watch_network_mounts)},
-        {"protoCodec", offsetof(struct abx_envd_compat, proto_codec)},
-        {"signedUrls", offsetof(struct abx_envd_compat, signed_urls)},
+        {"octetUpload", offsetof(struct abxl_envd_compat, octet_upload)},
+        {"gzip", offsetof(struct abxl_envd_compat, gzip)},
+        {"fileMetadata", offsetof(struct abxl_envd_compat, file_metadata)},
+        {"watchIncludeEntry", offsetof(struct abxl_envd_compat, watch_include_entry)},
+        {"watchNetworkMounts", offsetof(struct abxl_envd_compat, watch_network_mounts)},
+        {"protoCodec", offsetof(struct abxl_envd_compat, proto_codec)},
+        {"signedUrls", offsetof(struct abxl_envd_compat, signed_urls)},
     };
-    struct abx_envd_compat c = abx_envd_compat;
+    struct abxl_envd_compat c = abxl_envd_compat;
     struct abx_json_err je = {{0}};
     const cJSON *o;
     const char *v;
@@ -84,7 +84,7 @@ int abx_envd_compat_load(const cJSON *cfg, char *err, size_t errlen)
         abx_json_get_int(o, "keepaliveMaxS", &c.keepalive_max_s,
                          c.keepalive_max_s, 0, 86400, &je) == ABX_JSON_EBADTYPE)
         goto out;
-    abx_envd_compat = c;
+    abxl_envd_compat = c;
     rc = 0;
 out:
     if (rc)

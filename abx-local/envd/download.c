@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "envd.h"
+#include "daemon.h"
 
 #define AE_MAX 32          /* codings looked at in one Accept-Encoding */
 #define READ_CHUNK (64 * 1024)
@@ -67,7 +67,7 @@ static void parse_coding(char *e, struct coding *c)
     }
 }
 
-int abx_envd_accept_encoding(const char *h, int identity_only)
+int abxl_envd_accept_encoding(const char *h, int identity_only)
 {
     struct coding cs[AE_MAX];
     int n = 0, id_rejected = 0, id_accepted = 0, any_rejected = 0;
@@ -193,7 +193,7 @@ static void dl_free(void *cls)
     free(d);
 }
 
-struct MHD_Response *abx_envd_download_response(int fd, const struct stat *st,
+struct MHD_Response *abxl_envd_download_response(int fd, const struct stat *st,
                                                 int gzip)
 {
     struct MHD_Response *r;

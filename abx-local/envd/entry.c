@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "jsonutil.h"
 
 static void perm_string(mode_t m, char *out)
@@ -97,7 +97,7 @@ static const char *type_name(mode_t m)
     return NULL; /* UNSPECIFIED: omitted */
 }
 
-cJSON *abx_envd_entry_info(const char *path)
+cJSON *abxl_envd_entry_info(const char *path)
 {
     struct stat st, tst;
     char perms[24], ts[96], owner[64], group[64];
@@ -149,8 +149,8 @@ cJSON *abx_envd_entry_info(const char *path)
     if (S_ISLNK(st.st_mode))
         cJSON_AddStringToObject(o, "symlinkTarget", target ? target : "");
     /* An envd before 0.6.2 had no metadata field. */
-    if (abx_envd_compat.file_metadata && !S_ISLNK(st.st_mode) &&
-        (meta = abx_envd_meta_read(path)))
+    if (abxl_envd_compat.file_metadata && !S_ISLNK(st.st_mode) &&
+        (meta = abxl_envd_meta_read(path)))
         cJSON_AddItemToObject(o, "metadata", meta);
     free(target);
     return o;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <sys/wait.h>
 
-#include "envd.h"
+#include "daemon.h"
 
 /* Go's Signal.String() wording, which envd's status strings carry. */
 static const char *signame(int sig)
@@ -29,7 +29,7 @@ static const char *signame(int sig)
     }
 }
 
-cJSON *abx_envd_end_event(int status)
+cJSON *abxl_envd_end_event(int status)
 {
     cJSON *end = cJSON_CreateObject();
     char st[96];

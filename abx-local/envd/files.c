@@ -11,31 +11,31 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "filesig.h"
 
-const char *abx_envd_query(struct MHD_Connection *c, const char *name)
+const char *abxl_envd_query(struct MHD_Connection *c, const char *name)
 {
     return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
 }
 
-unsigned abx_envd_files_signing(struct MHD_Connection *c, const char *op,
+unsigned abxl_envd_files_signing(struct MHD_Connection *c, const char *op,
                                 char *msg, size_t msglen)
 {
-    const char *tok = abx_envd_header(c, "X-Access-Token");
-    const char *sig = abx_envd_query(c, "signature");
-    const char *exp = abx_envd_query(c, "signature_expiration");
-    const char *path = abx_envd_query(c, "path");
-    const char *user = abx_envd_query(c, "username");
+    const char *tok = abxl_envd_header(c, "X-Access-Token");
+    const char *sig = abxl_envd_query(c, "signature");
+    const char *exp = abxl_envd_query(c, "signature_expiration");
+    const char *path = abxl_envd_query(c, "path");
+    const char *user = abxl_envd_query(c, "username");
     char want[128];
     long long e = -1;
 
-    if (abx_envd_cfg.access_token && tok) {
-        if (!abx_filesig_equal(tok, abx_envd_cfg.access_token)) {
+    if (abxl_envd_cfg.access_token && tok) {
+        if (!abx_filesig_equal(tok, abxl_envd_cfg.access_token)) {
             snprintf(msg, msglen, "access token is not valid");
             return 401;
         }
-    } else if (abx_envd_cfg.access_token) {
+    } else if (abxl_envd_cfg.access_token) {
         if (!sig) {
             snprintf(msg, msglen, "missing signature query parameter");
             return 401;
@@ -51,7 +51,7 @@ unsigned abx_envd_files_signing(struct MHD_Connection *c, const char *op,
             }
         }
         if (abx_filesig_compute(path ? path : "", op, user ? user : "",
-                                abx_envd_cfg.access_token, e, want, sizeof want) ||
+                                abxl_envd_cfg.access_token, e, want, sizeof want) ||
             !abx_filesig_equal(sig, want)) {
             snprintf(msg, msglen, "invalid signature");
             return 401;
@@ -64,12 +64,12 @@ unsigned abx_envd_files_signing(struct MHD_Connection *c, const char *op,
     return 0;
 }
 
-unsigned abx_envd_files_user(struct MHD_Connection *c, struct abx_envd_user *u,
+unsigned abxl_envd_files_user(struct MHD_Connection *c, struct abxl_envd_user *u,
                              char *msg, size_t msglen)
 {
-    const char *user = abx_envd_query(c, "username");
+    const char *user = abxl_envd_query(c, "username");
 
-    return abx_envd_user_lookup(user ? user : abx_envd_cfg.default_user, u, msg,
+    return abxl_envd_user_lookup(user ? user : abxl_envd_cfg.default_user, u, msg,
                                 msglen) ? 401 : 0;
 }
 
@@ -99,22 +99,22 @@ static int download_coding(struct MHD_Connection *c)
 {
     static const char *const cond[] = {"Range", "If-Modified-Since",
                                        "If-None-Match", "If-Range"};
-    const char *ae = abx_envd_header(c, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    const char *ae = abxl_envd_header(c, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 
-    if (!abx_envd_compat.gzip)
+    if (!abxl_envd_compat.gzip)
         return 0;
     for (size_t i = 0; i < sizeof cond / sizeof cond[0]; i++) {
-        const char *v = abx_envd_header(c, cond[i]);
+        const char *v = abxl_envd_header(c, cond[i]);
 
         if (v && *v)
-            return abx_envd_accept_encoding(ae, 1) < 0 ? -2 : 0;
+            return abxl_envd_accept_encoding(ae, 1) < 0 ? -2 : 0;
     }
-    return abx_envd_accept_encoding(ae, 0);
+    return abxl_envd_accept_encoding(ae, 0);
 }
 
-enum MHD_Result abx_envd_files_get(struct MHD_Connection *c)
+enum MHD_Result abxl_envd_files_get(struct MHD_Connection *c)
 {
-    struct abx_envd_user u;
+    struct abxl_envd_user u;
     char msg[PATH_MAX + 128], path[PATH_MAX], disp[PATH_MAX + 64];
     struct MHD_Response *r;
     struct stat st;
@@ -123,12 +123,12 @@ enum MHD_Result abx_envd_files_get(struct MHD_Connection *c)
     enum MHD_Result rc;
     int fd, gz;
 
-    if ((status = abx_envd_files_signing(c, "read", msg, sizeof msg)) ||
-        (status = abx_envd_files_user(c, &u, msg, sizeof msg)))
-        return abx_envd_reply_error(c, status, msg);
-    if (abx_envd_path_resolve(abx_envd_query(c, "path"), &u, path, sizeof path,
+    if ((status = abxl_envd_files_signing(c, "read", msg, sizeof msg)) ||
+        (status = abxl_envd_files_user(c, &u, msg, sizeof msg)))
+        return abxl_envd_reply_error(c, status, msg);
+    if (abxl_envd_path_resolve(abxl_envd_query(c, "path"), &u, path, sizeof path,
                               msg, sizeof msg))
-        return abx_envd_reply_error(c, 400, msg);
+        return abxl_envd_reply_error(c, 400, msg);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
         int e = errno;
@@ -137,34 +137,34 @@ enum MHD_Result abx_envd_files_get(struct MHD_Connection *c)
             close(fd);
         if (e == ENOENT || e == ENOTDIR) {
             snprintf(msg, sizeof msg, "path '%s' does not exist", path);
-            return abx_envd_reply_error(c, 404, msg);
+            return abxl_envd_reply_error(c, 404, msg);
         }
         snprintf(msg, sizeof msg, "error opening file '%s': %s", path,
                  strerror(e));
-        return abx_envd_reply_error(c, e == EACCES ? 403 : 500, msg);
+        return abxl_envd_reply_error(c, e == EACCES ? 403 : 500, msg);
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
         snprintf(msg, sizeof msg, "path '%s' is a directory", path);
-        return abx_envd_reply_error(c, 400, msg);
+        return abxl_envd_reply_error(c, 400, msg);
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
         snprintf(msg, sizeof msg, "path '%s' is not a regular file", path);
-        return abx_envd_reply_error(c, 400, msg);
+        return abxl_envd_reply_error(c, 400, msg);
     }
     if ((gz = download_coding(c)) < 0) {
         close(fd);
-        return abx_envd_reply_error(c, 406, gz == -1
+        return abxl_envd_reply_error(c, 406, gz == -1
             ? "error parsing Accept-Encoding: no acceptable encoding found, "
               "supported: [gzip]"
             : "identity encoding not acceptable for Range or conditional "
               "request");
     }
     /* Streamed from the fd (closed with the response): never loaded whole. */
-    if (!(r = abx_envd_download_response(fd, &st, gz)))
+    if (!(r = abxl_envd_download_response(fd, &st, gz)))
         return MHD_NO;
-    if (abx_envd_compat.gzip)
+    if (abxl_envd_compat.gzip)
         MHD_add_response_header(r, "Vary", "Accept-Encoding");
     if (gz)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");

@@ -11,13 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "jsonutil.h"
 
 #define LIST_MAX_ENTRIES 100000
 
 /* Resolves the string field `field` of the request into out. */
-static int get_path(struct abx_envd_rpc *rpc, const char *field, char *out,
+static int get_path(struct abxl_envd_rpc *rpc, const char *field, char *out,
                     size_t outlen)
 {
     struct abx_json_err je;
@@ -25,18 +25,18 @@ static int get_path(struct abx_envd_rpc *rpc, const char *field, char *out,
     char msg[256];
 
     if (abx_json_get_string(rpc->req, field, &p, "", &je) == ABX_JSON_EBADTYPE)
-        return abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
-    if (abx_envd_path_resolve(p, rpc->user, out, outlen, msg, sizeof msg))
-        return abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", msg);
+        return abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
+    if (abxl_envd_path_resolve(p, rpc->user, out, outlen, msg, sizeof msg))
+        return abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", msg);
     return 0;
 }
 
-static void set_entry(struct abx_envd_rpc *rpc, const char *path)
+static void set_entry(struct abxl_envd_rpc *rpc, const char *path)
 {
-    cJSON *e = abx_envd_entry_info(path);
+    cJSON *e = abxl_envd_entry_info(path);
 
     if (!e) {
-        abx_envd_rpc_fail(rpc, errno == ENOENT ? ABX_CONNECT_NOT_FOUND
+        abxl_envd_rpc_fail(rpc, errno == ENOENT ? ABX_CONNECT_NOT_FOUND
                                            : ABX_CONNECT_INTERNAL,
                       "error getting file info: lstat %s: %s", path,
                       strerror(errno));
@@ -45,13 +45,13 @@ static void set_entry(struct abx_envd_rpc *rpc, const char *path)
     rpc->resp = cJSON_CreateObject();
     if (!rpc->resp) {
         cJSON_Delete(e);
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "out of memory");
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "out of memory");
         return;
     }
     cJSON_AddItemToObject(rpc->resp, "entry", e);
 }
 
-static void h_stat(struct abx_envd_rpc *rpc)
+static void h_stat(struct abxl_envd_rpc *rpc)
 {
     char path[PATH_MAX];
     struct stat st;
@@ -59,7 +59,7 @@ static void h_stat(struct abx_envd_rpc *rpc)
     if (get_path(rpc, "path", path, sizeof path))
         return;
     if (lstat(path, &st) != 0) {
-        abx_envd_rpc_fail(rpc, errno == ENOENT || errno == ENOTDIR
+        abxl_envd_rpc_fail(rpc, errno == ENOENT || errno == ENOTDIR
                                ? ABX_CONNECT_NOT_FOUND
                                : ABX_CONNECT_INTERNAL,
                       "file not found: lstat %s: %s", path,
@@ -70,7 +70,7 @@ static void h_stat(struct abx_envd_rpc *rpc)
     set_entry(rpc, path);
 }
 
-static void h_make_dir(struct abx_envd_rpc *rpc)
+static void h_make_dir(struct abxl_envd_rpc *rpc)
 {
     char path[PATH_MAX];
     struct stat st;
@@ -79,16 +79,16 @@ static void h_make_dir(struct abx_envd_rpc *rpc)
         return;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            abx_envd_rpc_fail(rpc, ABX_CONNECT_ALREADY_EXISTS,
+            abxl_envd_rpc_fail(rpc, ABX_CONNECT_ALREADY_EXISTS,
                           "directory already exists: %s", path);
         else
-            abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT,
+            abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT,
                           "path already exists but it is not a directory: %s",
                           path);
         return;
     }
-    if (abx_envd_mkdirs(path, 1, rpc->user)) {
-        abx_envd_rpc_fail(rpc, errno == ENOTDIR ? ABX_CONNECT_INVALID_ARGUMENT
+    if (abxl_envd_mkdirs(path, 1, rpc->user)) {
+        abxl_envd_rpc_fail(rpc, errno == ENOTDIR ? ABX_CONNECT_INVALID_ARGUMENT
                                             : ABX_CONNECT_INTERNAL,
                       "error creating directory %s: %s", path,
                       strerror(errno));
@@ -97,7 +97,7 @@ static void h_make_dir(struct abx_envd_rpc *rpc)
     set_entry(rpc, path);
 }
 
-static void h_move(struct abx_envd_rpc *rpc)
+static void h_move(struct abxl_envd_rpc *rpc)
 {
     char src[PATH_MAX], dst[PATH_MAX];
     struct stat st;
@@ -106,19 +106,19 @@ static void h_move(struct abx_envd_rpc *rpc)
         get_path(rpc, "destination", dst, sizeof dst))
         return;
     if (lstat(src, &st) != 0) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_NOT_FOUND,
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_NOT_FOUND,
                       "source file not found: lstat %s: %s", src,
                       strerror(errno));
         return;
     }
-    if (abx_envd_mkdirs(dst, 0, rpc->user)) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL,
+    if (abxl_envd_mkdirs(dst, 0, rpc->user)) {
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL,
                       "error creating destination directory: %s",
                       strerror(errno));
         return;
     }
     if (rename(src, dst) != 0) {
-        abx_envd_rpc_fail(rpc, errno == ENOTDIR || errno == EISDIR ||
+        abxl_envd_rpc_fail(rpc, errno == ENOTDIR || errno == EISDIR ||
                                    errno == ENOTEMPTY || errno == EINVAL
                                ? ABX_CONNECT_INVALID_ARGUMENT
                                : ABX_CONNECT_INTERNAL,
@@ -156,7 +156,7 @@ static int walk(const char *dir, int depth, cJSON *arr, int *count)
             snprintf(child, sizeof child, "%s/%s",
                      strcmp(dir, "/") == 0 ? "" : dir, names[i]->d_name) <
                 (int)sizeof child &&
-            (e = abx_envd_entry_info(child))) {
+            (e = abxl_envd_entry_info(child))) {
             cJSON_AddItemToArray(arr, e);
             (*count)++;
             /* Descend into real directories only (no symlink loops). */
@@ -169,7 +169,7 @@ static int walk(const char *dir, int depth, cJSON *arr, int *count)
     return 0;
 }
 
-static void h_list_dir(struct abx_envd_rpc *rpc)
+static void h_list_dir(struct abxl_envd_rpc *rpc)
 {
     struct abx_json_err je;
     char path[PATH_MAX];
@@ -182,19 +182,19 @@ static void h_list_dir(struct abx_envd_rpc *rpc)
         return;
     if (abx_json_get_int(rpc->req, "depth", &depth, 0, 0, UINT32_MAX, &je) ==
         ABX_JSON_EBADTYPE) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
         return;
     }
     if (depth == 0)
         depth = 1;
     if (stat(path, &st) != 0) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_NOT_FOUND,
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_NOT_FOUND,
                       "directory not found: stat %s: %s", path,
                       strerror(errno));
         return;
     }
     if (!S_ISDIR(st.st_mode)) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT,
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT,
                       "path is not a directory: %s", path);
         return;
     }
@@ -202,12 +202,12 @@ static void h_list_dir(struct abx_envd_rpc *rpc)
     rpc->resp = cJSON_CreateObject();
     if (!arr || !rpc->resp) {
         cJSON_Delete(arr);
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "out of memory");
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "out of memory");
         return;
     }
     if (walk(path, depth > 1000 ? 1000 : (int)depth, arr, &count)) {
         cJSON_Delete(arr);
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "error reading directory %s: %s",
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "error reading directory %s: %s",
                       path, strerror(errno));
         return;
     }
@@ -227,7 +227,7 @@ static int rm_one(const char *p, const struct stat *st, int flag,
     return unlink(p) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-static void h_remove(struct abx_envd_rpc *rpc)
+static void h_remove(struct abxl_envd_rpc *rpc)
 {
     char path[PATH_MAX];
     struct stat st;
@@ -240,11 +240,11 @@ static void h_remove(struct abx_envd_rpc *rpc)
         (S_ISDIR(st.st_mode)
              ? nftw(path, rm_one, 64, FTW_DEPTH | FTW_PHYS) != 0
              : unlink(path) != 0))
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "error removing %s: %s",
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "error removing %s: %s",
                       path, strerror(errno));
 }
 
-static int get_watch_args(struct abx_envd_rpc *rpc, char *path, size_t len,
+static int get_watch_args(struct abxl_envd_rpc *rpc, char *path, size_t len,
                           int *recursive, int *include_entry, int *allow_net)
 {
     struct abx_json_err je;
@@ -256,32 +256,32 @@ static int get_watch_args(struct abx_envd_rpc *rpc, char *path, size_t len,
     *include_entry = *allow_net = 0;
     if (abx_json_get_bool(rpc->req, "recursive", recursive, 0, &je) ==
             ABX_JSON_EBADTYPE ||
-        (abx_envd_compat.watch_include_entry &&
+        (abxl_envd_compat.watch_include_entry &&
          abx_json_get_bool(rpc->req, "includeEntry", include_entry, 0, &je) ==
              ABX_JSON_EBADTYPE) ||
-        (abx_envd_compat.watch_network_mounts &&
+        (abxl_envd_compat.watch_network_mounts &&
          abx_json_get_bool(rpc->req, "allowNetworkMounts", allow_net, 0, &je) ==
              ABX_JSON_EBADTYPE))
-        return abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
+        return abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
     return 0;
 }
 
-static void h_watch_dir(struct abx_envd_rpc *rpc)
+static void h_watch_dir(struct abxl_envd_rpc *rpc)
 {
     char path[PATH_MAX], err[512];
     enum abx_connect_code code;
     int rec, inc, net;
 
     if (get_watch_args(rpc, path, sizeof path, &rec, &inc, &net)) {
-        abx_envd_stream_end(rpc->stream, rpc->code, rpc->msg);
+        abxl_envd_stream_end(rpc->stream, rpc->code, rpc->msg);
         return;
     }
-    if (abx_envd_watch_new(path, rec, inc, net, rpc->stream, NULL, &code, err,
+    if (abxl_envd_watch_new(path, rec, inc, net, rpc->stream, NULL, &code, err,
                        sizeof err))
-        abx_envd_stream_end(rpc->stream, code, err);
+        abxl_envd_stream_end(rpc->stream, code, err);
 }
 
-static void h_create_watcher(struct abx_envd_rpc *rpc)
+static void h_create_watcher(struct abxl_envd_rpc *rpc)
 {
     char path[PATH_MAX], err[512], id[32];
     enum abx_connect_code code;
@@ -289,9 +289,9 @@ static void h_create_watcher(struct abx_envd_rpc *rpc)
 
     if (get_watch_args(rpc, path, sizeof path, &rec, &inc, &net))
         return;
-    if (abx_envd_watchers_create(path, rec, inc, net, id, sizeof id, &code, err,
+    if (abxl_envd_watchers_create(path, rec, inc, net, id, sizeof id, &code, err,
                              sizeof err)) {
-        abx_envd_rpc_fail(rpc, code, "%s", err);
+        abxl_envd_rpc_fail(rpc, code, "%s", err);
         return;
     }
     rpc->resp = cJSON_CreateObject();
@@ -299,28 +299,28 @@ static void h_create_watcher(struct abx_envd_rpc *rpc)
         cJSON_AddStringToObject(rpc->resp, "watcherId", id);
 }
 
-static const char *watcher_id(struct abx_envd_rpc *rpc)
+static const char *watcher_id(struct abxl_envd_rpc *rpc)
 {
     struct abx_json_err je;
     const char *id;
 
     if (abx_json_get_string(rpc->req, "watcherId", &id, "", &je) ==
         ABX_JSON_EBADTYPE) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
         return NULL;
     }
     return id;
 }
 
-static void h_get_watcher_events(struct abx_envd_rpc *rpc)
+static void h_get_watcher_events(struct abxl_envd_rpc *rpc)
 {
     const char *id = watcher_id(rpc);
     cJSON *ev;
 
     if (!id)
         return;
-    if (!(ev = abx_envd_watchers_events(id))) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_NOT_FOUND, "watcher with id %s not found",
+    if (!(ev = abxl_envd_watchers_events(id))) {
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_NOT_FOUND, "watcher with id %s not found",
                       id);
         return;
     }
@@ -331,16 +331,16 @@ static void h_get_watcher_events(struct abx_envd_rpc *rpc)
         cJSON_Delete(ev);
 }
 
-static void h_remove_watcher(struct abx_envd_rpc *rpc)
+static void h_remove_watcher(struct abxl_envd_rpc *rpc)
 {
     const char *id = watcher_id(rpc);
 
-    if (id && abx_envd_watchers_remove(id))
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_NOT_FOUND, "watcher with id %s not found",
+    if (id && abxl_envd_watchers_remove(id))
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_NOT_FOUND, "watcher with id %s not found",
                       id);
 }
 
-const struct abx_envd_method abx_envd_filesystem_methods[] = {
+const struct abxl_envd_method abxl_envd_filesystem_methods[] = {
     {"Stat", h_stat, 0},
     {"MakeDir", h_make_dir, 0},
     {"Move", h_move, 0},

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "filesig.h"
 #include "jsonutil.h"
 
@@ -23,15 +23,15 @@ struct req {
     int unauthorized;
     struct abx_buf body;
     int overflow;
-    struct abx_envd_upload *up;
+    struct abxl_envd_upload *up;
 };
 
-const char *abx_envd_header(struct MHD_Connection *c, const char *name)
+const char *abxl_envd_header(struct MHD_Connection *c, const char *name)
 {
     return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
-enum MHD_Result abx_envd_reply_json(struct MHD_Connection *c, unsigned status,
+enum MHD_Result abxl_envd_reply_json(struct MHD_Connection *c, unsigned status,
                                 const char *content_type, const char *body,
                                 size_t len)
 {
@@ -49,7 +49,7 @@ enum MHD_Result abx_envd_reply_json(struct MHD_Connection *c, unsigned status,
     return rc;
 }
 
-enum MHD_Result abx_envd_reply_error(struct MHD_Connection *c, unsigned status,
+enum MHD_Result abxl_envd_reply_error(struct MHD_Connection *c, unsigned status,
                                  const char *msg)
 {
     cJSON *o = cJSON_CreateObject();
@@ -60,7 +60,7 @@ enum MHD_Result abx_envd_reply_error(struct MHD_Connection *c, unsigned status,
     if (o && cJSON_AddNumberToObject(o, "code", status) &&
         cJSON_AddStringToObject(o, "message", msg) &&
         abx_json_append(&b, o) == 0)
-        rc = abx_envd_reply_json(c, status, "application/json; charset=utf-8",
+        rc = abxl_envd_reply_json(c, status, "application/json; charset=utf-8",
                              b.data, b.len);
     cJSON_Delete(o);
     abx_buf_free(&b);
@@ -69,7 +69,7 @@ enum MHD_Result abx_envd_reply_error(struct MHD_Connection *c, unsigned status,
 
 static enum MHD_Result reply_empty(struct MHD_Connection *c, unsigned status)
 {
-    return abx_envd_reply_json(c, status, NULL, "", 0);
+    return abxl_envd_reply_json(c, status, NULL, "", 0);
 }
 
 /* /init: nothing to initialise here (abx-local writes config.json), but
@@ -82,7 +82,7 @@ static enum MHD_Result reply_init(struct MHD_Connection *c)
 
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, "X-Envd-Version", abx_envd_compat.version);
+    MHD_add_response_header(r, "X-Envd-Version", abxl_envd_compat.version);
     rc = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, r);
     MHD_destroy_response(r);
     return rc;
@@ -95,7 +95,7 @@ static enum MHD_Result reply_envs(struct MHD_Connection *c)
     struct MHD_Response *r;
 
     abx_buf_init(&b, 0);
-    if (abx_json_append(&b, abx_envd_cfg.env_vars) == 0 &&
+    if (abx_json_append(&b, abxl_envd_cfg.env_vars) == 0 &&
         (r = MHD_create_response_from_buffer(b.len, b.data,
                                              MHD_RESPMEM_MUST_COPY))) {
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -134,11 +134,11 @@ static int token_ok(struct MHD_Connection *c, enum route r)
     int files = r == R_FILES_GET || r == R_FILES_POST;
     const char *t;
 
-    if (!abx_envd_cfg.access_token || r == R_HEALTH || r == R_INIT ||
-        (files && abx_envd_compat.signed_urls))
+    if (!abxl_envd_cfg.access_token || r == R_HEALTH || r == R_INIT ||
+        (files && abxl_envd_compat.signed_urls))
         return 1;
-    t = abx_envd_header(c, "X-Access-Token");
-    return t && abx_filesig_equal(t, abx_envd_cfg.access_token);
+    t = abxl_envd_header(c, "X-Access-Token");
+    return t && abx_filesig_equal(t, abxl_envd_cfg.access_token);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -158,7 +158,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         abx_buf_init(&q->body, RPC_BODY_MAX);
         q->unauthorized = !token_ok(c, q->route);
         if (q->route == R_FILES_POST && !q->unauthorized &&
-            !(q->up = abx_envd_upload_begin(c))) {
+            !(q->up = abxl_envd_upload_begin(c))) {
             free(q);
             return MHD_NO;
         }
@@ -166,15 +166,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         /* Refused before the body: answer now, MHD skips the upload (and
          * closes the connection) instead of reading it all. */
         if (q->unauthorized)
-            return abx_envd_reply_error(c, 401, UNAUTHORIZED);
-        if (q->up && abx_envd_upload_failed(q->up))
-            return abx_envd_upload_finish(q->up, c);
+            return abxl_envd_reply_error(c, 401, UNAUTHORIZED);
+        if (q->up && abxl_envd_upload_failed(q->up))
+            return abxl_envd_upload_finish(q->up, c);
         return MHD_YES;
     }
     if (*upload_data_size) {
         /* Bodies we do not use (or refuse) are read and dropped. */
         if (q->up && !q->unauthorized) {
-            abx_envd_upload_data(q->up, upload_data, *upload_data_size);
+            abxl_envd_upload_data(q->up, upload_data, *upload_data_size);
         } else if (q->route == R_RPC && !q->unauthorized && !q->overflow &&
                    abx_buf_append(&q->body, upload_data, *upload_data_size)) {
             q->overflow = 1; /* answered resource_exhausted at the end */
@@ -191,17 +191,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     case R_INIT:
         return reply_init(c);
     case R_FILES_GET:
-        return abx_envd_files_get(c);
+        return abxl_envd_files_get(c);
     case R_FILES_POST:
-        return abx_envd_upload_finish(q->up, c);
+        return abxl_envd_upload_finish(q->up, c);
     case R_RPC:
-        return abx_envd_rpc_handle(c, url, method, &q->body, q->overflow);
+        return abxl_envd_rpc_handle(c, url, method, &q->body, q->overflow);
     case R_BADMETHOD:
-        return abx_envd_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+        return abxl_envd_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
                                 "method not allowed");
     case R_NOTFOUND:
     default:
-        return abx_envd_reply_error(c, MHD_HTTP_NOT_FOUND, "404 page not found");
+        return abxl_envd_reply_error(c, MHD_HTTP_NOT_FOUND, "404 page not found");
     }
 }
 
@@ -215,7 +215,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     if (!q)
         return;
-    abx_envd_upload_free(q->up);
+    abxl_envd_upload_free(q->up);
     abx_buf_free(&q->body);
     free(q);
     *con_cls = NULL;
@@ -223,14 +223,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 static struct MHD_Daemon *daemon_;
 
-void abx_envd_http_stop(void)
+void abxl_envd_http_stop(void)
 {
     if (daemon_)
         MHD_stop_daemon(daemon_);
     daemon_ = NULL;
 }
 
-int abx_envd_http_start(const char *addr, unsigned port, char *err,
+int abxl_envd_http_start(const char *addr, unsigned port, char *err,
                     size_t errlen)
 {
     struct sockaddr_in sa;

@@ -11,7 +11,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "version.h"
 
 static void usage(FILE *f)
@@ -23,15 +23,15 @@ static void usage(FILE *f)
 /* The template's start command, run once at boot and never listed. */
 static void run_start_command(void)
 {
-    struct abx_envd_user u;
-    struct abx_envd_spawn sp;
+    struct abxl_envd_user u;
+    struct abxl_envd_spawn sp;
     char err[512];
     uint32_t pid;
     cJSON *args;
 
-    if (!abx_envd_cfg.start_cmd)
+    if (!abxl_envd_cfg.start_cmd)
         return;
-    if (abx_envd_user_lookup(abx_envd_cfg.start_user, &u, err, sizeof err)) {
+    if (abxl_envd_user_lookup(abxl_envd_cfg.start_user, &u, err, sizeof err)) {
         fprintf(stderr, "abx-envd: start command not run: %s\n", err);
         return;
     }
@@ -39,7 +39,7 @@ static void run_start_command(void)
     if (!(args = cJSON_CreateArray()) ||
         !cJSON_AddItemToArray(args, cJSON_CreateString("-l")) ||
         !cJSON_AddItemToArray(args, cJSON_CreateString("-c")) ||
-        !cJSON_AddItemToArray(args, cJSON_CreateString(abx_envd_cfg.start_cmd))) {
+        !cJSON_AddItemToArray(args, cJSON_CreateString(abxl_envd_cfg.start_cmd))) {
         fprintf(stderr, "abx-envd: start command not run: out of memory\n");
         cJSON_Delete(args);
         return;
@@ -47,10 +47,10 @@ static void run_start_command(void)
     memset(&sp, 0, sizeof sp);
     sp.cmd = "/bin/bash";
     sp.args = args;
-    sp.cwd = abx_envd_cfg.start_cwd;
+    sp.cwd = abxl_envd_cfg.start_cwd;
     sp.hidden = 1;
     sp.user = &u;
-    if (abx_envd_proc_start(&sp, NULL, &pid, err, sizeof err))
+    if (abxl_envd_proc_start(&sp, NULL, &pid, err, sizeof err))
         fprintf(stderr, "abx-envd: start command failed: %s\n", err);
     else
         fprintf(stderr, "abx-envd: start command running as pid %u\n", pid);
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
         if (strcmp(a, "--version") == 0) {
-            printf("%s\n", ABX_ENVD_VERSION);
+            printf("%s\n", ABXL_ENVD_VERSION);
             return 0;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (abx_envd_config_load(config, err, sizeof err)) {
+    if (abxl_envd_config_load(config, err, sizeof err)) {
         fprintf(stderr, "abx-envd: %s\n", err);
         return 1;
     }
@@ -126,17 +126,17 @@ int main(int argc, char **argv)
     sigaddset(&term, SIGTERM);
     sigaddset(&term, SIGINT);
     pthread_sigmask(SIG_BLOCK, &term, NULL);
-    abx_envd_proc_init();
-    if (abx_envd_http_start(addr, (unsigned)port, err, sizeof err)) {
+    abxl_envd_proc_init();
+    if (abxl_envd_http_start(addr, (unsigned)port, err, sizeof err)) {
         fprintf(stderr, "abx-envd: %s\n", err);
         return 1;
     }
     fprintf(stderr, "abx-envd %s (as envd %s) listening on %s:%lu\n",
-            ABX_ENVD_VERSION, abx_envd_compat.version, addr, port);
+            ABXL_ENVD_VERSION, abxl_envd_compat.version, addr, port);
     run_start_command();
     while (sigwait(&term, &sig) != 0)
         ;
     fprintf(stderr, "abx-envd: stopping on signal %d\n", sig);
-    abx_envd_http_stop();
+    abxl_envd_http_stop();
     return 0;
 }

@@ -8,7 +8,7 @@
 #include <strings.h>
 #include <sys/xattr.h>
 
-#include "envd.h"
+#include "daemon.h"
 
 #define META_PREFIX "user.e2b."
 #define META_KEY_MAX 246   /* xattr names are at most 255 bytes */
@@ -69,7 +69,7 @@ static enum MHD_Result collect_one(void *cls, enum MHD_ValueKind kind,
     return MHD_YES;
 }
 
-int abx_envd_meta_from_headers(struct MHD_Connection *conn, cJSON **out,
+int abxl_envd_meta_from_headers(struct MHD_Connection *conn, cJSON **out,
                            char *err, size_t errlen)
 {
     struct collect c = {.obj = cJSON_CreateObject(), .err = err,
@@ -93,7 +93,7 @@ int abx_envd_meta_from_headers(struct MHD_Connection *conn, cJSON **out,
     return 1;
 }
 
-int abx_envd_meta_write(int fd, const cJSON *meta)
+int abxl_envd_meta_write(int fd, const cJSON *meta)
 {
     char names[8192], attr[sizeof META_PREFIX + META_KEY_MAX];
     ssize_t n = flistxattr(fd, names, sizeof names);
@@ -112,7 +112,7 @@ int abx_envd_meta_write(int fd, const cJSON *meta)
     return 0;
 }
 
-cJSON *abx_envd_meta_read(const char *path)
+cJSON *abxl_envd_meta_read(const char *path)
 {
     char names[8192], val[META_TOTAL_MAX + 1];
     ssize_t n = llistxattr(path, names, sizeof names);

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "jsonutil.h"
 
 #define MAX_SUBS 32
@@ -29,7 +29,7 @@
 #define BACKLOG_HIGH ((size_t)2 * 1024 * 1024)
 
 struct sub {
-    struct abx_envd_stream *s;
+    struct abxl_envd_stream *s;
     int starter;  /* the Start stream: gets deadline_exceeded on timeout */
 };
 
@@ -61,7 +61,7 @@ static struct proc *procs;
  * process and then looks for it (`kill -0`, ps) never sees a zombie. */
 #define KILL_REAP_WAIT_MS 2000
 
-int abx_envd_proc_init(void)
+int abxl_envd_proc_init(void)
 {
     signal(SIGPIPE, SIG_IGN);
     return 0;
@@ -70,7 +70,7 @@ int abx_envd_proc_init(void)
 static void proc_free(struct proc *p)
 {
     for (int i = 0; i < p->nsubs; i++)
-        abx_envd_stream_unref(p->subs[i].s);
+        abxl_envd_stream_unref(p->subs[i].s);
     if (p->in_fd >= 0)
         close(p->in_fd);
     if (p->pty_fd >= 0)
@@ -93,7 +93,7 @@ static void proc_free(struct proc *p)
 /* Drops processes whose end event has been kept long enough. */
 static void gc_locked(void)
 {
-    int64_t now = abx_envd_now_ms();
+    int64_t now = abxl_envd_now_ms();
 
     for (struct proc **pp = &procs; *pp;) {
         struct proc *p = *pp;
@@ -107,7 +107,7 @@ static void gc_locked(void)
     }
 }
 
-static struct proc *find_locked(const struct abx_envd_selector *sel, int running,
+static struct proc *find_locked(const struct abxl_envd_selector *sel, int running,
                                 char *err, size_t errlen)
 {
     gc_locked();
@@ -166,10 +166,10 @@ static void broadcast_locked(struct proc *p, const char *env, size_t n)
     int kept = 0;
 
     for (int i = 0; i < p->nsubs; i++) {
-        if (abx_envd_stream_send_raw(p->subs[i].s, env, n) == 0) {
+        if (abxl_envd_stream_send_raw(p->subs[i].s, env, n) == 0) {
             p->subs[kept++] = p->subs[i];
         } else {
-            abx_envd_stream_unref(p->subs[i].s);
+            abxl_envd_stream_unref(p->subs[i].s);
         }
     }
     p->nsubs = kept;
@@ -198,22 +198,22 @@ static void emit_data(struct proc *p, const char *kind, const char *d,
 
 static void finish_locked(struct proc *p, int status)
 {
-    event_env(&p->end_env, "end", abx_envd_end_event(status));
+    event_env(&p->end_env, "end", abxl_envd_end_event(status));
     for (int i = 0; i < p->nsubs; i++) {
-        struct abx_envd_stream *s = p->subs[i].s;
+        struct abxl_envd_stream *s = p->subs[i].s;
 
         if (p->timed_out && p->subs[i].starter) {
-            abx_envd_stream_end(s, ABX_CONNECT_DEADLINE_EXCEEDED,
+            abxl_envd_stream_end(s, ABX_CONNECT_DEADLINE_EXCEEDED,
                             "context deadline exceeded");
         } else {
-            abx_envd_stream_send_raw(s, p->end_env.data, p->end_env.len);
-            abx_envd_stream_end(s, ABX_CONNECT_OK, NULL);
+            abxl_envd_stream_send_raw(s, p->end_env.data, p->end_env.len);
+            abxl_envd_stream_end(s, ABX_CONNECT_OK, NULL);
         }
-        abx_envd_stream_unref(s);
+        abxl_envd_stream_unref(s);
     }
     p->nsubs = 0;
     p->exited = 1;
-    p->exit_ms = abx_envd_now_ms();
+    p->exit_ms = abxl_envd_now_ms();
     if (p->in_fd >= 0) {
         close(p->in_fd);
         p->in_fd = -1;
@@ -250,7 +250,7 @@ static int throttled(struct proc *p)
 
     pthread_mutex_lock(&mu);
     for (int i = 0; i < p->nsubs && !full; i++)
-        full = abx_envd_stream_backlog(p->subs[i].s) > BACKLOG_HIGH;
+        full = abxl_envd_stream_backlog(p->subs[i].s) > BACKLOG_HIGH;
     pthread_mutex_unlock(&mu);
     return full;
 }
@@ -293,7 +293,7 @@ static void *waiter(void *arg)
         fds[nf++] = (struct pollfd){.fd = p->out_fd, .events = POLLIN};
         fds[nf++] = (struct pollfd){.fd = p->err_fd, .events = POLLIN};
         if (p->deadline_ms && !p->timed_out) {
-            int64_t left = p->deadline_ms - abx_envd_now_ms();
+            int64_t left = p->deadline_ms - abxl_envd_now_ms();
 
             if (left <= 0) {
                 kill(-p->pid, SIGKILL);
@@ -360,7 +360,7 @@ static void *waiter(void *arg)
 }
 
 /* The ProcessConfig as List reports it. */
-static cJSON *config_json(const struct abx_envd_spawn *sp)
+static cJSON *config_json(const struct abxl_envd_spawn *sp)
 {
     cJSON *c = cJSON_CreateObject();
 
@@ -376,10 +376,10 @@ static cJSON *config_json(const struct abx_envd_spawn *sp)
     return c;
 }
 
-int abx_envd_proc_start(const struct abx_envd_spawn *sp, struct abx_envd_stream *sub,
+int abxl_envd_proc_start(const struct abxl_envd_spawn *sp, struct abxl_envd_stream *sub,
                     uint32_t *pid, char *err, size_t errlen)
 {
-    struct abx_envd_child ch;
+    struct abxl_envd_child ch;
     struct proc *p = calloc(1, sizeof *p);
     struct abx_buf env;
     pthread_t t;
@@ -395,7 +395,7 @@ int abx_envd_proc_start(const struct abx_envd_spawn *sp, struct abx_envd_stream 
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    if (abx_envd_spawn(sp, &ch, err, errlen))
+    if (abxl_envd_spawn(sp, &ch, err, errlen))
         goto fail;
     p->pid = ch.pid;
     p->pidfd = ch.pidfd;
@@ -412,8 +412,8 @@ int abx_envd_proc_start(const struct abx_envd_spawn *sp, struct abx_envd_stream 
     pthread_mutex_lock(&mu);
     gc_locked();  /* else entries pile up until the next Connect or List */
     if (sub && start_env(&env, p->pid) == 0 &&
-        abx_envd_stream_send_raw(sub, env.data, env.len) == 0) {
-        abx_envd_stream_ref(sub);
+        abxl_envd_stream_send_raw(sub, env.data, env.len) == 0) {
+        abxl_envd_stream_ref(sub);
         p->subs[p->nsubs++] = (struct sub){sub, 1};
     }
     p->next = procs;
@@ -448,15 +448,15 @@ static void prune_locked(struct proc *p)
     int kept = 0;
 
     for (int i = 0; i < p->nsubs; i++) {
-        if (abx_envd_stream_gone(p->subs[i].s))
-            abx_envd_stream_unref(p->subs[i].s);
+        if (abxl_envd_stream_gone(p->subs[i].s))
+            abxl_envd_stream_unref(p->subs[i].s);
         else
             p->subs[kept++] = p->subs[i];
     }
     p->nsubs = kept;
 }
 
-int abx_envd_proc_connect(const struct abx_envd_selector *sel, struct abx_envd_stream *s,
+int abxl_envd_proc_connect(const struct abxl_envd_selector *sel, struct abxl_envd_stream *s,
                       char *err, size_t errlen)
 {
     struct abx_buf env;
@@ -467,24 +467,24 @@ int abx_envd_proc_connect(const struct abx_envd_selector *sel, struct abx_envd_s
     pthread_mutex_lock(&mu);
     if (!(p = find_locked(sel, 0, err, errlen)))
         goto out;
-    if (start_env(&env, p->pid) || abx_envd_stream_send_raw(s, env.data, env.len)) {
+    if (start_env(&env, p->pid) || abxl_envd_stream_send_raw(s, env.data, env.len)) {
         snprintf(err, errlen, "stream closed");
         goto out;
     }
     if (p->unsent.len) {
-        abx_envd_stream_send_raw(s, p->unsent.data, p->unsent.len);
+        abxl_envd_stream_send_raw(s, p->unsent.data, p->unsent.len);
         abx_buf_reset(&p->unsent);
     }
     rc = 0;
     prune_locked(p);
     if (p->exited) {
-        abx_envd_stream_send_raw(s, p->end_env.data, p->end_env.len);
-        abx_envd_stream_end(s, ABX_CONNECT_OK, NULL);
+        abxl_envd_stream_send_raw(s, p->end_env.data, p->end_env.len);
+        abxl_envd_stream_end(s, ABX_CONNECT_OK, NULL);
     } else if (p->nsubs == MAX_SUBS) {
-        abx_envd_stream_end(s, ABX_CONNECT_RESOURCE_EXHAUSTED,
+        abxl_envd_stream_end(s, ABX_CONNECT_RESOURCE_EXHAUSTED,
                         "too many streams attached to this process");
     } else {
-        abx_envd_stream_ref(s);
+        abxl_envd_stream_ref(s);
         p->subs[p->nsubs++] = (struct sub){s, 0};
     }
 out:
@@ -493,7 +493,7 @@ out:
     return rc;
 }
 
-int abx_envd_proc_list(cJSON *array)
+int abxl_envd_proc_list(cJSON *array)
 {
     pthread_mutex_lock(&mu);
     gc_locked();
@@ -514,7 +514,7 @@ int abx_envd_proc_list(cJSON *array)
     return 0;
 }
 
-int abx_envd_proc_input(const struct abx_envd_selector *sel, int pty,
+int abxl_envd_proc_input(const struct abxl_envd_selector *sel, int pty,
                     const void *data, size_t n, char *err, size_t errlen)
 {
     const char *d = data;
@@ -575,7 +575,7 @@ enum control { CTL_EXISTS, CTL_SIGNAL, CTL_CLOSE_STDIN, CTL_RESIZE };
 
 /* One operation on a running process, under the table lock so that the
  * process cannot be reaped (and its pid reused) meanwhile. */
-static int control(const struct abx_envd_selector *sel, enum control op, int sig,
+static int control(const struct abxl_envd_selector *sel, enum control op, int sig,
                    const struct winsize *ws, char *err, size_t errlen)
 {
     struct proc *p;
@@ -613,25 +613,25 @@ static int control(const struct abx_envd_selector *sel, enum control op, int sig
     return rc;
 }
 
-int abx_envd_proc_signal(const struct abx_envd_selector *sel, int sig, char *err,
+int abxl_envd_proc_signal(const struct abxl_envd_selector *sel, int sig, char *err,
                      size_t errlen)
 {
     return control(sel, CTL_SIGNAL, sig, NULL, err, errlen);
 }
 
-int abx_envd_proc_close_stdin(const struct abx_envd_selector *sel, char *err,
+int abxl_envd_proc_close_stdin(const struct abxl_envd_selector *sel, char *err,
                           size_t errlen)
 {
     return control(sel, CTL_CLOSE_STDIN, 0, NULL, err, errlen);
 }
 
-int abx_envd_proc_exists(const struct abx_envd_selector *sel, char *err,
+int abxl_envd_proc_exists(const struct abxl_envd_selector *sel, char *err,
                      size_t errlen)
 {
     return control(sel, CTL_EXISTS, 0, NULL, err, errlen);
 }
 
-int abx_envd_proc_resize(const struct abx_envd_selector *sel, unsigned rows,
+int abxl_envd_proc_resize(const struct abxl_envd_selector *sel, unsigned rows,
                      unsigned cols, char *err, size_t errlen)
 {
     struct winsize ws = {.ws_row = (unsigned short)rows,

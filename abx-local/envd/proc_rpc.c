@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "jsonutil.h"
 
 /* ProcessSelector {pid | tag}. 0, or an error code set on rpc. */
-static int get_selector(struct abx_envd_rpc *rpc, struct abx_envd_selector *sel)
+static int get_selector(struct abxl_envd_rpc *rpc, struct abxl_envd_selector *sel)
 {
     struct abx_json_err je;
     const cJSON *ps;
@@ -19,19 +19,19 @@ static int get_selector(struct abx_envd_rpc *rpc, struct abx_envd_selector *sel)
     memset(sel, 0, sizeof *sel);
     if (abx_json_get_object(rpc->req, "process", &ps, &je) ==
         ABX_JSON_EBADTYPE)
-        return abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
+        return abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
     if (abx_json_get_int(ps, "pid", &pid, 0, 0, UINT32_MAX, &je) ==
             ABX_JSON_EBADTYPE ||
         (rt = abx_json_get_string(ps, "tag", &tag, NULL, &je)) ==
             ABX_JSON_EBADTYPE)
-        return abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
+        return abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
     if (rt == ABX_JSON_OK) {
         sel->by_tag = 1;
         sel->tag = tag;
     } else if (abx_json_field(ps, "pid")) {
         sel->pid = (uint32_t)pid;
     } else {
-        return abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT,
+        return abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT,
                              "process selector (pid or tag) is required");
     }
     return 0;
@@ -53,10 +53,10 @@ static int get_size(const cJSON *pty, unsigned *rows, unsigned *cols,
     return 0;
 }
 
-static void h_start(struct abx_envd_rpc *rpc)
+static void h_start(struct abxl_envd_rpc *rpc)
 {
     struct abx_json_err je;
-    struct abx_envd_spawn sp;
+    struct abxl_envd_spawn sp;
     const cJSON *pc, *pty;
     char err[1024];
     uint32_t pid;
@@ -70,11 +70,11 @@ static void h_start(struct abx_envd_rpc *rpc)
         abx_json_get_array(pc, "args", &sp.args, &je) == ABX_JSON_EBADTYPE ||
         abx_json_get_object(pc, "envs", &sp.envs, &je) == ABX_JSON_EBADTYPE ||
         abx_json_get_string(pc, "cwd", &sp.cwd, NULL, &je) == ABX_JSON_EBADTYPE) {
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT, je.msg);
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT, je.msg);
         return;
     }
     if (pty && get_size(pty, &sp.rows, &sp.cols, &je)) {
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT, je.msg);
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT, je.msg);
         return;
     }
     sp.pty = pty != NULL;
@@ -83,37 +83,37 @@ static void h_start(struct abx_envd_rpc *rpc)
 
         cJSON_ArrayForEach(it, sp.envs)
             if (!cJSON_IsString(it)) {
-                abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
+                abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                                 "field 'envs': values must be strings");
                 return;
             }
     }
     if (!pc || !*sp.cmd) {
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                         "process.cmd is required");
         return;
     }
     sp.user = rpc->user;
     /* The RPC deadline is also the process's lifetime (envd behaviour). */
     sp.deadline_ms = rpc->deadline_ms;
-    if (abx_envd_proc_start(&sp, rpc->stream, &pid, err, sizeof err))
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT, err);
+    if (abxl_envd_proc_start(&sp, rpc->stream, &pid, err, sizeof err))
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT, err);
 }
 
-static void h_connect(struct abx_envd_rpc *rpc)
+static void h_connect(struct abxl_envd_rpc *rpc)
 {
-    struct abx_envd_selector sel;
+    struct abxl_envd_selector sel;
     char err[256];
 
     if (get_selector(rpc, &sel)) {
-        abx_envd_stream_end(rpc->stream, rpc->code, rpc->msg);
+        abxl_envd_stream_end(rpc->stream, rpc->code, rpc->msg);
         return;
     }
-    if (abx_envd_proc_connect(&sel, rpc->stream, err, sizeof err))
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_NOT_FOUND, err);
+    if (abxl_envd_proc_connect(&sel, rpc->stream, err, sizeof err))
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_NOT_FOUND, err);
 }
 
-static void h_list(struct abx_envd_rpc *rpc)
+static void h_list(struct abxl_envd_rpc *rpc)
 {
     cJSON *arr;
 
@@ -121,20 +121,20 @@ static void h_list(struct abx_envd_rpc *rpc)
     arr = cJSON_CreateArray();
     if (!rpc->resp || !arr) {
         cJSON_Delete(arr);
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "out of memory");
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "out of memory");
         return;
     }
-    abx_envd_proc_list(arr);
+    abxl_envd_proc_list(arr);
     if (cJSON_GetArraySize(arr) > 0)
         cJSON_AddItemToObject(rpc->resp, "processes", arr);
     else
         cJSON_Delete(arr);
 }
 
-static void h_send_input(struct abx_envd_rpc *rpc)
+static void h_send_input(struct abxl_envd_rpc *rpc)
 {
     struct abx_json_err je;
-    struct abx_envd_selector sel;
+    struct abxl_envd_selector sel;
     const cJSON *in;
     struct abx_buf data;
     char err[256];
@@ -146,13 +146,13 @@ static void h_send_input(struct abx_envd_rpc *rpc)
     if (abx_json_get_object(rpc->req, "input", &in, &je) == ABX_JSON_EBADTYPE ||
         abx_json_get_bytes(in, "stdin", &data, &je) == ABX_JSON_EBADTYPE ||
         abx_json_get_bytes(in, "pty", &data, &je) == ABX_JSON_EBADTYPE) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
         goto out;
     }
-    rc = abx_envd_proc_input(&sel, abx_json_field(in, "pty") != NULL, data.data,
+    rc = abxl_envd_proc_input(&sel, abx_json_field(in, "pty") != NULL, data.data,
                          data.len, err, sizeof err);
     if (rc)
-        abx_envd_rpc_fail(rpc, rc, "%s", err);
+        abxl_envd_rpc_fail(rpc, rc, "%s", err);
 out:
     abx_buf_free(&data);
 }
@@ -161,10 +161,10 @@ static const char *const signal_names[] = {
     [0] = "SIGNAL_UNSPECIFIED", [9] = "SIGNAL_SIGKILL", [15] = "SIGNAL_SIGTERM",
 };
 
-static void h_send_signal(struct abx_envd_rpc *rpc)
+static void h_send_signal(struct abxl_envd_rpc *rpc)
 {
     struct abx_json_err je;
-    struct abx_envd_selector sel;
+    struct abxl_envd_selector sel;
     char err[256];
     int sig, rc;
 
@@ -172,35 +172,35 @@ static void h_send_signal(struct abx_envd_rpc *rpc)
         return;
     if (abx_json_get_enum(rpc->req, "signal", signal_names, 16, &sig, 0, &je) ==
         ABX_JSON_EBADTYPE) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
         return;
     }
     if (sig != SIGKILL && sig != SIGTERM) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_UNIMPLEMENTED, "invalid signal: %d", sig);
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_UNIMPLEMENTED, "invalid signal: %d", sig);
         return;
     }
-    rc = abx_envd_proc_signal(&sel, sig, err, sizeof err);
+    rc = abxl_envd_proc_signal(&sel, sig, err, sizeof err);
     if (rc)
-        abx_envd_rpc_fail(rpc, rc, "%s", err);
+        abxl_envd_rpc_fail(rpc, rc, "%s", err);
 }
 
-static void h_close_stdin(struct abx_envd_rpc *rpc)
+static void h_close_stdin(struct abxl_envd_rpc *rpc)
 {
-    struct abx_envd_selector sel;
+    struct abxl_envd_selector sel;
     char err[256];
     int rc;
 
     if (get_selector(rpc, &sel))
         return;
-    rc = abx_envd_proc_close_stdin(&sel, err, sizeof err);
+    rc = abxl_envd_proc_close_stdin(&sel, err, sizeof err);
     if (rc)
-        abx_envd_rpc_fail(rpc, rc, "%s", err);
+        abxl_envd_rpc_fail(rpc, rc, "%s", err);
 }
 
-static void h_update(struct abx_envd_rpc *rpc)
+static void h_update(struct abxl_envd_rpc *rpc)
 {
     struct abx_json_err je;
-    struct abx_envd_selector sel;
+    struct abxl_envd_selector sel;
     const cJSON *pty;
     unsigned rows, cols;
     char err[256];
@@ -210,24 +210,24 @@ static void h_update(struct abx_envd_rpc *rpc)
         return;
     if (abx_json_get_object(rpc->req, "pty", &pty, &je) == ABX_JSON_EBADTYPE ||
         (pty && get_size(pty, &rows, &cols, &je))) {
-        abx_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
+        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INVALID_ARGUMENT, "%s", je.msg);
         return;
     }
-    rc = pty ? abx_envd_proc_resize(&sel, rows, cols, err, sizeof err)
-             : abx_envd_proc_exists(&sel, err, sizeof err);
+    rc = pty ? abxl_envd_proc_resize(&sel, rows, cols, err, sizeof err)
+             : abxl_envd_proc_exists(&sel, err, sizeof err);
     if (rc)
-        abx_envd_rpc_fail(rpc, rc, "%s", err);
+        abxl_envd_rpc_fail(rpc, rc, "%s", err);
 }
 
-static void h_stream_input(struct abx_envd_rpc *rpc)
+static void h_stream_input(struct abxl_envd_rpc *rpc)
 {
     /* Client streaming needs a request body that stays open; SDKs do not
      * use it. */
-    abx_envd_stream_end(rpc->stream, ABX_CONNECT_UNIMPLEMENTED,
+    abxl_envd_stream_end(rpc->stream, ABX_CONNECT_UNIMPLEMENTED,
                     "process.Process.StreamInput is not implemented");
 }
 
-const struct abx_envd_method abx_envd_process_methods[] = {
+const struct abxl_envd_method abxl_envd_process_methods[] = {
     {"Start", h_start, 1},           {"Connect", h_connect, 1},
     {"List", h_list, 0},             {"SendInput", h_send_input, 0},
     {"SendSignal", h_send_signal, 0}, {"CloseStdin", h_close_stdin, 0},

@@ -9,12 +9,12 @@
 #include <strings.h>
 
 #include "b64.h"
-#include "envd.h"
+#include "daemon.h"
 #include "jsonutil.h"
 
 #define STREAM_REQ_MAX ((size_t)4 * 1024 * 1024)
 
-int abx_envd_rpc_fail(struct abx_envd_rpc *rpc, enum abx_connect_code code,
+int abxl_envd_rpc_fail(struct abxl_envd_rpc *rpc, enum abx_connect_code code,
                   const char *fmt, ...)
 {
     va_list ap;
@@ -52,7 +52,7 @@ static enum MHD_Result reply_connect_error(struct MHD_Connection *c,
 
     abx_buf_init(&b, 0);
     abx_connect_error_json(&b, code, msg);
-    rc = abx_envd_reply_json(c, (unsigned)abx_connect_code_http_status(code),
+    rc = abxl_envd_reply_json(c, (unsigned)abx_connect_code_http_status(code),
                          "application/json", b.data ? b.data : "{}",
                          b.data ? b.len : 2);
     abx_buf_free(&b);
@@ -79,7 +79,7 @@ static int64_t parse_timeout(const char *h)
  * A platform may cap it (compat keepaliveMaxS) below what clients ask. */
 static int64_t parse_keepalive_ms(const char *h)
 {
-    int64_t s = abx_envd_compat.keepalive_default_s;
+    int64_t s = abxl_envd_compat.keepalive_default_s;
     char *end;
     long v;
 
@@ -88,16 +88,16 @@ static int64_t parse_keepalive_ms(const char *h)
         if (end != h && !*end && v > 0 && v <= 86400)
             s = v;
     }
-    if (abx_envd_compat.keepalive_max_s > 0 && s > abx_envd_compat.keepalive_max_s)
-        s = abx_envd_compat.keepalive_max_s;
+    if (abxl_envd_compat.keepalive_max_s > 0 && s > abxl_envd_compat.keepalive_max_s)
+        s = abxl_envd_compat.keepalive_max_s;
     return s * 1000;
 }
 
 /* Authorization: Basic base64("user:"), absent => default user. */
-static int select_user(struct MHD_Connection *c, struct abx_envd_user *u,
+static int select_user(struct MHD_Connection *c, struct abxl_envd_user *u,
                        char *msg, size_t msglen)
 {
-    const char *h = abx_envd_header(c, MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *h = abxl_envd_header(c, MHD_HTTP_HEADER_AUTHORIZATION);
     struct abx_buf dec;
     char tmp[512], name[128];
     const char *colon;
@@ -105,7 +105,7 @@ static int select_user(struct MHD_Connection *c, struct abx_envd_user *u,
     int rc = -1;
 
     if (!h || !*h)
-        return abx_envd_user_lookup(abx_envd_cfg.default_user, u, msg, msglen) ? -1 : 0;
+        return abxl_envd_user_lookup(abxl_envd_cfg.default_user, u, msg, msglen) ? -1 : 0;
     abx_buf_init(&dec, 1024);
     if (strncasecmp(h, "Basic ", 6) != 0 ||
         abx_b64_decode(h + 6, strlen(h + 6), &dec)) {
@@ -120,7 +120,7 @@ static int select_user(struct MHD_Connection *c, struct abx_envd_user *u,
     }
     memcpy(name, dec.data ? dec.data : "", n);
     name[n] = '\0';
-    if (abx_envd_user_lookup(name, u, tmp, sizeof tmp)) {
+    if (abxl_envd_user_lookup(name, u, tmp, sizeof tmp)) {
         snprintf(msg, msglen, "invalid username: '%s'", name);
         goto out;
     }
@@ -138,11 +138,11 @@ static const char *keepalive_for(const char *url)
 
 /* Streams: every failure after negotiation is an end-of-stream error. */
 static enum MHD_Result run_stream(struct MHD_Connection *c, const char *url,
-                                  abx_envd_handler h, struct abx_envd_rpc *rpc,
+                                  abxl_envd_handler h, struct abxl_envd_rpc *rpc,
                                   struct abx_buf *body, int overflow)
 {
     struct abx_connect_decoder d;
-    struct abx_envd_user user;
+    struct abxl_envd_user user;
     struct MHD_Response *r;
     cJSON *req = NULL;
     unsigned flags = 0;
@@ -151,26 +151,26 @@ static enum MHD_Result run_stream(struct MHD_Connection *c, const char *url,
     int got;
     enum MHD_Result rc;
 
-    rpc->stream = abx_envd_stream_new(rpc->keepalive_ms, rpc->deadline_ms,
+    rpc->stream = abxl_envd_stream_new(rpc->keepalive_ms, rpc->deadline_ms,
                                   keepalive_for(url));
     if (!rpc->stream)
         return MHD_NO;
     abx_connect_decoder_init(&d, STREAM_REQ_MAX);
     if (overflow) {
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_RESOURCE_EXHAUSTED,
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_RESOURCE_EXHAUSTED,
                         "request body too large");
         goto respond;
     }
     abx_connect_decoder_feed(&d, body->data ? body->data : "", body->len);
     got = abx_connect_decoder_next(&d, &flags, &p, &len);
     if (got != 1) {
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                         got < 0 ? d.err : "request body is not a complete "
                                           "Connect envelope");
         goto respond;
     }
     if (flags & (ABX_CONNECT_FLAG_COMPRESSED | ABX_CONNECT_FLAG_END_STREAM)) {
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                         flags & ABX_CONNECT_FLAG_COMPRESSED
                             ? "compressed request envelope, but no "
                               "compression was negotiated"
@@ -179,26 +179,26 @@ static enum MHD_Result run_stream(struct MHD_Connection *c, const char *url,
     }
     req = cJSON_ParseWithLength(len ? p : "", len);
     if (!cJSON_IsObject(req)) {
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                         "unmarshal request: invalid JSON object");
         goto respond;
     }
     if (abx_connect_decoder_next(&d, &flags, &p, &len) != 0 ||
         abx_connect_decoder_finish(&d)) {
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                         "server streams take exactly one request message");
         goto respond;
     }
     if (select_user(c, &user, rpc->msg, sizeof rpc->msg)) {
-        abx_envd_stream_end(rpc->stream, ABX_CONNECT_UNAUTHENTICATED, rpc->msg);
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_UNAUTHENTICATED, rpc->msg);
         goto respond;
     }
     rpc->req = req;
     rpc->user = &user;
     h(rpc); /* feeds and eventually ends rpc->stream */
 respond:
-    r = abx_envd_stream_response(rpc->stream, c);
-    abx_envd_stream_unref(rpc->stream);
+    r = abxl_envd_stream_response(rpc->stream, c);
+    abxl_envd_stream_unref(rpc->stream);
     rpc->stream = NULL;
     cJSON_Delete(req);
     abx_connect_decoder_free(&d);
@@ -209,11 +209,11 @@ respond:
     return rc;
 }
 
-static enum MHD_Result run_unary(struct MHD_Connection *c, abx_envd_handler h,
-                                 struct abx_envd_rpc *rpc, struct abx_buf *body,
+static enum MHD_Result run_unary(struct MHD_Connection *c, abxl_envd_handler h,
+                                 struct abxl_envd_rpc *rpc, struct abx_buf *body,
                                  int overflow)
 {
-    struct abx_envd_user user;
+    struct abxl_envd_user user;
     struct abx_buf out;
     cJSON *req = NULL;
     enum MHD_Result rc;
@@ -243,21 +243,21 @@ static enum MHD_Result run_unary(struct MHD_Connection *c, abx_envd_handler h,
     if (rpc->resp ? abx_json_append(&out, rpc->resp) : abx_buf_appends(&out, "{}"))
         rc = reply_connect_error(c, ABX_CONNECT_INTERNAL, "response too large");
     else
-        rc = abx_envd_reply_json(c, 200, "application/json", out.data, out.len);
+        rc = abxl_envd_reply_json(c, 200, "application/json", out.data, out.len);
     abx_buf_free(&out);
     cJSON_Delete(rpc->resp);
     return rc;
 }
 
 /* The method a /pkg.Service/Method path names, or NULL. */
-static const struct abx_envd_method *find_method(const char *url)
+static const struct abxl_envd_method *find_method(const char *url)
 {
     static const struct {
         const char *prefix;
-        const struct abx_envd_method *methods;
+        const struct abxl_envd_method *methods;
     } services[] = {
-        {"/process.Process/", abx_envd_process_methods},
-        {"/filesystem.Filesystem/", abx_envd_filesystem_methods},
+        {"/process.Process/", abxl_envd_process_methods},
+        {"/filesystem.Filesystem/", abxl_envd_filesystem_methods},
     };
 
     for (size_t i = 0; i < sizeof services / sizeof services[0]; i++) {
@@ -265,7 +265,7 @@ static const struct abx_envd_method *find_method(const char *url)
 
         if (strncmp(url, services[i].prefix, n) != 0)
             continue;
-        for (const struct abx_envd_method *m = services[i].methods; m->name; m++)
+        for (const struct abxl_envd_method *m = services[i].methods; m->name; m++)
             if (strcmp(m->name, url + n) == 0)
                 return m;
     }
@@ -289,26 +289,26 @@ static enum MHD_Result reply_empty_with(struct MHD_Connection *c,
     return rc;
 }
 
-enum MHD_Result abx_envd_rpc_handle(struct MHD_Connection *c, const char *url,
+enum MHD_Result abxl_envd_rpc_handle(struct MHD_Connection *c, const char *url,
                                 const char *method, struct abx_buf *body,
                                 int body_overflow)
 {
-    const char *ct = abx_envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
-    const char *ver = abx_envd_header(c, "Connect-Protocol-Version");
-    struct abx_envd_rpc rpc;
-    const struct abx_envd_method *m = find_method(url);
+    const char *ct = abxl_envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *ver = abxl_envd_header(c, "Connect-Protocol-Version");
+    struct abxl_envd_rpc rpc;
+    const struct abxl_envd_method *m = find_method(url);
     const char *want;
     int64_t timeout;
 
     if (!m)
-        return abx_envd_reply_json(c, 404, "text/plain; charset=utf-8",
+        return abxl_envd_reply_json(c, 404, "text/plain; charset=utf-8",
                                "404 page not found\n", 19);
     if (strcmp(method, "POST") != 0)
         return reply_empty_with(c, MHD_HTTP_METHOD_NOT_ALLOWED, "Allow", "POST");
     want = m->streaming ? "application/connect+json" : "application/json";
     /* The platform abx-local imitates (profile fc) answered proto requests
      * with HTTP 400 (its JSON decoder choking on them), not 415. */
-    if (!abx_envd_compat.proto_codec &&
+    if (!abxl_envd_compat.proto_codec &&
         (media_is(ct, "application/proto") ||
          media_is(ct, "application/connect+proto")))
         return reply_connect_error(c, ABX_CONNECT_INVALID_ARGUMENT,
@@ -322,13 +322,13 @@ enum MHD_Result abx_envd_rpc_handle(struct MHD_Connection *c, const char *url,
     if (ver && strcmp(ver, "1") != 0)
         return reply_connect_error(c, ABX_CONNECT_INVALID_ARGUMENT,
                                    "connect-protocol-version must be \"1\"");
-    timeout = parse_timeout(abx_envd_header(c, "Connect-Timeout-Ms"));
+    timeout = parse_timeout(abxl_envd_header(c, "Connect-Timeout-Ms"));
     if (timeout < 0)
         return reply_connect_error(c, ABX_CONNECT_INVALID_ARGUMENT,
                                    "invalid Connect-Timeout-Ms header");
     rpc.timeout_ms = timeout;
-    rpc.deadline_ms = timeout ? abx_envd_now_ms() + timeout : 0;
-    rpc.keepalive_ms = parse_keepalive_ms(abx_envd_header(c, "Keepalive-Ping-Interval"));
+    rpc.deadline_ms = timeout ? abxl_envd_now_ms() + timeout : 0;
+    rpc.keepalive_ms = parse_keepalive_ms(abxl_envd_header(c, "Keepalive-Ping-Interval"));
     if (m->streaming)
         return run_stream(c, url, m->h, &rpc, body, body_overflow);
     return run_unary(c, m->h, &rpc, body, body_overflow);

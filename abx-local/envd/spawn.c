@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "envd.h"
+#include "daemon.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -85,7 +85,7 @@ static int env_add_object(struct strv *e, const cJSON *o)
     return 0;
 }
 
-static int build_env(const struct abx_envd_spawn *sp, struct strv *e)
+static int build_env(const struct abxl_envd_spawn *sp, struct strv *e)
 {
     const char *path = getenv("PATH");
 
@@ -93,16 +93,16 @@ static int build_env(const struct abx_envd_spawn *sp, struct strv *e)
         env_set(e, "HOME", sp->user->home) ||
         env_set(e, "USER", sp->user->name) ||
         env_set(e, "LOGNAME", sp->user->name) ||
-        env_add_object(e, abx_envd_cfg.env_vars) ||
+        env_add_object(e, abxl_envd_cfg.env_vars) ||
         env_set(e, "E2B_SANDBOX", "true") ||
-        env_set(e, "E2B_SANDBOX_ID", abx_envd_cfg.sandbox_id) ||
-        env_set(e, "E2B_TEMPLATE_ID", abx_envd_cfg.template_id) ||
+        env_set(e, "E2B_SANDBOX_ID", abxl_envd_cfg.sandbox_id) ||
+        env_set(e, "E2B_TEMPLATE_ID", abxl_envd_cfg.template_id) ||
         (sp->envs && env_add_object(e, sp->envs)))
         return -1;
     return 0;
 }
 
-static int build_argv(const struct abx_envd_spawn *sp, struct strv *a)
+static int build_argv(const struct abxl_envd_spawn *sp, struct strv *a)
 {
     const cJSON *it;
 
@@ -131,7 +131,7 @@ static void report(int fd, int stage)
     _exit(127);
 }
 
-static void child(const struct abx_envd_spawn *sp, const char *cwd, int in,
+static void child(const struct abxl_envd_spawn *sp, const char *cwd, int in,
                   int out, int errfd, int slave, int rep, char **argv,
                   char **envp)
 {
@@ -186,7 +186,7 @@ static void close_fd(int *fd)
 
 /* Master and slave of a new pty sized rows x cols. envd keeps the slave
  * open too, so reading the master never fails before the child opens it. */
-static int open_pty(const struct abx_envd_spawn *sp, struct abx_envd_child *ch)
+static int open_pty(const struct abxl_envd_spawn *sp, struct abxl_envd_child *ch)
 {
     struct winsize ws = {.ws_row = (unsigned short)(sp->rows ? sp->rows : 24),
                          .ws_col = (unsigned short)(sp->cols ? sp->cols : 80)};
@@ -202,7 +202,7 @@ static int open_pty(const struct abx_envd_spawn *sp, struct abx_envd_child *ch)
     return ioctl(ch->pty_fd, TIOCSWINSZ, &ws);
 }
 
-int abx_envd_spawn(const struct abx_envd_spawn *sp, struct abx_envd_child *ch,
+int abxl_envd_spawn(const struct abxl_envd_spawn *sp, struct abxl_envd_child *ch,
                char *err, size_t errlen)
 {
     struct strv argv = {0}, envp = {0};
@@ -217,7 +217,7 @@ int abx_envd_spawn(const struct abx_envd_spawn *sp, struct abx_envd_child *ch,
     ch->pid = -1;
     ch->pidfd = ch->in_fd = ch->out_fd = ch->err_fd = -1;
     ch->pty_fd = ch->pty_slave = -1;
-    if (abx_envd_path_resolve(sp->cwd ? sp->cwd : sp->user->home, sp->user, cwd,
+    if (abxl_envd_path_resolve(sp->cwd ? sp->cwd : sp->user->home, sp->user, cwd,
                           sizeof cwd, msg, sizeof msg)) {
         snprintf(err, errlen, "invalid cwd: %s", msg);
         goto out;

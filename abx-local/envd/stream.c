@@ -11,12 +11,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "jsonutil.h"
 
 #define STREAM_PENDING_MAX ((size_t)16 * 1024 * 1024)
 
-struct abx_envd_stream {
+struct abxl_envd_stream {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int refs;
@@ -31,7 +31,7 @@ struct abx_envd_stream {
     int fd;                 /* our dup of the connection's socket, or -1 */
 };
 
-int64_t abx_envd_now_ms(void)
+int64_t abxl_envd_now_ms(void)
 {
     struct timespec ts;
 
@@ -39,10 +39,10 @@ int64_t abx_envd_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-struct abx_envd_stream *abx_envd_stream_new(int64_t keepalive_ms, int64_t deadline_ms,
+struct abxl_envd_stream *abxl_envd_stream_new(int64_t keepalive_ms, int64_t deadline_ms,
                                     const char *keepalive_json)
 {
-    struct abx_envd_stream *s = calloc(1, sizeof *s);
+    struct abxl_envd_stream *s = calloc(1, sizeof *s);
     pthread_condattr_t ca;
 
     if (!s)
@@ -60,19 +60,19 @@ struct abx_envd_stream *abx_envd_stream_new(int64_t keepalive_ms, int64_t deadli
     s->refs = 1;
     s->keepalive_ms = keepalive_ms;
     s->deadline_ms = deadline_ms;
-    s->last_send_ms = abx_envd_now_ms();
+    s->last_send_ms = abxl_envd_now_ms();
     s->fd = -1;
     return s;
 }
 
-void abx_envd_stream_ref(struct abx_envd_stream *s)
+void abxl_envd_stream_ref(struct abxl_envd_stream *s)
 {
     pthread_mutex_lock(&s->mu);
     s->refs++;
     pthread_mutex_unlock(&s->mu);
 }
 
-void abx_envd_stream_unref(struct abx_envd_stream *s)
+void abxl_envd_stream_unref(struct abxl_envd_stream *s)
 {
     int last;
 
@@ -93,7 +93,7 @@ void abx_envd_stream_unref(struct abx_envd_stream *s)
 }
 
 /* Called with s->mu held. */
-static void end_locked(struct abx_envd_stream *s, enum abx_connect_code code,
+static void end_locked(struct abxl_envd_stream *s, enum abx_connect_code code,
                        const char *msg)
 {
     struct abx_buf j;
@@ -125,7 +125,7 @@ static int peer_closed(int fd)
     return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
-int abx_envd_stream_send_raw(struct abx_envd_stream *s, const char *env, size_t n)
+int abxl_envd_stream_send_raw(struct abxl_envd_stream *s, const char *env, size_t n)
 {
     int rc = -1;
 
@@ -145,7 +145,7 @@ int abx_envd_stream_send_raw(struct abx_envd_stream *s, const char *env, size_t 
                    "client is not reading the stream fast enough");
         goto out;
     }
-    s->last_send_ms = abx_envd_now_ms();
+    s->last_send_ms = abxl_envd_now_ms();
     pthread_cond_broadcast(&s->cv);
     rc = 0;
 out:
@@ -153,7 +153,7 @@ out:
     return rc;
 }
 
-int abx_envd_stream_send(struct abx_envd_stream *s, const cJSON *msg)
+int abxl_envd_stream_send(struct abxl_envd_stream *s, const cJSON *msg)
 {
     struct abx_buf j, e;
     int rc = -1;
@@ -162,13 +162,13 @@ int abx_envd_stream_send(struct abx_envd_stream *s, const cJSON *msg)
     abx_buf_init(&e, 0);
     if (abx_json_append(&j, msg) == 0 &&
         abx_connect_envelope_append(&e, 0, j.data, j.len) == 0)
-        rc = abx_envd_stream_send_raw(s, e.data, e.len);
+        rc = abxl_envd_stream_send_raw(s, e.data, e.len);
     abx_buf_free(&j);
     abx_buf_free(&e);
     return rc;
 }
 
-void abx_envd_stream_end(struct abx_envd_stream *s, enum abx_connect_code code,
+void abxl_envd_stream_end(struct abxl_envd_stream *s, enum abx_connect_code code,
                      const char *msg)
 {
     pthread_mutex_lock(&s->mu);
@@ -176,7 +176,7 @@ void abx_envd_stream_end(struct abx_envd_stream *s, enum abx_connect_code code,
     pthread_mutex_unlock(&s->mu);
 }
 
-size_t abx_envd_stream_backlog(struct abx_envd_stream *s)
+size_t abxl_envd_stream_backlog(struct abxl_envd_stream *s)
 {
     size_t n;
 
@@ -186,7 +186,7 @@ size_t abx_envd_stream_backlog(struct abx_envd_stream *s)
     return n;
 }
 
-int abx_envd_stream_gone(struct abx_envd_stream *s)
+int abxl_envd_stream_gone(struct abxl_envd_stream *s)
 {
     int g;
 
@@ -198,23 +198,23 @@ int abx_envd_stream_gone(struct abx_envd_stream *s)
     return g;
 }
 
-static void append_keepalive_locked(struct abx_envd_stream *s)
+static void append_keepalive_locked(struct abxl_envd_stream *s)
 {
     size_t n = strlen(s->keepalive_json);
 
     if (abx_connect_envelope_append(&s->pending, 0, s->keepalive_json, n) == 0)
-        s->last_send_ms = abx_envd_now_ms();
+        s->last_send_ms = abxl_envd_now_ms();
 }
 
 static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
-    struct abx_envd_stream *s = cls;
+    struct abxl_envd_stream *s = cls;
     ssize_t rc;
 
     (void)pos;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        int64_t now = abx_envd_now_ms(), wake = now + 1000;
+        int64_t now = abxl_envd_now_ms(), wake = now + 1000;
         struct timespec ts;
 
         if (s->pending.len > s->off) {
@@ -269,23 +269,23 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 
 static void reader_free(void *cls)
 {
-    struct abx_envd_stream *s = cls;
+    struct abxl_envd_stream *s = cls;
 
     pthread_mutex_lock(&s->mu);
     s->gone = 1;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    abx_envd_stream_unref(s);
+    abxl_envd_stream_unref(s);
 }
 
-struct MHD_Response *abx_envd_stream_response(struct abx_envd_stream *s,
+struct MHD_Response *abxl_envd_stream_response(struct abxl_envd_stream *s,
                                           struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct MHD_Response *r;
 
-    abx_envd_stream_ref(s);
+    abxl_envd_stream_ref(s);
     pthread_mutex_lock(&s->mu);
     /* A dup stays valid (same socket) however MHD closes its own fd. */
     if (s->fd < 0 && ci)
@@ -294,7 +294,7 @@ struct MHD_Response *abx_envd_stream_response(struct abx_envd_stream *s,
     r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024 + 64,
                                           reader, s, reader_free);
     if (!r) {
-        abx_envd_stream_unref(s);
+        abxl_envd_stream_unref(s);
         return NULL;
     }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,

@@ -15,13 +15,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "jsonutil.h"
 
-struct abx_envd_upload {
+struct abxl_envd_upload {
     unsigned status;          /* 0 while all is well */
     char msg[PATH_MAX + 128];
-    struct abx_envd_user user;
+    struct abxl_envd_user user;
     const char *path_param;   /* raw query value, NULL if absent */
     z_stream z;
     int z_init, z_done;
@@ -37,7 +37,7 @@ struct abx_envd_upload {
 };
 
 __attribute__((format(printf, 3, 4)))
-static void fail(struct abx_envd_upload *up, unsigned status, const char *fmt,
+static void fail(struct abxl_envd_upload *up, unsigned status, const char *fmt,
                  ...)
 {
     va_list ap;
@@ -54,7 +54,7 @@ static void fail(struct abx_envd_upload *up, unsigned status, const char *fmt,
     }
 }
 
-static void fail_errno(struct abx_envd_upload *up, int e, const char *what,
+static void fail_errno(struct abxl_envd_upload *up, int e, const char *what,
                        const char *path)
 {
     if (e == ENOSPC || e == EDQUOT)
@@ -64,7 +64,7 @@ static void fail_errno(struct abx_envd_upload *up, int e, const char *what,
 }
 
 /* Opens the destination of the next file; raw = query path or filename. */
-static void open_dest(struct abx_envd_upload *up, const char *raw)
+static void open_dest(struct abxl_envd_upload *up, const char *raw)
 {
     char path[PATH_MAX], msg[256];
     struct stat st;
@@ -79,7 +79,7 @@ static void open_dest(struct abx_envd_upload *up, const char *raw)
         fail(up, 400, "missing file path (path parameter or part filename)");
         return;
     }
-    if (abx_envd_path_resolve(raw, &up->user, path, sizeof path, msg, sizeof msg)) {
+    if (abxl_envd_path_resolve(raw, &up->user, path, sizeof path, msg, sizeof msg)) {
         fail(up, 400, "%s", msg);
         return;
     }
@@ -97,7 +97,7 @@ static void open_dest(struct abx_envd_upload *up, const char *raw)
         fail(up, 400, "path is a directory: %s", path);
         return;
     }
-    if (abx_envd_mkdirs(path, 0, &up->user)) {
+    if (abxl_envd_mkdirs(path, 0, &up->user)) {
         if (errno == ENOTDIR)
             fail(up, 400, "a parent of path '%s' is not a directory", path);
         else
@@ -116,8 +116,8 @@ static void open_dest(struct abx_envd_upload *up, const char *raw)
     /* Every write replaces the whole set, none given included (O_TRUNC
      * keeps xattrs); where xattrs are unsupported there is none to clear.
      * An envd without metadata never touched them. */
-    if (abx_envd_compat.file_metadata &&
-        abx_envd_meta_write(up->fd, up->meta) != 0 &&
+    if (abxl_envd_compat.file_metadata &&
+        abxl_envd_meta_write(up->fd, up->meta) != 0 &&
         (up->meta || errno != ENOTSUP)) {
         if (errno == ENOTSUP)
             fail(up, 400, "the filesystem of '%s' does not support metadata",
@@ -142,7 +142,7 @@ static void open_dest(struct abx_envd_upload *up, const char *raw)
     up->nfiles++;
 }
 
-static void write_all(struct abx_envd_upload *up, const char *p, size_t n)
+static void write_all(struct abxl_envd_upload *up, const char *p, size_t n)
 {
     while (n && up->fd >= 0) {
         ssize_t w = write(up->fd, p, n);
@@ -163,7 +163,7 @@ static enum MHD_Result part_cb(void *cls, enum MHD_ValueKind kind,
                                const char *ctype, const char *tenc,
                                const char *data, uint64_t off, size_t size)
 {
-    struct abx_envd_upload *up = cls;
+    struct abxl_envd_upload *up = cls;
 
     (void)kind;
     (void)ctype;
@@ -221,11 +221,11 @@ static unsigned legacy_multipart(const char *ct, char *msg, size_t msglen)
     return 500;
 }
 
-struct abx_envd_upload *abx_envd_upload_begin(struct MHD_Connection *c)
+struct abxl_envd_upload *abxl_envd_upload_begin(struct MHD_Connection *c)
 {
-    struct abx_envd_upload *up = calloc(1, sizeof *up);
-    const char *ct = abx_envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
-    const char *ce = abx_envd_header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+    struct abxl_envd_upload *up = calloc(1, sizeof *up);
+    const char *ct = abxl_envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *ce = abxl_envd_header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
     unsigned status;
 
     if (!up)
@@ -236,22 +236,22 @@ struct abx_envd_upload *abx_envd_upload_begin(struct MHD_Connection *c)
         return NULL;
     }
     /* envd 0.5.2 took multipart only, and asked for it before the user. */
-    if ((status = abx_envd_files_signing(c, "write", up->msg, sizeof up->msg)) ||
-        (!abx_envd_compat.octet_upload &&
+    if ((status = abxl_envd_files_signing(c, "write", up->msg, sizeof up->msg)) ||
+        (!abxl_envd_compat.octet_upload &&
          (status = legacy_multipart(ct, up->msg, sizeof up->msg))) ||
-        (status = abx_envd_files_user(c, &up->user, up->msg, sizeof up->msg))) {
+        (status = abxl_envd_files_user(c, &up->user, up->msg, sizeof up->msg))) {
         up->status = status;
         return up;
     }
-    up->path_param = abx_envd_query(c, "path");
-    if (abx_envd_compat.file_metadata &&
-        abx_envd_meta_from_headers(c, &up->meta, up->msg, sizeof up->msg) < 0) {
+    up->path_param = abxl_envd_query(c, "path");
+    if (abxl_envd_compat.file_metadata &&
+        abxl_envd_meta_from_headers(c, &up->meta, up->msg, sizeof up->msg) < 0) {
         up->status = 400;
         return up;
     }
     /* A gzip'd body (either content type) is inflated as it arrives; an
      * envd before 0.5.7 never looked at Content-Encoding. */
-    if (!abx_envd_compat.gzip) {
+    if (!abxl_envd_compat.gzip) {
         /* the body is taken as it is */
     } else if (ce && strcasecmp(ce, "gzip") == 0) {
         if (inflateInit2(&up->z, 15 + 16) != Z_OK) {
@@ -283,9 +283,9 @@ struct abx_envd_upload *abx_envd_upload_begin(struct MHD_Connection *c)
 
 /* A bad multipart body; envd 0.5.2 (Go's multipart reader) answered 500
  * with the error of the read that failed. */
-static void fail_multipart(struct abx_envd_upload *up, const char *why)
+static void fail_multipart(struct abxl_envd_upload *up, const char *why)
 {
-    if (abx_envd_compat.octet_upload)
+    if (abxl_envd_compat.octet_upload)
         fail(up, 400, "%s", why);
     else if (up->part_open)
         fail(up, 500, "error writing file: unexpected EOF");
@@ -294,7 +294,7 @@ static void fail_multipart(struct abx_envd_upload *up, const char *why)
 }
 
 /* Decoded body bytes: to the multipart parser or straight to the file. */
-static void consume(struct abx_envd_upload *up, const char *d, size_t n)
+static void consume(struct abxl_envd_upload *up, const char *d, size_t n)
 {
     if (!up->pp)
         write_all(up, d, n);
@@ -302,7 +302,7 @@ static void consume(struct abx_envd_upload *up, const char *d, size_t n)
         fail_multipart(up, "malformed multipart/form-data body");
 }
 
-static void inflate_data(struct abx_envd_upload *up, const char *data, size_t n)
+static void inflate_data(struct abxl_envd_upload *up, const char *data, size_t n)
 {
     unsigned char out[64 * 1024];
     int zr;
@@ -329,7 +329,7 @@ static void inflate_data(struct abx_envd_upload *up, const char *data, size_t n)
     } while (!up->status && (up->z.avail_out == 0 || up->z.avail_in));
 }
 
-void abx_envd_upload_data(struct abx_envd_upload *up, const char *data, size_t n)
+void abxl_envd_upload_data(struct abxl_envd_upload *up, const char *data, size_t n)
 {
     if (up->status)
         return;
@@ -347,12 +347,12 @@ void abx_envd_upload_data(struct abx_envd_upload *up, const char *data, size_t n
     }
 }
 
-int abx_envd_upload_failed(const struct abx_envd_upload *up)
+int abxl_envd_upload_failed(const struct abxl_envd_upload *up)
 {
     return up->status != 0;
 }
 
-enum MHD_Result abx_envd_upload_finish(struct abx_envd_upload *up,
+enum MHD_Result abxl_envd_upload_finish(struct abxl_envd_upload *up,
                                    struct MHD_Connection *c)
 {
     struct abx_buf b;
@@ -365,9 +365,9 @@ enum MHD_Result abx_envd_upload_finish(struct abx_envd_upload *up,
         int ok = MHD_destroy_post_processor(up->pp) == MHD_YES;
 
         up->pp = NULL;
-        if (!ok || (!up->any_part && !abx_envd_compat.octet_upload))
+        if (!ok || (!up->any_part && !abxl_envd_compat.octet_upload))
             fail_multipart(up, "truncated multipart/form-data body");
-        else if (!up->status && up->nfiles == 0 && abx_envd_compat.octet_upload)
+        else if (!up->status && up->nfiles == 0 && abxl_envd_compat.octet_upload)
             fail(up, 400, "no 'file' part in the multipart body");
     }
     if (!up->status && up->fd >= 0) {
@@ -378,17 +378,17 @@ enum MHD_Result abx_envd_upload_finish(struct abx_envd_upload *up,
             fail(up, 507, "not enough disk space available");
     }
     if (up->status)
-        return abx_envd_reply_error(c, up->status, up->msg);
+        return abxl_envd_reply_error(c, up->status, up->msg);
     abx_buf_init(&b, 0);
     if (abx_json_append(&b, up->result))
-        rc = abx_envd_reply_error(c, 500, "out of memory");
+        rc = abxl_envd_reply_error(c, 500, "out of memory");
     else
-        rc = abx_envd_reply_json(c, 200, "application/json", b.data, b.len);
+        rc = abxl_envd_reply_json(c, 200, "application/json", b.data, b.len);
     abx_buf_free(&b);
     return rc;
 }
 
-void abx_envd_upload_free(struct abx_envd_upload *up)
+void abxl_envd_upload_free(struct abxl_envd_upload *up)
 {
     if (!up)
         return;

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "envd.h"
+#include "daemon.h"
 
-int abx_envd_user_lookup(const char *name, struct abx_envd_user *u, char *err,
+int abxl_envd_user_lookup(const char *name, struct abxl_envd_user *u, char *err,
                      size_t errlen)
 {
     struct passwd pw, *res = NULL;
@@ -90,7 +90,7 @@ static int clean_path(const char *in, char *out, size_t outlen)
     return 0;
 }
 
-int abx_envd_path_resolve(const char *in, const struct abx_envd_user *u, char *out,
+int abxl_envd_path_resolve(const char *in, const struct abxl_envd_user *u, char *out,
                       size_t outlen, char *err, size_t errlen)
 {
     char joined[PATH_MAX * 2];
@@ -117,7 +117,7 @@ int abx_envd_path_resolve(const char *in, const struct abx_envd_user *u, char *o
     return 0;
 }
 
-int abx_envd_mkdirs(const char *path, int self, const struct abx_envd_user *u)
+int abxl_envd_mkdirs(const char *path, int self, const struct abxl_envd_user *u)
 {
     char tmp[PATH_MAX];
     size_t len = strlen(path);

@@ -8,9 +8,9 @@
  * user.e2b.* xattrs (0.6.2), include_entry on watches (0.6.3) and
  * allow_network_mounts on watches (0.6.4). The abx-local server copies it
  * into API answers. */
-#ifndef ABX_ENVD_VERSION_H
-#define ABX_ENVD_VERSION_H
+#ifndef ABXL_ENVD_VERSION_H
+#define ABXL_ENVD_VERSION_H
 
-#define ABX_ENVD_VERSION "0.6.4"
+#define ABXL_ENVD_VERSION "0.6.4"
 
 #endif

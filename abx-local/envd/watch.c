@@ -14,7 +14,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "envd.h"
+#include "daemon.h"
 
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | \
                     IN_MOVED_FROM | IN_MOVED_TO)
@@ -27,11 +27,11 @@ struct wdir {
     char *rel;  /* "" for the root */
 };
 
-struct abx_envd_watch {
+struct abxl_envd_watch {
     int ifd;
     char root[PATH_MAX];
     int recursive, include_entry;
-    struct abx_envd_stream *s;
+    struct abxl_envd_stream *s;
     pthread_mutex_t mu;
     cJSON *queue;
     int stop;
@@ -40,7 +40,7 @@ struct abx_envd_watch {
     size_t ndirs;
 };
 
-static void add_tree(struct abx_envd_watch *w, const char *rel)
+static void add_tree(struct abxl_envd_watch *w, const char *rel)
 {
     char full[PATH_MAX];
     struct wdir *nd;
@@ -83,7 +83,7 @@ static void add_tree(struct abx_envd_watch *w, const char *rel)
     closedir(d);
 }
 
-static const char *dir_rel(struct abx_envd_watch *w, int wd)
+static const char *dir_rel(struct abxl_envd_watch *w, int wd)
 {
     for (size_t i = 0; i < w->ndirs; i++)
         if (w->dirs[i].wd == wd)
@@ -91,7 +91,7 @@ static const char *dir_rel(struct abx_envd_watch *w, int wd)
     return NULL;
 }
 
-static void drop_dir(struct abx_envd_watch *w, int wd)
+static void drop_dir(struct abxl_envd_watch *w, int wd)
 {
     for (size_t i = 0; i < w->ndirs; i++)
         if (w->dirs[i].wd == wd) {
@@ -102,7 +102,7 @@ static void drop_dir(struct abx_envd_watch *w, int wd)
 }
 
 /* Delivers one event; -1 when the stream is over. */
-static int deliver(struct abx_envd_watch *w, const char *rel, const char *type)
+static int deliver(struct abxl_envd_watch *w, const char *rel, const char *type)
 {
     cJSON *ev = cJSON_CreateObject();
     int rc = 0;
@@ -118,7 +118,7 @@ static int deliver(struct abx_envd_watch *w, const char *rel, const char *type)
 
         if (snprintf(full, sizeof full, "%s/%s", w->root, rel) <
                 (int)sizeof full &&
-            (e = abx_envd_entry_info(full)))
+            (e = abxl_envd_entry_info(full)))
             cJSON_AddItemToObject(ev, "entry", e);
     }
     if (w->s) {
@@ -127,7 +127,7 @@ static int deliver(struct abx_envd_watch *w, const char *rel, const char *type)
         if (msg) {
             cJSON_AddItemToObject(msg, "filesystem", ev);
             ev = NULL;
-            rc = abx_envd_stream_send(w->s, msg);
+            rc = abxl_envd_stream_send(w->s, msg);
             cJSON_Delete(msg);
         }
     } else {
@@ -142,7 +142,7 @@ static int deliver(struct abx_envd_watch *w, const char *rel, const char *type)
     return rc;
 }
 
-static int handle(struct abx_envd_watch *w, const struct inotify_event *e)
+static int handle(struct abxl_envd_watch *w, const struct inotify_event *e)
 {
     const char *base = dir_rel(w, e->wd);
     char rel[PATH_MAX];
@@ -174,7 +174,7 @@ static int handle(struct abx_envd_watch *w, const struct inotify_event *e)
     return 0;
 }
 
-static void watch_free(struct abx_envd_watch *w)
+static void watch_free(struct abxl_envd_watch *w)
 {
     for (size_t i = 0; i < w->ndirs; i++)
         free(w->dirs[i].rel);
@@ -182,20 +182,20 @@ static void watch_free(struct abx_envd_watch *w)
     if (w->ifd >= 0)
         close(w->ifd);
     if (w->s) {
-        abx_envd_stream_end(w->s, ABX_CONNECT_OK, NULL);
-        abx_envd_stream_unref(w->s);
+        abxl_envd_stream_end(w->s, ABX_CONNECT_OK, NULL);
+        abxl_envd_stream_unref(w->s);
     }
     cJSON_Delete(w->queue);
     pthread_mutex_destroy(&w->mu);
     free(w);
 }
 
-static int should_stop(struct abx_envd_watch *w)
+static int should_stop(struct abxl_envd_watch *w)
 {
     int stop;
 
     if (w->s)
-        return abx_envd_stream_gone(w->s);
+        return abxl_envd_stream_gone(w->s);
     pthread_mutex_lock(&w->mu);
     stop = w->stop;
     pthread_mutex_unlock(&w->mu);
@@ -204,7 +204,7 @@ static int should_stop(struct abx_envd_watch *w)
 
 static void *watch_thread(void *arg)
 {
-    struct abx_envd_watch *w = arg;
+    struct abxl_envd_watch *w = arg;
     char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
 
     while (!should_stop(w)) {
@@ -253,12 +253,12 @@ static int is_network_fs(const char *dir)
     return 0;
 }
 
-int abx_envd_watch_new(const char *dir, int recursive, int include_entry,
-                   int allow_network, struct abx_envd_stream *s,
-                   struct abx_envd_watch **out, enum abx_connect_code *code,
+int abxl_envd_watch_new(const char *dir, int recursive, int include_entry,
+                   int allow_network, struct abxl_envd_stream *s,
+                   struct abxl_envd_watch **out, enum abx_connect_code *code,
                    char *err, size_t errlen)
 {
-    struct abx_envd_watch *w;
+    struct abxl_envd_watch *w;
     struct stat st;
 
     if (stat(dir, &st) != 0) {
@@ -307,9 +307,9 @@ int abx_envd_watch_new(const char *dir, int recursive, int include_entry,
         cJSON *start = cJSON_CreateObject();
 
         cJSON_AddItemToObject(start, "start", cJSON_CreateObject());
-        abx_envd_stream_send(s, start);
+        abxl_envd_stream_send(s, start);
         cJSON_Delete(start);
-        abx_envd_stream_ref(s);
+        abxl_envd_stream_ref(s);
         w->s = s;
     }
     {
@@ -328,7 +328,7 @@ int abx_envd_watch_new(const char *dir, int recursive, int include_entry,
             snprintf(err, errlen, "cannot start watcher thread");
             w->s = NULL;
             if (s)
-                abx_envd_stream_unref(s);
+                abxl_envd_stream_unref(s);
             watch_free(w);
             return -1;
         }
@@ -339,7 +339,7 @@ int abx_envd_watch_new(const char *dir, int recursive, int include_entry,
 }
 
 /* Joins the watch thread and frees w. */
-static void watch_stop(struct abx_envd_watch *w)
+static void watch_stop(struct abxl_envd_watch *w)
 {
     pthread_mutex_lock(&w->mu);
     w->stop = 1;
@@ -349,7 +349,7 @@ static void watch_stop(struct abx_envd_watch *w)
 }
 
 /* The events queued since the last drain, as an array. */
-static cJSON *watch_drain(struct abx_envd_watch *w)
+static cJSON *watch_drain(struct abxl_envd_watch *w)
 {
     cJSON *q, *fresh = cJSON_CreateArray();
 
@@ -367,7 +367,7 @@ static cJSON *watch_drain(struct abx_envd_watch *w)
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     char id[32];
-    struct abx_envd_watch *w;
+    struct abxl_envd_watch *w;
 } reg[MAX_WATCHERS];
 
 static void random_id(char *id, size_t len)
@@ -389,11 +389,11 @@ static void random_id(char *id, size_t len)
     }
 }
 
-int abx_envd_watchers_create(const char *dir, int recursive, int include_entry,
+int abxl_envd_watchers_create(const char *dir, int recursive, int include_entry,
                          int allow_network, char *id, size_t idlen, enum abx_connect_code *code,
                          char *err, size_t errlen)
 {
-    struct abx_envd_watch *w;
+    struct abxl_envd_watch *w;
     int slot = -1;
 
     pthread_mutex_lock(&reg_mu);
@@ -406,7 +406,7 @@ int abx_envd_watchers_create(const char *dir, int recursive, int include_entry,
         snprintf(err, errlen, "too many watchers");
         return -1;
     }
-    if (abx_envd_watch_new(dir, recursive, include_entry, allow_network, NULL, &w,
+    if (abxl_envd_watch_new(dir, recursive, include_entry, allow_network, NULL, &w,
                        code, err, errlen))
         w = NULL;
     if (w) {
@@ -418,7 +418,7 @@ int abx_envd_watchers_create(const char *dir, int recursive, int include_entry,
     return w ? 0 : -1;
 }
 
-cJSON *abx_envd_watchers_events(const char *id)
+cJSON *abxl_envd_watchers_events(const char *id)
 {
     cJSON *ev = NULL;
 
@@ -432,9 +432,9 @@ cJSON *abx_envd_watchers_events(const char *id)
     return ev;
 }
 
-int abx_envd_watchers_remove(const char *id)
+int abxl_envd_watchers_remove(const char *id)
 {
-    struct abx_envd_watch *w = NULL;
+    struct abxl_envd_watch *w = NULL;
 
     pthread_mutex_lock(&reg_mu);
     for (int i = 0; i < MAX_WATCHERS; i++)

@@ -80,10 +80,10 @@ static int cg_path(char *out, size_t n, const char *ctrl, const char *id, const 
 {
     char base[256];
     if (cg_v2 == 1)
-        abx_fmt(base, sizeof base, "%s/%s", CG_ROOT, CG_GROUP);
+        abxl_fmt(base, sizeof base, "%s/%s", CG_ROOT, CG_GROUP);
     else
-        abx_fmt(base, sizeof base, "%s/%s/%s", CG_ROOT, ctrl, CG_GROUP);
-    return abx_fmt(out, n, "%s%s%s%s%s", base, id ? "/" : "", id ? id : "", file ? "/" : "",
+        abxl_fmt(base, sizeof base, "%s/%s/%s", CG_ROOT, ctrl, CG_GROUP);
+    return abxl_fmt(out, n, "%s%s%s%s%s", base, id ? "/" : "", id ? id : "", file ? "/" : "",
                    file ? file : "");
 }
 
@@ -93,12 +93,12 @@ static bool is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int abx_cgroup_init(char *err, size_t errlen)
+int abxl_cgroup_init(char *err, size_t errlen)
 {
     struct statfs sf;
     char p[512];
     if (statfs(CG_ROOT, &sf) != 0) {
-        abx_fmt(err, errlen, "cgroups not mounted: %s: %s (sandbox limits need cgroup v1 "
+        abxl_fmt(err, errlen, "cgroups not mounted: %s: %s (sandbox limits need cgroup v1 "
                 "or v2)", CG_ROOT, strerror(errno));
         return -1;
     }
@@ -106,26 +106,26 @@ int abx_cgroup_init(char *err, size_t errlen)
         cg_v2 = 1;
         char ctrls[512];
         if (read_str(CG_ROOT "/cgroup.controllers", ctrls, sizeof ctrls) != 0) {
-            abx_fmt(err, errlen, "cgroup v2: %s/cgroup.controllers unreadable", CG_ROOT);
+            abxl_fmt(err, errlen, "cgroup v2: %s/cgroup.controllers unreadable", CG_ROOT);
             return -1;
         }
         static const char *const need[] = {"memory", "pids", "cpu"};
         for (size_t i = 0; i < 3; i++)
             if (strstr(ctrls, need[i]) == NULL) {
-                abx_fmt(err, errlen, "cgroup v2: the %s controller is not available "
+                abxl_fmt(err, errlen, "cgroup v2: the %s controller is not available "
                         "(have: %.200s)", need[i], ctrls);
                 return -1;
             }
         cg_path(p, sizeof p, NULL, NULL, NULL);
         if ((mkdir(p, 0755) != 0 && errno != EEXIST) ||
             write_str(CG_ROOT "/cgroup.subtree_control", "+memory +pids +cpu") != 0) {
-            abx_fmt(err, errlen, "cgroup v2: cannot enable memory, pids and cpu below %s: %s",
+            abxl_fmt(err, errlen, "cgroup v2: cannot enable memory, pids and cpu below %s: %s",
                     CG_ROOT, strerror(errno));
             return -1;
         }
         cg_path(p, sizeof p, NULL, NULL, "cgroup.subtree_control");
         if (write_str(p, "+memory +pids +cpu") != 0) {
-            abx_fmt(err, errlen, "cgroup v2: cannot enable controllers in %s: %s", p,
+            abxl_fmt(err, errlen, "cgroup v2: cannot enable controllers in %s: %s", p,
                     strerror(errno));
             return -1;
         }
@@ -134,11 +134,11 @@ int abx_cgroup_init(char *err, size_t errlen)
     }
     cg_v2 = 0;
     for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0]; i++) {
-        abx_fmt(p, sizeof p, "%s/%s", CG_ROOT, v1_ctrls[i]);
-        bool have = is_dir(p) && abx_fmt(p, sizeof p, "%s/%s/tasks", CG_ROOT, v1_ctrls[i]) == 0 &&
+        abxl_fmt(p, sizeof p, "%s/%s", CG_ROOT, v1_ctrls[i]);
+        bool have = is_dir(p) && abxl_fmt(p, sizeof p, "%s/%s/tasks", CG_ROOT, v1_ctrls[i]) == 0 &&
                     access(p, F_OK) == 0;
         if (!have && i < V1_REQUIRED) {
-            abx_fmt(err, errlen, "cgroup v1: the %s controller is not mounted at %s/%s "
+            abxl_fmt(err, errlen, "cgroup v1: the %s controller is not mounted at %s/%s "
                     "(sandbox limits need memory, pids, cpu and cpuacct)", v1_ctrls[i],
                     CG_ROOT, v1_ctrls[i]);
             return -1;
@@ -149,7 +149,7 @@ int abx_cgroup_init(char *err, size_t errlen)
             continue;
         cg_path(p, sizeof p, v1_ctrls[i], NULL, NULL);
         if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            abx_fmt(err, errlen, "cgroup v1: cannot create %s: %s", p, strerror(errno));
+            abxl_fmt(err, errlen, "cgroup v1: cannot create %s: %s", p, strerror(errno));
             return -1;
         }
     }
@@ -165,11 +165,11 @@ static int set_limit(const char *ctrl, const char *id, const char *file, const c
     cg_path(p, sizeof p, ctrl, id, file);
     if (write_str(p, val) == 0 || (optional && errno == ENOENT))
         return 0;
-    abx_fmt(err, errlen, "cannot set %s=%s: %s", p, val, strerror(errno));
+    abxl_fmt(err, errlen, "cannot set %s=%s: %s", p, val, strerror(errno));
     return -1;
 }
 
-int abx_cgroup_create(const char *id, const struct abx_limits *lim, char *err, size_t errlen)
+int abxl_cgroup_create(const char *id, const struct abxl_limits *lim, char *err, size_t errlen)
 {
     char p[512], v[64];
     long long mem = (long long)lim->memory_mb * 1024 * 1024;
@@ -177,17 +177,17 @@ int abx_cgroup_create(const char *id, const struct abx_limits *lim, char *err, s
     if (cg_v2 == 1) {
         cg_path(p, sizeof p, NULL, id, NULL);
         if (mkdir(p, 0755) != 0) {
-            abx_fmt(err, errlen, "cannot create cgroup %s: %s", p, strerror(errno));
+            abxl_fmt(err, errlen, "cannot create cgroup %s: %s", p, strerror(errno));
             return -1;
         }
-        abx_fmt(v, sizeof v, "%lld", mem);
+        abxl_fmt(v, sizeof v, "%lld", mem);
         if (set_limit(NULL, id, "memory.max", v, false, err, errlen) != 0 ||
             set_limit(NULL, id, "memory.swap.max", "0", true, err, errlen) != 0)
             return -1;
-        abx_fmt(v, sizeof v, "%d", lim->pids);
+        abxl_fmt(v, sizeof v, "%d", lim->pids);
         if (set_limit(NULL, id, "pids.max", v, false, err, errlen) != 0)
             return -1;
-        abx_fmt(v, sizeof v, "%lld 100000", quota);
+        abxl_fmt(v, sizeof v, "%lld 100000", quota);
         return set_limit(NULL, id, "cpu.max", v, false, err, errlen);
     }
     for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0]; i++) {
@@ -195,25 +195,25 @@ int abx_cgroup_create(const char *id, const struct abx_limits *lim, char *err, s
             continue;
         cg_path(p, sizeof p, v1_ctrls[i], id, NULL);
         if (mkdir(p, 0755) != 0) {
-            abx_fmt(err, errlen, "cannot create cgroup %s: %s", p, strerror(errno));
+            abxl_fmt(err, errlen, "cannot create cgroup %s: %s", p, strerror(errno));
             return -1;
         }
     }
-    abx_fmt(v, sizeof v, "%lld", mem);
+    abxl_fmt(v, sizeof v, "%lld", mem);
     /* memsw (memory + swap) must be set after the memory limit. */
     if (set_limit("memory", id, "memory.limit_in_bytes", v, false, err, errlen) != 0 ||
         set_limit("memory", id, "memory.memsw.limit_in_bytes", v, true, err, errlen) != 0)
         return -1;
-    abx_fmt(v, sizeof v, "%d", lim->pids);
+    abxl_fmt(v, sizeof v, "%d", lim->pids);
     if (set_limit("pids", id, "pids.max", v, false, err, errlen) != 0)
         return -1;
-    abx_fmt(v, sizeof v, "%lld", quota);
+    abxl_fmt(v, sizeof v, "%lld", quota);
     if (set_limit("cpu", id, "cpu.cfs_period_us", "100000", false, err, errlen) != 0)
         return -1;
     return set_limit("cpu", id, "cpu.cfs_quota_us", v, false, err, errlen);
 }
 
-int abx_cgroup_procs_files(const char *id, char paths[][256], int max)
+int abxl_cgroup_procs_files(const char *id, char paths[][256], int max)
 {
     int n = 0;
     if (cg_v2 == 1) {
@@ -250,7 +250,7 @@ static void kill_procs(const char *id)
     }
 }
 
-int abx_cgroup_freeze(const char *id, bool frozen)
+int abxl_cgroup_freeze(const char *id, bool frozen)
 {
     char p[512], st[64];
     if (!cg_has_freezer)
@@ -263,7 +263,7 @@ int abx_cgroup_freeze(const char *id, bool frozen)
         for (int i = 0; i < 200; i++) {
             if (read_keyed(p, "frozen") == (frozen ? 1 : 0))
                 return 0;
-            abx_sleep_ms(5);
+            abxl_sleep_ms(5);
         }
         return -1;
     }
@@ -277,12 +277,12 @@ int abx_cgroup_freeze(const char *id, bool frozen)
             return 0;
         if (frozen)
             write_str(p, "FROZEN");
-        abx_sleep_ms(5);
+        abxl_sleep_ms(5);
     }
     return -1;
 }
 
-void abx_cgroup_kill(const char *id)
+void abxl_cgroup_kill(const char *id)
 {
     char p[512];
     if (cg_v2 == 1) {
@@ -292,17 +292,17 @@ void abx_cgroup_kill(const char *id)
     }
     kill_procs(id);
     /* A frozen task keeps SIGKILL pending until thawed. */
-    abx_cgroup_freeze(id, false);
+    abxl_cgroup_freeze(id, false);
 }
 
-void abx_cgroup_destroy(const char *id)
+void abxl_cgroup_destroy(const char *id)
 {
     char p[512];
-    abx_cgroup_kill(id);
+    abxl_cgroup_kill(id);
     if (cg_v2 == 1) {
         cg_path(p, sizeof p, NULL, id, NULL);
         for (int i = 0; i < 200 && rmdir(p) != 0 && errno == EBUSY; i++)
-            abx_sleep_ms(5);
+            abxl_sleep_ms(5);
         return;
     }
     for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0]; i++) {
@@ -310,12 +310,12 @@ void abx_cgroup_destroy(const char *id)
         /* EBUSY while the last task is still exiting. */
         for (int k = 0; k < 200 && rmdir(p) != 0 && errno == EBUSY; k++) {
             kill_procs(id);
-            abx_sleep_ms(5);
+            abxl_sleep_ms(5);
         }
     }
 }
 
-void abx_cgroup_usage(const char *id, long long *mem, double *cpu_s, bool *oom)
+void abxl_cgroup_usage(const char *id, long long *mem, double *cpu_s, bool *oom)
 {
     char p[512];
     *mem = -1;

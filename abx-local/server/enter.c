@@ -1,6 +1,6 @@
 /* `abx-local sandbox-enter`: the step between the server and bubblewrap,
  * run as a fresh single-threaded process (the server forks and execs it
- * on its main thread, see spawn.c).
+ * on its main thread, see sbx_spawn.c).
  *
  *   abx-local sandbox-enter --dir DIR --lower ROOTFS --disk-mb N
  *                           [--cgroup PROCS_FILE]... -- BWRAP ARGS...
@@ -49,8 +49,8 @@ static int write_file(const char *path, const char *data)
 static int copy_seed(const char *dir, const char *upper, const char *name)
 {
     char src[4400], dst[4400], buf[4096];
-    abx_fmt(src, sizeof src, "%s/etc/%s", dir, name);
-    abx_fmt(dst, sizeof dst, "%s/etc/%s", upper, name);
+    abxl_fmt(src, sizeof src, "%s/etc/%s", dir, name);
+    abxl_fmt(dst, sizeof dst, "%s/etc/%s", upper, name);
     int in = open(src, O_RDONLY | O_CLOEXEC);
     if (in < 0)
         return errno == ENOENT ? 0 : -1;
@@ -70,7 +70,7 @@ static bool plain_path(const char *p)
     return p[0] == '/' && strpbrk(p, ",:\\") == NULL;
 }
 
-int abx_enter_main(int argc, char **argv)
+int abxl_enter_main(int argc, char **argv)
 {
     const char *dir = NULL, *lower = NULL, *cgroups[MAX_CGROUPS];
     long disk_mb = 0;
@@ -102,12 +102,12 @@ int abx_enter_main(int argc, char **argv)
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return die("cannot make mounts private", "/");
     char disk[4400], upper[4500], work[4500], etc[4600], low[4400], opts[16384];
-    abx_fmt(disk, sizeof disk, "%s/disk", dir);
-    abx_fmt(upper, sizeof upper, "%s/upper", disk);
-    abx_fmt(work, sizeof work, "%s/work", disk);
-    abx_fmt(etc, sizeof etc, "%s/etc", upper);
-    abx_fmt(low, sizeof low, "%s/lower", dir);
-    abx_fmt(opts, sizeof opts, "size=%ldm,mode=0755", disk_mb);
+    abxl_fmt(disk, sizeof disk, "%s/disk", dir);
+    abxl_fmt(upper, sizeof upper, "%s/upper", disk);
+    abxl_fmt(work, sizeof work, "%s/work", disk);
+    abxl_fmt(etc, sizeof etc, "%s/etc", upper);
+    abxl_fmt(low, sizeof low, "%s/lower", dir);
+    abxl_fmt(opts, sizeof opts, "size=%ldm,mode=0755", disk_mb);
     if (mount("abx-disk", disk, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
         return die("cannot mount the sandbox disk (tmpfs) at", disk);
     if (mkdir(upper, 0755) != 0 || mkdir(work, 0700) != 0 || mkdir(etc, 0755) != 0)

@@ -26,7 +26,7 @@ static int copy_file(const char *src, const char *dst, mode_t mode)
 {
     int in = open(src, O_RDONLY | O_CLOEXEC);
     int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    int rc = out < 0 ? -1 : abx_copy_fd(in, out);
+    int rc = out < 0 ? -1 : abxl_copy_fd(in, out);
     if (out >= 0 && close(out) != 0)
         rc = -1;
     if (in >= 0)
@@ -37,9 +37,9 @@ static int copy_file(const char *src, const char *dst, mode_t mode)
 static void add_lib(struct libs *l, const char *path, const char *as)
 {
     char dst[4600];
-    if (abx_fmt(dst, sizeof dst, "%s/%s", l->dir, as) != 0 || copy_file(path, dst, 0755) != 0) {
+    if (abxl_fmt(dst, sizeof dst, "%s/%s", l->dir, as) != 0 || copy_file(path, dst, 0755) != 0) {
         l->failed++;
-        abx_fmt(l->failure, sizeof l->failure, "cannot copy %s: %s", path, strerror(errno));
+        abxl_fmt(l->failure, sizeof l->failure, "cannot copy %s: %s", path, strerror(errno));
         return;
     }
     l->count++;
@@ -56,7 +56,7 @@ static void on_ldd(const char *line, void *arg)
     const char *p = arrow ? arrow + 3 : line + strspn(line, " \t");
     if (strstr(line, "not found")) {
         l->failed++;
-        abx_fmt(l->failure, sizeof l->failure, "abx-envd needs a library this machine lacks: "
+        abxl_fmt(l->failure, sizeof l->failure, "abx-envd needs a library this machine lacks: "
                 "%.200s", line + strspn(line, " \t"));
         return;
     }
@@ -69,38 +69,38 @@ static void on_ldd(const char *line, void *arg)
     path[n] = '\0';
     const char *base = strrchr(path, '/') + 1;
     if (arrow == NULL)
-        abx_fmt(abx_cfg.envd_loader, sizeof abx_cfg.envd_loader, "%s", base);
+        abxl_fmt(abxl_cfg.envd_loader, sizeof abxl_cfg.envd_loader, "%s", base);
     add_lib(l, path, base);
 }
 
-int abx_envd_bundle(char *err, size_t errlen)
+int abxl_envd_bundle(char *err, size_t errlen)
 {
     struct libs l = {.count = 0};
     char bin[4400];
-    abx_fmt(abx_cfg.envd_bundle, sizeof abx_cfg.envd_bundle, "%s/envd", abx_cfg.state_dir);
-    abx_fmt(l.dir, sizeof l.dir, "%s/lib", abx_cfg.envd_bundle);
-    abx_fmt(bin, sizeof bin, "%s/abx-envd", abx_cfg.envd_bundle);
-    abx_rm_rf(abx_cfg.envd_bundle);
-    if (mkdir(abx_cfg.envd_bundle, 0755) != 0 || mkdir(l.dir, 0755) != 0 ||
-        copy_file(abx_cfg.envd_path, bin, 0755) != 0) {
-        abx_fmt(err, errlen, "cannot copy abx-envd into %s: %s", abx_cfg.envd_bundle,
+    abxl_fmt(abxl_cfg.envd_bundle, sizeof abxl_cfg.envd_bundle, "%s/envd", abxl_cfg.state_dir);
+    abxl_fmt(l.dir, sizeof l.dir, "%s/lib", abxl_cfg.envd_bundle);
+    abxl_fmt(bin, sizeof bin, "%s/abx-envd", abxl_cfg.envd_bundle);
+    abxl_rm_rf(abxl_cfg.envd_bundle);
+    if (mkdir(abxl_cfg.envd_bundle, 0755) != 0 || mkdir(l.dir, 0755) != 0 ||
+        copy_file(abxl_cfg.envd_path, bin, 0755) != 0) {
+        abxl_fmt(err, errlen, "cannot copy abx-envd into %s: %s", abxl_cfg.envd_bundle,
                 strerror(errno));
         return -1;
     }
-    abx_cfg.envd_loader[0] = '\0';
-    char *argv[] = {"ldd", abx_cfg.envd_path, NULL};
+    abxl_cfg.envd_loader[0] = '\0';
+    char *argv[] = {"ldd", abxl_cfg.envd_path, NULL};
     char rerr[256] = "";
     /* ldd exits 1 for a static binary ("not a dynamic executable"). */
-    if (abx_run_lines(argv, on_ldd, &l, rerr, sizeof rerr) != 0 && l.count > 0) {
-        abx_fmt(err, errlen, "ldd %s: %s", abx_cfg.envd_path, rerr);
+    if (abxl_run_lines(argv, on_ldd, &l, rerr, sizeof rerr) != 0 && l.count > 0) {
+        abxl_fmt(err, errlen, "ldd %s: %s", abxl_cfg.envd_path, rerr);
         return -1;
     }
     if (l.failed > 0) {
-        abx_fmt(err, errlen, "%s", l.failure);
+        abxl_fmt(err, errlen, "%s", l.failure);
         return -1;
     }
-    if (l.count > 0 && abx_cfg.envd_loader[0] == '\0') {
-        abx_fmt(err, errlen, "ldd %s named no dynamic loader", abx_cfg.envd_path);
+    if (l.count > 0 && abxl_cfg.envd_loader[0] == '\0') {
+        abxl_fmt(err, errlen, "ldd %s named no dynamic loader", abxl_cfg.envd_path);
         return -1;
     }
     return 0;

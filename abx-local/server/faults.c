@@ -9,9 +9,9 @@
 #include "server.h"
 
 static pthread_mutex_t faults_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct abx_faults cur = {.error_status = 503};
+static struct abxl_faults cur = {.error_status = 503};
 
-void abx_faults_get(struct abx_faults *out)
+void abxl_faults_get(struct abxl_faults *out)
 {
     pthread_mutex_lock(&faults_lock);
     *out = cur;
@@ -28,7 +28,7 @@ static const struct setting {
     enum kind kind;   /* the field's C type; all but K_DOUBLE are integers */
     size_t off;
 } settings[] = {
-#define AT(field) offsetof(struct abx_faults, field)
+#define AT(field) offsetof(struct abxl_faults, field)
     {"latencyMs", "--fault-latency-ms", 0, 600000, K_LONG, AT(latency_ms)},
     {"createLatencyMs", "--fault-create-latency-ms", 0, 600000, K_LONG, AT(create_latency_ms)},
     {"deleteDelayMs", "--fault-delete-delay-ms", 0, 600000, K_LONG, AT(delete_delay_ms)},
@@ -43,7 +43,7 @@ static const struct setting {
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
 
-static void set_field(struct abx_faults *f, const struct setting *st, double v)
+static void set_field(struct abxl_faults *f, const struct setting *st, double v)
 {
     char *p = (char *)f + st->off;
     switch (st->kind) {
@@ -62,7 +62,7 @@ static void set_field(struct abx_faults *f, const struct setting *st, double v)
     }
 }
 
-static double get_field(const struct abx_faults *f, const struct setting *st)
+static double get_field(const struct abxl_faults *f, const struct setting *st)
 {
     const char *p = (const char *)f + st->off;
     switch (st->kind) {
@@ -78,14 +78,14 @@ static double get_field(const struct abx_faults *f, const struct setting *st)
     return 0;
 }
 
-int abx_faults_update(const cJSON *obj, char *err, size_t errlen)
+int abxl_faults_update(const cJSON *obj, char *err, size_t errlen)
 {
     if (!cJSON_IsObject(obj)) {
         snprintf(err, errlen, "body must be a JSON object");
         return -1;
     }
-    struct abx_faults f;
-    abx_faults_get(&f);
+    struct abxl_faults f;
+    abxl_faults_get(&f);
     for (size_t i = 0; i < N_SETTINGS; i++) {
         const struct setting *st = &settings[i];
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, st->name);
@@ -108,7 +108,7 @@ int abx_faults_update(const cJSON *obj, char *err, size_t errlen)
     return 0;
 }
 
-int abx_faults_flag(const char *flag, const char *val, char *err, size_t errlen)
+int abxl_faults_flag(const char *flag, const char *val, char *err, size_t errlen)
 {
     for (size_t i = 0; i < N_SETTINGS; i++) {
         if (strcmp(flag, settings[i].flag) != 0)
@@ -125,17 +125,17 @@ int abx_faults_flag(const char *flag, const char *val, char *err, size_t errlen)
             snprintf(err, errlen, "out of memory");
             return -1;
         }
-        int rc = abx_faults_update(o, err, errlen);
+        int rc = abxl_faults_update(o, err, errlen);
         cJSON_Delete(o);
         return rc;
     }
     return 1;
 }
 
-cJSON *abx_faults_json(void)
+cJSON *abxl_faults_json(void)
 {
-    struct abx_faults f;
-    abx_faults_get(&f);
+    struct abxl_faults f;
+    abxl_faults_get(&f);
     cJSON *o = cJSON_CreateObject();
     if (o == NULL)
         return NULL;
@@ -148,11 +148,11 @@ cJSON *abx_faults_json(void)
     return o;
 }
 
-int abx_faults_roll(bool data_plane)
+int abxl_faults_roll(bool data_plane)
 {
-    struct abx_faults f;
-    abx_faults_get(&f);
-    abx_sleep_ms(f.latency_ms);
+    struct abxl_faults f;
+    abxl_faults_get(&f);
+    abxl_sleep_ms(f.latency_ms);
     double rate = data_plane ? f.data_error_rate : f.error_rate;
     if (rate <= 0)
         return 0;
@@ -162,7 +162,7 @@ int abx_faults_roll(bool data_plane)
     return ((double)r / 4294967296.0) < rate ? f.error_status : 0;
 }
 
-bool abx_faults_take_create_drop(void)
+bool abxl_faults_take_create_drop(void)
 {
     bool take = false;
     pthread_mutex_lock(&faults_lock);

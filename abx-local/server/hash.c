@@ -13,7 +13,7 @@
 
 #include "server.h"
 
-void abx_sha256_init(struct abx_sha256 *h)
+void abxl_sha256_init(struct abxl_sha256 *h)
 {
     h->ctx = EVP_MD_CTX_new();
     if (h->ctx && EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
@@ -22,24 +22,24 @@ void abx_sha256_init(struct abx_sha256 *h)
     }
 }
 
-static void sha_add(struct abx_sha256 *h, const void *p, size_t n)
+static void sha_add(struct abxl_sha256 *h, const void *p, size_t n)
 {
     if (h->ctx)
         EVP_DigestUpdate(h->ctx, p, n);
 }
 
 /* Length-prefixed, so ("ab","c") and ("a","bc") differ. */
-void abx_sha256_str(struct abx_sha256 *h, const char *s)
+void abxl_sha256_str(struct abxl_sha256 *h, const char *s)
 {
     char len[32];
     size_t n = strlen(s);
-    abx_fmt(len, sizeof len, "%zu:", n);
+    abxl_fmt(len, sizeof len, "%zu:", n);
     sha_add(h, len, strlen(len));
     sha_add(h, s, n);
 }
 
 /* Hex digest into out (65 bytes); "" if OpenSSL failed. Frees h. */
-void abx_sha256_hex(struct abx_sha256 *h, char out[65])
+void abxl_sha256_hex(struct abxl_sha256 *h, char out[65])
 {
     unsigned char md[32];
     unsigned int n = 0;
@@ -51,7 +51,7 @@ void abx_sha256_hex(struct abx_sha256 *h, char out[65])
     h->ctx = NULL;
 }
 
-static int hash_fd(struct abx_sha256 *h, int fd)
+static int hash_fd(struct abxl_sha256 *h, int fd)
 {
     char buf[65536];
     for (;;) {
@@ -66,7 +66,7 @@ static int hash_fd(struct abx_sha256 *h, int fd)
     }
 }
 
-int abx_sha256_file(struct abx_sha256 *h, const char *path)
+int abxl_sha256_file(struct abxl_sha256 *h, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -76,7 +76,7 @@ int abx_sha256_file(struct abx_sha256 *h, const char *path)
     return rc;
 }
 
-static int tree(struct abx_sha256 *h, const char *path, int depth)
+static int tree(struct abxl_sha256 *h, const char *path, int depth)
 {
     struct dirent **v = NULL;
     if (depth > 32)
@@ -91,22 +91,22 @@ static int tree(struct abx_sha256 *h, const char *path, int depth)
         struct stat st;
         if (rc != 0 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
             goto next;
-        if (abx_fmt(p, sizeof p, "%s/%s", path, name) != 0 || lstat(p, &st) != 0) {
+        if (abxl_fmt(p, sizeof p, "%s/%s", path, name) != 0 || lstat(p, &st) != 0) {
             rc = -1;
             goto next;
         }
-        abx_sha256_str(h, name);
-        abx_fmt(mode, sizeof mode, "%o", (unsigned)st.st_mode);
-        abx_sha256_str(h, mode);
+        abxl_sha256_str(h, name);
+        abxl_fmt(mode, sizeof mode, "%o", (unsigned)st.st_mode);
+        abxl_sha256_str(h, mode);
         if (S_ISDIR(st.st_mode)) {
             rc = tree(h, p, depth + 1);
-            abx_sha256_str(h, "..");
+            abxl_sha256_str(h, "..");
         } else if (S_ISLNK(st.st_mode)) {
             ssize_t l = readlink(p, link, sizeof link - 1);
             link[l > 0 ? l : 0] = '\0';
-            abx_sha256_str(h, link);
+            abxl_sha256_str(h, link);
         } else if (S_ISREG(st.st_mode)) {
-            rc = abx_sha256_file(h, p);
+            rc = abxl_sha256_file(h, p);
         }
     next:
         free(v[i]);
@@ -115,7 +115,7 @@ static int tree(struct abx_sha256 *h, const char *path, int depth)
     return rc;
 }
 
-int abx_sha256_tree(struct abx_sha256 *h, const char *path)
+int abxl_sha256_tree(struct abxl_sha256 *h, const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0)
@@ -135,7 +135,7 @@ static int du_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 }
 
 /* Bytes on disk under path (thread-local total: nftw takes no argument). */
-long long abx_du(const char *path)
+long long abxl_du(const char *path)
 {
     du_total = 0;
     nftw(path, du_one, 32, FTW_PHYS | FTW_MOUNT);

@@ -8,60 +8,60 @@
 
 #include "server.h"
 
-void abx_life_kill(struct abx_sbx *s)
+void abxl_life_kill(struct abxl_sbx *s)
 {
-    if (abx_reg_claim_kill(s))
-        abx_spawn_destroy(s);
+    if (abxl_reg_claim_kill(s))
+        abxl_spawn_destroy(s);
 }
 
 /* Moves s to `to` by sending sig to its processes: 0 done, 1 already
  * there or another change is under way, -1 gone. busy keeps a second
  * change (and the reaper) off s while the signals go out unlocked. */
-static int change_state(struct abx_sbx *s, enum abx_sbx_state to, int sig, int64_t end_ms)
+static int change_state(struct abxl_sbx *s, enum abxl_sbx_state to, int sig, int64_t end_ms)
 {
     int rc = 0;
-    pthread_mutex_lock(&abx_reg_lock);
-    if (s->state == ABX_SBX_DEAD)
+    pthread_mutex_lock(&abxl_reg_lock);
+    if (s->state == ABXL_SBX_DEAD)
         rc = -1;
     else if (s->state == to || s->busy)
         rc = 1;
     else
         s->busy = true;
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     if (rc != 0)
         return rc;
     /* The freezer stops every task at once, forks in flight included, and
      * a frozen process cannot tell it was stopped (SIGSTOP shows). */
-    if (!s->cgroup || abx_cgroup_freeze(s->id, to == ABX_SBX_PAUSED) != 0)
-        abx_procs_signal(s, sig);
-    pthread_mutex_lock(&abx_reg_lock);
-    if (s->state != ABX_SBX_DEAD) {   /* killed meanwhile: stays dead */
+    if (!s->cgroup || abxl_cgroup_freeze(s->id, to == ABXL_SBX_PAUSED) != 0)
+        abxl_procs_signal(s, sig);
+    pthread_mutex_lock(&abxl_reg_lock);
+    if (s->state != ABXL_SBX_DEAD) {   /* killed meanwhile: stays dead */
         s->state = to;
         if (end_ms > 0)
             s->end_ms = end_ms;
     }
     s->busy = false;
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     return 0;
 }
 
-int abx_life_pause(struct abx_sbx *s)
+int abxl_life_pause(struct abxl_sbx *s)
 {
-    return change_state(s, ABX_SBX_PAUSED, SIGSTOP, 0);
+    return change_state(s, ABXL_SBX_PAUSED, SIGSTOP, 0);
 }
 
-int abx_life_resume(struct abx_sbx *s, int64_t end_ms)
+int abxl_life_resume(struct abxl_sbx *s, int64_t end_ms)
 {
-    return change_state(s, ABX_SBX_RUNNING, SIGCONT, end_ms);
+    return change_state(s, ABXL_SBX_RUNNING, SIGCONT, end_ms);
 }
 
-void abx_life_kill_all(void)
+void abxl_life_kill_all(void)
 {
     size_t n;
-    struct abx_sbx **v = abx_reg_all(&n, true);
+    struct abxl_sbx **v = abxl_reg_all(&n, true);
     for (size_t i = 0; i < n; i++)
-        abx_life_kill(v[i]);
-    abx_reg_put_all(v, n);
+        abxl_life_kill(v[i]);
+    abxl_reg_put_all(v, n);
 }
 
 /* ---- reaper: TTL expiry and sandboxes whose bwrap exited on its own ---- */
@@ -73,39 +73,39 @@ static bool rp_stop, rp_started;
 static void reap_once(void)
 {
     size_t n;
-    struct abx_sbx **v = abx_reg_all(&n, false);
-    int64_t now = abx_now_ms();
+    struct abxl_sbx **v = abxl_reg_all(&n, false);
+    int64_t now = abxl_now_ms();
     for (size_t i = 0; i < n; i++) {
-        struct abx_sbx *s = v[i];
+        struct abxl_sbx *s = v[i];
         int status;
         /* bwrap_pid under the lock: whoever reaps bwrap (here or
-         * abx_spawn_destroy) zeroes it, so it is never waited for twice
+         * abxl_spawn_destroy) zeroes it, so it is never waited for twice
          * (a second wait could catch a reused pid). */
-        pthread_mutex_lock(&abx_reg_lock);
+        pthread_mutex_lock(&abxl_reg_lock);
         bool exited = s->bwrap_pid > 0 && waitpid(s->bwrap_pid, &status, WNOHANG) == s->bwrap_pid;
         if (exited)
             s->bwrap_pid = 0;
-        pthread_mutex_unlock(&abx_reg_lock);
+        pthread_mutex_unlock(&abxl_reg_lock);
         if (exited) {
             fprintf(stderr, "abx-local: sandbox %s exited on its own\n", s->id);
-            abx_life_kill(s);
+            abxl_life_kill(s);
             continue;
         }
-        abx_metrics_sample(s, false);   /* when the profile's interval has passed */
-        pthread_mutex_lock(&abx_reg_lock);
-        bool expired = s->state == ABX_SBX_RUNNING && !s->busy && now >= s->end_ms;
+        abxl_metrics_sample(s, false);   /* when the profile's interval has passed */
+        pthread_mutex_lock(&abxl_reg_lock);
+        bool expired = s->state == ABXL_SBX_RUNNING && !s->busy && now >= s->end_ms;
         bool pause = s->auto_pause;
-        pthread_mutex_unlock(&abx_reg_lock);
+        pthread_mutex_unlock(&abxl_reg_lock);
         if (!expired)
             continue;
         if (pause) {
-            abx_life_pause(s);
+            abxl_life_pause(s);
         } else {
             fprintf(stderr, "abx-local: sandbox %s reached its end time, killing\n", s->id);
-            abx_life_kill(s);
+            abxl_life_kill(s);
         }
     }
-    abx_reg_put_all(v, n);
+    abxl_reg_put_all(v, n);
 }
 
 static void *reaper_main(void *arg)
@@ -117,7 +117,7 @@ static void *reaper_main(void *arg)
         reap_once();
         pthread_mutex_lock(&rp_lock);
         struct timespec ts;
-        abx_abstime_in(&ts, 200);
+        abxl_abstime_in(&ts, 200);
         if (!rp_stop)
             pthread_cond_timedwait(&rp_cv, &rp_lock, &ts);
     }
@@ -125,7 +125,7 @@ static void *reaper_main(void *arg)
     return NULL;
 }
 
-int abx_reaper_start(void)
+int abxl_reaper_start(void)
 {
     if (pthread_create(&reaper_tid, NULL, reaper_main, NULL) != 0)
         return -1;
@@ -133,7 +133,7 @@ int abx_reaper_start(void)
     return 0;
 }
 
-void abx_reaper_stop(void)
+void abxl_reaper_stop(void)
 {
     if (!rp_started)
         return;

@@ -17,7 +17,7 @@
 
 static int run_probe(char *err, size_t errlen)
 {
-    char *argv[] = {abx_cfg.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net",
+    char *argv[] = {abxl_cfg.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net",
                     "--unshare-ipc", "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev",
                     "--proc", "/proc", "--cap-drop", "ALL", "--", "/bin/true", NULL};
     int pipefd[2];
@@ -48,7 +48,7 @@ static int run_probe(char *err, size_t errlen)
         snprintf(err, errlen,
                  "namespaces refused: a test sandbox (%s --unshare-pid --unshare-net "
                  "--unshare-ipc --unshare-uts) failed: %s",
-                 abx_cfg.bwrap, out[0] ? out : "no output");
+                 abxl_cfg.bwrap, out[0] ? out : "no output");
         return -1;
     }
     return 0;
@@ -56,20 +56,20 @@ static int run_probe(char *err, size_t errlen)
 
 /* A sandbox's root is an overlay on a tmpfs in a private mount namespace
  * (enter.c): try exactly that once, in a child, under the state dir. */
-int abx_overlay_check(char *err, size_t errlen)
+int abxl_overlay_check(char *err, size_t errlen)
 {
     char base[4200], l[4300], u[4300], w[4300], m[4300], opts[16000];
-    abx_fmt(base, sizeof base, "%s/overlay-probe", abx_cfg.state_dir);
-    abx_rm_rf(base);
+    abxl_fmt(base, sizeof base, "%s/overlay-probe", abxl_cfg.state_dir);
+    abxl_rm_rf(base);
     if (mkdir(base, 0700) != 0) {
-        abx_fmt(err, errlen, "cannot create %s: %s", base, strerror(errno));
+        abxl_fmt(err, errlen, "cannot create %s: %s", base, strerror(errno));
         return -1;
     }
-    abx_fmt(l, sizeof l, "%s/l", base);
-    abx_fmt(u, sizeof u, "%s/u", base);
-    abx_fmt(w, sizeof w, "%s/w", base);
-    abx_fmt(m, sizeof m, "%s/m", base);
-    abx_fmt(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s", l, u, w);
+    abxl_fmt(l, sizeof l, "%s/l", base);
+    abxl_fmt(u, sizeof u, "%s/u", base);
+    abxl_fmt(w, sizeof w, "%s/w", base);
+    abxl_fmt(m, sizeof m, "%s/m", base);
+    abxl_fmt(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s", l, u, w);
     int efd[2];
     if (pipe(efd) != 0)
         return -1;
@@ -99,16 +99,16 @@ int abx_overlay_check(char *err, size_t errlen)
     }
     close(efd[1]);
     char msg[256];
-    int rc = abx_child_wait(pid, efd[0], msg, sizeof msg);
-    abx_rm_rf(base);
+    int rc = abxl_child_wait(pid, efd[0], msg, sizeof msg);
+    abxl_rm_rf(base);
     if (rc == 0)
         return 0;
-    abx_fmt(err, errlen, "overlay filesystems unavailable (sandbox roots are overlays): %s",
+    abxl_fmt(err, errlen, "overlay filesystems unavailable (sandbox roots are overlays): %s",
             msg[0] ? msg : "fork failed");
     return -1;
 }
 
-int abx_spawn_check_machine(char *err, size_t errlen)
+int abxl_spawn_check_machine(char *err, size_t errlen)
 {
     if (geteuid() != 0) {
         snprintf(err, errlen,
@@ -117,20 +117,20 @@ int abx_spawn_check_machine(char *err, size_t errlen)
                  (int)geteuid());
         return -1;
     }
-    if (access(abx_cfg.bwrap, X_OK) != 0) {
+    if (access(abxl_cfg.bwrap, X_OK) != 0) {
         snprintf(err, errlen, "bubblewrap not found: %s is not executable (install the "
-                 "'bubblewrap' package or pass --bwrap PATH)", abx_cfg.bwrap);
+                 "'bubblewrap' package or pass --bwrap PATH)", abxl_cfg.bwrap);
         return -1;
     }
-    if (abx_cfg.envd_path[0] == '\0' || access(abx_cfg.envd_path, X_OK) != 0) {
+    if (abxl_cfg.envd_path[0] == '\0' || access(abxl_cfg.envd_path, X_OK) != 0) {
         snprintf(err, errlen, "abx-envd not found%s%s (build target abx-envd, or pass --envd PATH)",
-                 abx_cfg.envd_path[0] ? ": " : "", abx_cfg.envd_path);
+                 abxl_cfg.envd_path[0] ? ": " : "", abxl_cfg.envd_path);
         return -1;
     }
     struct stat st;
-    if (stat(abx_cfg.templates_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (stat(abxl_cfg.templates_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "templates dir not found: %s (pass --templates DIR)",
-                 abx_cfg.templates_dir);
+                 abxl_cfg.templates_dir);
         return -1;
     }
     int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
@@ -146,7 +146,7 @@ int abx_spawn_check_machine(char *err, size_t errlen)
     }
     if (run_probe(err, errlen) != 0)
         return -1;
-    return abx_cgroup_init(err, errlen);
+    return abxl_cgroup_init(err, errlen);
 }
 
 /* pid file: "<host pid of the sandbox's pid 1> <its start time>". The start
@@ -165,17 +165,17 @@ static void kill_left(const char *dir)
     char *end;
     long pid = strtol(line, &end, 10);
     unsigned long long start = strtoull(end, NULL, 10);
-    if (pid <= 1 || start == 0 || abx_proc_starttime((pid_t)pid) != start)
+    if (pid <= 1 || start == 0 || abxl_proc_starttime((pid_t)pid) != start)
         return;
     kill((pid_t)pid, SIGKILL);
-    for (int i = 0; i < 200 && abx_proc_starttime((pid_t)pid) == start; i++)
-        abx_sleep_ms(10);
+    for (int i = 0; i < 200 && abxl_proc_starttime((pid_t)pid) == start; i++)
+        abxl_sleep_ms(10);
     fprintf(stderr, "abx-local: killed sandbox left by a previous run (pid %ld)\n", pid);
 }
 
-void abx_spawn_recover(void)
+void abxl_spawn_recover(void)
 {
-    DIR *d = opendir(abx_cfg.sandboxes_dir);
+    DIR *d = opendir(abxl_cfg.sandboxes_dir);
     if (d == NULL)
         return;
     struct dirent *e;
@@ -184,11 +184,11 @@ void abx_spawn_recover(void)
         if (e->d_name[0] == '.')
             continue;
         char dir[4200];
-        if (abx_fmt(dir, sizeof dir, "%s/%s", abx_cfg.sandboxes_dir, e->d_name) != 0)
+        if (abxl_fmt(dir, sizeof dir, "%s/%s", abxl_cfg.sandboxes_dir, e->d_name) != 0)
             continue;
         kill_left(dir);
-        abx_cgroup_destroy(e->d_name);
-        if (abx_rm_rf(dir) != 0)
+        abxl_cgroup_destroy(e->d_name);
+        if (abxl_rm_rf(dir) != 0)
             fprintf(stderr, "abx-local: cannot remove %s\n", dir);
         n++;
     }

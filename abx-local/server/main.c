@@ -23,15 +23,15 @@
 
 #include "server.h"
 
-#ifndef ABX_VERSION
-#define ABX_VERSION "0.0.0"
+#ifndef ABXL_VERSION
+#define ABXL_VERSION "0.0.0"
 #endif
-#ifndef ABX_TEMPLATES_DIR
-#define ABX_TEMPLATES_DIR ""
+#ifndef ABXL_TEMPLATES_DIR
+#define ABXL_TEMPLATES_DIR ""
 #endif
 
-struct abx_srv_config abx_cfg;
-volatile int abx_shutting_down;
+struct abxl_srv_config abxl_cfg;
+volatile int abxl_shutting_down;
 
 static const char usage[] =
     "usage: abx-local serve [options]\n"
@@ -84,15 +84,15 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
     return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, const struct abx_plane *plane,
+static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, const struct abxl_plane *plane,
                                        unsigned timeout_s)
 {
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ERROR_LOG,
-        ntohs(sa->sin_port), NULL, NULL, abx_http_handle, (void *)plane, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
-        MHD_OPTION_URI_LOG_CALLBACK, abx_http_uri_log, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-        abx_http_completed, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+        ntohs(sa->sin_port), NULL, NULL, abxl_http_handle, (void *)plane, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
+        MHD_OPTION_URI_LOG_CALLBACK, abxl_http_uri_log, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+        abxl_http_completed, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
     if (d != NULL && sa->sin_port == 0) {
         const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
@@ -107,7 +107,7 @@ static void exe_dir(char *out, size_t n)
     char p[4096];
     ssize_t len = readlink("/proc/self/exe", p, sizeof p - 1);
     p[len > 0 ? len : 0] = '\0';
-    abx_fmt(abx_cfg.self_exe, sizeof abx_cfg.self_exe, "%s", p);
+    abxl_fmt(abxl_cfg.self_exe, sizeof abxl_cfg.self_exe, "%s", p);
     snprintf(out, n, "%s", len > 0 ? dirname(p) : ".");
 }
 
@@ -121,26 +121,26 @@ static void defaults(void)
 {
     char ed[4096], p[4200];
     exe_dir(ed, sizeof ed);
-    snprintf(abx_cfg.listen, sizeof abx_cfg.listen, "127.0.0.1:3000");
-    abx_cfg.max_sandboxes = 100;
-    snprintf(abx_cfg.state_dir, sizeof abx_cfg.state_dir, "/var/tmp/abx-local");
+    snprintf(abxl_cfg.listen, sizeof abxl_cfg.listen, "127.0.0.1:3000");
+    abxl_cfg.max_sandboxes = 100;
+    snprintf(abxl_cfg.state_dir, sizeof abxl_cfg.state_dir, "/var/tmp/abx-local");
     snprintf(p, sizeof p, "%s/../share/abx-local/templates", ed);
-    abx_fmt(abx_cfg.templates_dir, sizeof abx_cfg.templates_dir, "%s",
-            is_dir(p) || ABX_TEMPLATES_DIR[0] == '\0' ? p : ABX_TEMPLATES_DIR);
+    abxl_fmt(abxl_cfg.templates_dir, sizeof abxl_cfg.templates_dir, "%s",
+            is_dir(p) || ABXL_TEMPLATES_DIR[0] == '\0' ? p : ABXL_TEMPLATES_DIR);
     snprintf(p, sizeof p, "%s/../envd/abx-envd", ed);
     if (access(p, X_OK) != 0)
         snprintf(p, sizeof p, "%s/abx-envd", ed);
-    abx_fmt(abx_cfg.envd_path, sizeof abx_cfg.envd_path, "%s", access(p, X_OK) == 0 ? p : "");
+    abxl_fmt(abxl_cfg.envd_path, sizeof abxl_cfg.envd_path, "%s", access(p, X_OK) == 0 ? p : "");
     const char *cache = getenv("ABX_LOCAL_CACHE");
-    abx_fmt(abx_cfg.cache_dir, sizeof abx_cfg.cache_dir, "%s",
+    abxl_fmt(abxl_cfg.cache_dir, sizeof abxl_cfg.cache_dir, "%s",
             cache && cache[0] ? cache : "/var/cache/abx-local");
-    snprintf(abx_cfg.bwrap, sizeof abx_cfg.bwrap, "/usr/bin/bwrap");
+    snprintf(abxl_cfg.bwrap, sizeof abxl_cfg.bwrap, "/usr/bin/bwrap");
     const char *path = getenv("PATH");
     char *copy = path ? strdup(path) : NULL, *save = NULL;
     for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
         snprintf(p, sizeof p, "%s/bwrap", d);
         if (access(p, X_OK) == 0) {
-            abx_fmt(abx_cfg.bwrap, sizeof abx_cfg.bwrap, "%s", p);
+            abxl_fmt(abxl_cfg.bwrap, sizeof abxl_cfg.bwrap, "%s", p);
             break;
         }
     }
@@ -153,19 +153,19 @@ static int parse_args(int argc, char **argv)
         const char *flag;
         char *dst;
         size_t n;
-    } opts[] = {{"--listen", abx_cfg.listen, sizeof abx_cfg.listen},
-                {"--data-listen", abx_cfg.data_listen, sizeof abx_cfg.data_listen},
-                {"--state-dir", abx_cfg.state_dir, sizeof abx_cfg.state_dir},
-                {"--api-key", abx_cfg.api_key, sizeof abx_cfg.api_key},
-                {"--templates", abx_cfg.templates_dir, sizeof abx_cfg.templates_dir},
-                {"--cache-dir", abx_cfg.cache_dir, sizeof abx_cfg.cache_dir},
-                {"--envd", abx_cfg.envd_path, sizeof abx_cfg.envd_path},
-                {"--bwrap", abx_cfg.bwrap, sizeof abx_cfg.bwrap}};
+    } opts[] = {{"--listen", abxl_cfg.listen, sizeof abxl_cfg.listen},
+                {"--data-listen", abxl_cfg.data_listen, sizeof abxl_cfg.data_listen},
+                {"--state-dir", abxl_cfg.state_dir, sizeof abxl_cfg.state_dir},
+                {"--api-key", abxl_cfg.api_key, sizeof abxl_cfg.api_key},
+                {"--templates", abxl_cfg.templates_dir, sizeof abxl_cfg.templates_dir},
+                {"--cache-dir", abxl_cfg.cache_dir, sizeof abxl_cfg.cache_dir},
+                {"--envd", abxl_cfg.envd_path, sizeof abxl_cfg.envd_path},
+                {"--bwrap", abxl_cfg.bwrap, sizeof abxl_cfg.bwrap}};
     char err[256];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--allow-pause") == 0) {
-            abx_switch_set("pause=on", err, sizeof err);
+            abxl_switch_set("pause=on", err, sizeof err);
             continue;
         }
         if (i + 1 >= argc) {
@@ -191,21 +191,21 @@ static int parse_args(int argc, char **argv)
                 fprintf(stderr, "abx-local: --max-sandboxes wants an integer from 1 to 100000\n");
                 return -1;
             }
-            abx_cfg.max_sandboxes = n;
+            abxl_cfg.max_sandboxes = n;
             i++;
             continue;
         }
         /* Profile flags are applied in order: --profile first resets all. */
         if (strcmp(a, "--profile") == 0 || strcmp(a, "--switch") == 0) {
-            if ((a[2] == 'p' ? abx_profile_set(argv[i + 1], err, sizeof err)
-                             : abx_switch_set(argv[i + 1], err, sizeof err)) != 0) {
+            if ((a[2] == 'p' ? abxl_profile_set(argv[i + 1], err, sizeof err)
+                             : abxl_switch_set(argv[i + 1], err, sizeof err)) != 0) {
                 fprintf(stderr, "abx-local: %s: %s\n", a, err);
                 return -1;
             }
             i++;
             continue;
         }
-        int r = abx_faults_flag(a, argv[i + 1], err, sizeof err);
+        int r = abxl_faults_flag(a, argv[i + 1], err, sizeof err);
         if (r < 0) {
             fprintf(stderr, "abx-local: %s: %s\n", a, err);
             return -1;
@@ -225,23 +225,23 @@ static void *signal_main(void *arg)
     int sig = 0;
     sigwait(set, &sig);
     fprintf(stderr, "abx-local: signal %d, stopping and killing all sandboxes\n", sig);
-    abx_shutting_down = 1;
-    abx_spawner_stop();
+    abxl_shutting_down = 1;
+    abxl_spawner_stop();
     /* Watchdog: a stuck connection must not keep us (and sandboxes) alive. */
-    abx_sleep_ms(30000);
+    abxl_sleep_ms(30000);
     fprintf(stderr, "abx-local: shutdown took over 30s, exiting\n");
-    abx_life_kill_all();
+    abxl_life_kill_all();
     _exit(2);
 }
 
 static int lock_state_dir(void)
 {
     char p[4200];
-    snprintf(p, sizeof p, "%s/lock", abx_cfg.state_dir);
+    snprintf(p, sizeof p, "%s/lock", abxl_cfg.state_dir);
     int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
         fprintf(stderr, "abx-local: state dir %s is in use by another abx-local (%s)\n",
-                abx_cfg.state_dir, strerror(errno));
+                abxl_cfg.state_dir, strerror(errno));
         return -1;
     }
     return fd;   /* held until exit */
@@ -251,61 +251,61 @@ static int serve(void)
 {
     char err[1024];
     struct sockaddr_in csa, dsa;
-    if (parse_addr(abx_cfg.listen, &csa) != 0 ||
-        (abx_cfg.data_listen[0] && parse_addr(abx_cfg.data_listen, &dsa) != 0)) {
+    if (parse_addr(abxl_cfg.listen, &csa) != 0 ||
+        (abxl_cfg.data_listen[0] && parse_addr(abxl_cfg.data_listen, &dsa) != 0)) {
         fprintf(stderr, "abx-local: bad listen address (want IPV4:PORT)\n");
         return 2;
     }
     /* Absolute paths: bwrap binds them from its own working directory. */
     char abs[PATH_MAX];
-    if (abx_cfg.envd_path[0] && realpath(abx_cfg.envd_path, abs) != NULL)
-        abx_fmt(abx_cfg.envd_path, sizeof abx_cfg.envd_path, "%s", abs);
-    if (realpath(abx_cfg.templates_dir, abs) != NULL)
-        abx_fmt(abx_cfg.templates_dir, sizeof abx_cfg.templates_dir, "%s", abs);
-    if (abx_spawn_check_machine(err, sizeof err) != 0) {
+    if (abxl_cfg.envd_path[0] && realpath(abxl_cfg.envd_path, abs) != NULL)
+        abxl_fmt(abxl_cfg.envd_path, sizeof abxl_cfg.envd_path, "%s", abs);
+    if (realpath(abxl_cfg.templates_dir, abs) != NULL)
+        abxl_fmt(abxl_cfg.templates_dir, sizeof abxl_cfg.templates_dir, "%s", abs);
+    if (abxl_spawn_check_machine(err, sizeof err) != 0) {
         fprintf(stderr, "abx-local: cannot run sandboxes here: %s\n", err);
         return 1;
     }
     /* Sandbox pid 1s that bwrap leaves unreaped (envd died on its own)
      * come to us instead of the machine's init, which may never reap
-     * them; abx_spawn_destroy reaps them. After the probe, whose own
+     * them; abxl_spawn_destroy reaps them. After the probe, whose own
      * leftovers we do not track. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) != 0) {
         fprintf(stderr, "abx-local: cannot become a child subreaper: %s\n", strerror(errno));
         return 1;
     }
-    if (abx_cfg.api_key[0] == '\0') {
+    if (abxl_cfg.api_key[0] == '\0') {
         char hex[41];
-        if (abx_random_hex(hex, 20) != 0)
+        if (abxl_random_hex(hex, 20) != 0)
             return 1;
-        snprintf(abx_cfg.api_key, sizeof abx_cfg.api_key, "e2b_%s", hex);
+        snprintf(abxl_cfg.api_key, sizeof abxl_cfg.api_key, "e2b_%s", hex);
     }
-    const char *k = abx_cfg.api_key;
+    const char *k = abxl_cfg.api_key;
     if (strncmp(k, "e2b_", 4) != 0 || k[4] == '\0' || strspn(k + 4, "0123456789abcdef") != strlen(k + 4))
         fprintf(stderr, "abx-local: warning: the API key is not e2b_<lowercase hex>; newer E2B "
                 "SDKs refuse such keys unless E2B_VALIDATE_API_KEY=false\n");
     char sd[4200], real[PATH_MAX];
-    snprintf(sd, sizeof sd, "%s/sandboxes", abx_cfg.state_dir);
-    if ((mkdir(abx_cfg.state_dir, 0700) != 0 && errno != EEXIST) ||
+    snprintf(sd, sizeof sd, "%s/sandboxes", abxl_cfg.state_dir);
+    if ((mkdir(abxl_cfg.state_dir, 0700) != 0 && errno != EEXIST) ||
         (mkdir(sd, 0700) != 0 && errno != EEXIST) ||
-        realpath(abx_cfg.state_dir, real) == NULL ||
-        abx_fmt(abx_cfg.state_dir, sizeof abx_cfg.state_dir, "%s", real) != 0 ||
-        abx_fmt(abx_cfg.sandboxes_dir, sizeof abx_cfg.sandboxes_dir, "%s/sandboxes", real) != 0) {
-        fprintf(stderr, "abx-local: cannot create state dir %s: %s\n", abx_cfg.state_dir,
+        realpath(abxl_cfg.state_dir, real) == NULL ||
+        abxl_fmt(abxl_cfg.state_dir, sizeof abxl_cfg.state_dir, "%s", real) != 0 ||
+        abxl_fmt(abxl_cfg.sandboxes_dir, sizeof abxl_cfg.sandboxes_dir, "%s/sandboxes", real) != 0) {
+        fprintf(stderr, "abx-local: cannot create state dir %s: %s\n", abxl_cfg.state_dir,
                 strerror(errno));
         return 1;
     }
     if (lock_state_dir() < 0)
         return 1;
-    if (abx_overlay_check(err, sizeof err) != 0 || abx_envd_bundle(err, sizeof err) != 0) {
+    if (abxl_overlay_check(err, sizeof err) != 0 || abxl_envd_bundle(err, sizeof err) != 0) {
         fprintf(stderr, "abx-local: cannot run sandboxes here: %s\n", err);
         return 1;
     }
-    abx_spawn_recover();
+    abxl_spawn_recover();
     /* Before `ready`: a create must never wait for a build. */
-    if (abx_templates_build_missing() != 0)
+    if (abxl_templates_build_missing() != 0)
         return 1;
-    if (abx_nsnet_init() != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (abxl_nsnet_init() != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         fprintf(stderr, "abx-local: cannot initialise network namespaces or libcurl\n");
         return 1;
     }
@@ -316,21 +316,21 @@ static int serve(void)
     pthread_sigmask(SIG_BLOCK, &set, NULL);   /* inherited by every thread */
     signal(SIGPIPE, SIG_IGN);
     struct MHD_Daemon *cd = NULL, *dd = NULL;
-    bool pick = csa.sin_port == 0 && !abx_cfg.data_listen[0];
+    bool pick = csa.sin_port == 0 && !abxl_cfg.data_listen[0];
     /* Port 0: try for a free pair P, P+1; when the machine's ports are
      * crowded (TIME_WAIT), settle for any free data port. */
     for (int attempt = 0; attempt < 21 && dd == NULL; attempt++) {
         struct sockaddr_in c = csa;
-        cd = start_daemon(&c, &abx_api_plane, 120);
+        cd = start_daemon(&c, &abxl_ctl_plane, 120);
         if (cd == NULL)
             break;
         struct sockaddr_in d = c;
-        if (abx_cfg.data_listen[0])
+        if (abxl_cfg.data_listen[0])
             d = dsa;
         else
             d.sin_port = htons(attempt == 20 ? 0 : (uint16_t)(ntohs(c.sin_port) + 1));
         /* Idle timeout only: a request blocked in the proxy is not idle. */
-        dd = ntohs(c.sin_port) < 65535 ? start_daemon(&d, &abx_proxy_plane, 600) : NULL;
+        dd = ntohs(c.sin_port) < 65535 ? start_daemon(&d, &abxl_proxy_plane, 600) : NULL;
         if (dd == NULL) {
             MHD_stop_daemon(cd);
             cd = NULL;
@@ -342,15 +342,15 @@ static int serve(void)
         dsa = d;
     }
     if (cd == NULL || dd == NULL) {
-        fprintf(stderr, "abx-local: cannot listen on %s (and the data port)\n", abx_cfg.listen);
+        fprintf(stderr, "abx-local: cannot listen on %s (and the data port)\n", abxl_cfg.listen);
         return 1;
     }
     char host[INET_ADDRSTRLEN], dhost[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &csa.sin_addr, host, sizeof host);
     inet_ntop(AF_INET, &dsa.sin_addr, dhost, sizeof dhost);
     unsigned cport = ntohs(csa.sin_port), dport = ntohs(dsa.sin_port);
-    snprintf(abx_cfg.data_domain, sizeof abx_cfg.data_domain, "localhost:%u", dport);
-    if (abx_reaper_start() != 0)
+    snprintf(abxl_cfg.data_domain, sizeof abxl_cfg.data_domain, "localhost:%u", dport);
+    if (abxl_reaper_start() != 0)
         return 1;
     pthread_t sig_tid;
     pthread_create(&sig_tid, NULL, signal_main, &set);
@@ -364,18 +364,18 @@ static int serve(void)
            "export E2B_DOMAIN=%s\n"
            "export E2B_API_KEY=%s\n"
            "ready\n",
-           host, cport, dhost, dport, abx_cfg.data_domain, abx_cfg.api_key, host, cport, dhost,
-           dport, abx_cfg.data_domain, abx_cfg.api_key);
+           host, cport, dhost, dport, abxl_cfg.data_domain, abxl_cfg.api_key, host, cport, dhost,
+           dport, abxl_cfg.data_domain, abxl_cfg.api_key);
     fflush(stdout);
     fprintf(stderr, "abx-local: serving control plane on %s:%u, data plane on %s:%u "
             "(profile %s, envd %s, templates %s, state %s)\n", host, cport, dhost, dport,
-            abx_profile_name(), abx_envd_version(), abx_cfg.templates_dir, abx_cfg.state_dir);
-    abx_spawner_run();   /* until SIGTERM/SIGINT */
-    abx_reaper_stop();
-    abx_life_kill_all();
+            abxl_profile_name(), abxl_envd_version(), abxl_cfg.templates_dir, abxl_cfg.state_dir);
+    abxl_spawner_run();   /* until SIGTERM/SIGINT */
+    abxl_reaper_stop();
+    abxl_life_kill_all();
     MHD_stop_daemon(dd);
     MHD_stop_daemon(cd);
-    abx_life_kill_all();
+    abxl_life_kill_all();
     curl_global_cleanup();
     fprintf(stderr, "abx-local: stopped\n");
     return 0;
@@ -386,7 +386,7 @@ static int profile_default(void)
 {
     char err[128];
     const char *p = getenv("ABX_LOCAL_PROFILE");
-    if (abx_profile_set(p && p[0] ? p : "e2b", err, sizeof err) != 0) {
+    if (abxl_profile_set(p && p[0] ? p : "e2b", err, sizeof err) != 0) {
         fprintf(stderr, "abx-local: ABX_LOCAL_PROFILE: %s\n", err);
         return -1;
     }
@@ -399,7 +399,7 @@ int main(int argc, char **argv)
     if (profile_default() != 0)
         return 2;
     if (argc >= 2 && strcmp(argv[1], "switches") == 0) {
-        abx_switches_print(stdout);
+        abxl_switches_print(stdout);
         return 0;
     }
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -407,14 +407,14 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
-        printf("abx-local %s (envd %s, profile %s)\n", ABX_VERSION, abx_envd_version(),
-               abx_profile_name());
+        printf("abx-local %s (envd %s, profile %s)\n", ABXL_VERSION, abxl_envd_version(),
+               abxl_profile_name());
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "sandbox-enter") == 0)
-        return abx_enter_main(argc, argv);
+        return abxl_enter_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "template") == 0)
-        return abx_template_main(argc, argv);
+        return abxl_template_main(argc, argv);
     if (argc < 2 || strcmp(argv[1], "serve") != 0) {
         fputs(usage, stderr);
         return 2;

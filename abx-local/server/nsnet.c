@@ -16,7 +16,7 @@
 
 static int host_netns = -1;
 
-int abx_nsnet_init(void)
+int abxl_nsnet_init(void)
 {
     host_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     return host_netns >= 0 ? 0 : -1;
@@ -41,7 +41,7 @@ static curl_socket_t open_in_ns(void *clientp, curlsocktype purpose,
     return fd < 0 ? CURL_SOCKET_BAD : fd;
 }
 
-void abx_nsnet_setup(void *curl, int netns_fd)
+void abxl_nsnet_setup(void *curl, int netns_fd)
 {
     curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, open_in_ns);
     curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, (void *)(intptr_t)netns_fd);
@@ -56,14 +56,14 @@ static size_t sink(char *p, size_t s, size_t n, void *u)
     return s * n;
 }
 
-int abx_nsnet_probe(int netns_fd, int port, const char *path, long timeout_ms)
+int abxl_nsnet_probe(int netns_fd, int port, const char *path, long timeout_ms)
 {
     CURL *c = curl_easy_init();
     if (c == NULL)
         return -1;
     char url[700];
     snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path[0] == '/' ? path : "/");
-    abx_nsnet_setup(c, netns_fd);
+    abxl_nsnet_setup(c, netns_fd);
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);

@@ -10,7 +10,7 @@
 
 #include "server.h"
 
-unsigned long long abx_proc_starttime(pid_t pid)
+unsigned long long abxl_proc_starttime(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -35,7 +35,7 @@ unsigned long long abx_proc_starttime(pid_t pid)
 
 typedef void (*proc_fn)(pid_t pid, void *arg);
 
-static int for_each(const struct abx_sbx *s, proc_fn fn, void *arg)
+static int for_each(const struct abxl_sbx *s, proc_fn fn, void *arg)
 {
     if (s->pidns_ino == 0)
         return 0;
@@ -67,7 +67,7 @@ static void send_sig(pid_t pid, void *arg)
     kill(pid, *(int *)arg);
 }
 
-void abx_procs_signal(const struct abx_sbx *s, int sig)
+void abxl_procs_signal(const struct abxl_sbx *s, int sig)
 {
     /* Two sweeps: a process forked during the first is caught by the
      * second (its parent is stopped by then). */
@@ -75,7 +75,7 @@ void abx_procs_signal(const struct abx_sbx *s, int sig)
     for_each(s, send_sig, &sig);
 }
 
-int abx_procs_count(const struct abx_sbx *s)
+int abxl_procs_count(const struct abxl_sbx *s)
 {
     return for_each(s, NULL, NULL);
 }
@@ -120,7 +120,7 @@ static void add_usage(pid_t pid, void *arg)
     u->rss += rss * sysconf(_SC_PAGESIZE);
 }
 
-void abx_procs_usage(const struct abx_sbx *s, long long *rss, double *cpu_s)
+void abxl_procs_usage(const struct abxl_sbx *s, long long *rss, double *cpu_s)
 {
     struct usage u = {0, 0};
     for_each(s, add_usage, &u);

@@ -16,68 +16,68 @@ struct sw {
     const char *what;
 };
 
-/* Indexed by enum abx_switch (server.h). */
-static const struct sw table[ABX_SW_COUNT] = {
-    [ABX_SW_ENVD_052] = {"envd-0.5.2", false, true,
+/* Indexed by enum abxl_switch (server.h). */
+static const struct sw table[ABXL_SW_COUNT] = {
+    [ABXL_SW_ENVD_052] = {"envd-0.5.2", false, true,
                          "envd reports 0.5.2: no octet-stream upload, gzip, file metadata, "
                          "includeEntry, allowNetworkMounts"},
-    [ABX_SW_PROTO_CODEC] = {"proto-codec", true, false,
+    [ABXL_SW_PROTO_CODEC] = {"proto-codec", true, false,
                             "envd answers the Connect protobuf codec 415, as a JSON-only envd "
                             "(off: FC's 400)"},
-    [ABX_SW_KEEPALIVE_30] = {"keepalive-30s", false, true,
+    [ABXL_SW_KEEPALIVE_30] = {"keepalive-30s", false, true,
                              "stream keepalive every 30 s by default, requests above 60 s clamped"},
-    [ABX_SW_V2_LIFECYCLE] = {"v2-lifecycle", true, false,
+    [ABXL_SW_V2_LIFECYCLE] = {"v2-lifecycle", true, false,
                              "POST /v2/sandboxes and POST /v2/sandboxes/{id}/connect"},
-    [ABX_SW_PAUSE] = {"pause", true, false,
+    [ABXL_SW_PAUSE] = {"pause", true, false,
                       "pause and resume (off: refused unless the account is allow-listed)"},
-    [ABX_SW_FC_METADATA] = {"fc-metadata", false, true,
+    [ABXL_SW_FC_METADATA] = {"fc-metadata", false, true,
                             "metadata keys starting with fc. are reserved"},
-    [ABX_SW_TOKENS_IN_INFO] = {"tokens-in-info", true, false,
+    [ABXL_SW_TOKENS_IN_INFO] = {"tokens-in-info", true, false,
                                "GET /sandboxes/{id} carries envdAccessToken"},
-    [ABX_SW_TRAFFIC_GATE_ENVD] = {"traffic-gate-envd", false, true,
+    [ABXL_SW_TRAFFIC_GATE_ENVD] = {"traffic-gate-envd", false, true,
                                   "allowPublicTraffic=false gates envd too (X-Access-Token passes)"},
-    [ABX_SW_SIGNED_URLS] = {"signed-urls", true, false,
+    [ABXL_SW_SIGNED_URLS] = {"signed-urls", true, false,
                             "envd honours signed file URLs on secure sandboxes"},
-    [ABX_SW_LOGS] = {"logs", true, false, "GET /sandboxes/{id}/logs has entries (off: empty)"},
-    [ABX_SW_METRICS_FULL] = {"metrics-full", true, false,
+    [ABXL_SW_LOGS] = {"logs", true, false, "GET /sandboxes/{id}/logs has entries (off: empty)"},
+    [ABXL_SW_METRICS_FULL] = {"metrics-full", true, false,
                              "metrics carry disk and page cache, sampled every second "
                              "(off: CPU and memory only, one sample a minute)"},
-    [ABX_SW_FC_IDS] = {"fc-ids", false, true, "sandbox ids sbx-<26 base32> (assumed)"},
-    [ABX_SW_GATEWAY_ERRORS] = {"gateway-errors", false, true,
+    [ABXL_SW_FC_IDS] = {"fc-ids", false, true, "sandbox ids sbx-<26 base32> (assumed)"},
+    [ABXL_SW_GATEWAY_ERRORS] = {"gateway-errors", false, true,
                                "data-plane errors are a gateway's 502 page, not E2B's JSON "
                                "(assumed)"},
-    [ABX_SW_FC_MESSAGES] = {"fc-messages", false, true,
+    [ABXL_SW_FC_MESSAGES] = {"fc-messages", false, true,
                             "control-plane error messages in other words (assumed)"},
-    [ABX_SW_LIST_PAGE_50] = {"list-page-50", false, true,
+    [ABXL_SW_LIST_PAGE_50] = {"list-page-50", false, true,
                              "list pages hold 50 sandboxes by default, not 100 (assumed)"},
 };
 
-static bool on[ABX_SW_COUNT];
+static bool on[ABXL_SW_COUNT];
 static bool fc_profile;
 
-bool abx_sw(enum abx_switch s)
+bool abxl_sw(enum abxl_switch s)
 {
-    return (unsigned)s < ABX_SW_COUNT && on[s];
+    return (unsigned)s < ABXL_SW_COUNT && on[s];
 }
 
-const char *abx_profile_name(void)
+const char *abxl_profile_name(void)
 {
     return fc_profile ? "fc" : "e2b";
 }
 
-int abx_profile_set(const char *name, char *err, size_t errlen)
+int abxl_profile_set(const char *name, char *err, size_t errlen)
 {
     if (strcmp(name, "e2b") != 0 && strcmp(name, "fc") != 0) {
         snprintf(err, errlen, "unknown profile '%.64s' (e2b or fc)", name);
         return -1;
     }
     fc_profile = name[0] == 'f';
-    for (int i = 0; i < ABX_SW_COUNT; i++)
+    for (int i = 0; i < ABXL_SW_COUNT; i++)
         on[i] = fc_profile ? table[i].fc : table[i].e2b;
     return 0;
 }
 
-int abx_switch_set(const char *spec, char *err, size_t errlen)
+int abxl_switch_set(const char *spec, char *err, size_t errlen)
 {
     const char *eq = strchr(spec, '=');
     size_t n = eq ? (size_t)(eq - spec) : 0;
@@ -90,7 +90,7 @@ int abx_switch_set(const char *spec, char *err, size_t errlen)
         snprintf(err, errlen, "'%.64s' is not NAME=on|off", spec);
         return -1;
     }
-    for (int i = 0; i < ABX_SW_COUNT; i++)
+    for (int i = 0; i < ABXL_SW_COUNT; i++)
         if (strlen(table[i].name) == n && strncmp(table[i].name, spec, n) == 0) {
             on[i] = v;
             return 0;
@@ -100,49 +100,49 @@ int abx_switch_set(const char *spec, char *err, size_t errlen)
     return -1;
 }
 
-const char *abx_envd_version(void)
+const char *abxl_envd_version(void)
 {
-    return on[ABX_SW_ENVD_052] ? "0.5.2" : ABX_ENVD_VERSION;
+    return on[ABXL_SW_ENVD_052] ? "0.5.2" : ABXL_ENVD_VERSION;
 }
 
-cJSON *abx_profile_envd_compat(void)
+cJSON *abxl_profile_envd_compat(void)
 {
     cJSON *o = cJSON_CreateObject();
-    bool modern = !on[ABX_SW_ENVD_052];
-    bool ka = on[ABX_SW_KEEPALIVE_30];
+    bool modern = !on[ABXL_SW_ENVD_052];
+    bool ka = on[ABXL_SW_KEEPALIVE_30];
     if (o == NULL)
         return NULL;
-    cJSON_AddStringToObject(o, "version", abx_envd_version());
+    cJSON_AddStringToObject(o, "version", abxl_envd_version());
     cJSON_AddBoolToObject(o, "octetUpload", modern);
     cJSON_AddBoolToObject(o, "gzip", modern);
     cJSON_AddBoolToObject(o, "fileMetadata", modern);
     cJSON_AddBoolToObject(o, "watchIncludeEntry", modern);
     cJSON_AddBoolToObject(o, "watchNetworkMounts", modern);
-    cJSON_AddBoolToObject(o, "protoCodec", on[ABX_SW_PROTO_CODEC]);
-    cJSON_AddBoolToObject(o, "signedUrls", on[ABX_SW_SIGNED_URLS]);
+    cJSON_AddBoolToObject(o, "protoCodec", on[ABXL_SW_PROTO_CODEC]);
+    cJSON_AddBoolToObject(o, "signedUrls", on[ABXL_SW_SIGNED_URLS]);
     cJSON_AddNumberToObject(o, "keepaliveDefaultS", ka ? 30 : 90);
     cJSON_AddNumberToObject(o, "keepaliveMaxS", ka ? 60 : 0);
     return o;
 }
 
 /* GET /admin/profile and `abx-local switches`: what a run imitates. */
-cJSON *abx_profile_json(void)
+cJSON *abxl_profile_json(void)
 {
     cJSON *o = cJSON_CreateObject(), *a;
     if (o == NULL)
         return NULL;
-    cJSON_AddStringToObject(o, "profile", abx_profile_name());
-    cJSON_AddStringToObject(o, "envdVersion", abx_envd_version());
+    cJSON_AddStringToObject(o, "profile", abxl_profile_name());
+    cJSON_AddStringToObject(o, "envdVersion", abxl_envd_version());
     a = cJSON_AddObjectToObject(o, "switches");
-    for (int i = 0; a && i < ABX_SW_COUNT; i++)
+    for (int i = 0; a && i < ABXL_SW_COUNT; i++)
         cJSON_AddBoolToObject(a, table[i].name, on[i]);
     return o;
 }
 
-void abx_switches_print(FILE *f)
+void abxl_switches_print(FILE *f)
 {
     fprintf(f, "%-18s %-4s %-4s %s\n", "switch", "e2b", "fc", "what it decides");
-    for (int i = 0; i < ABX_SW_COUNT; i++)
+    for (int i = 0; i < ABXL_SW_COUNT; i++)
         fprintf(f, "%-18s %-4s %-4s %s\n", table[i].name, table[i].e2b ? "on" : "off",
                 table[i].fc ? "on" : "off", table[i].what);
 }

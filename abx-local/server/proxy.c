@@ -26,7 +26,7 @@ struct px {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int refs;
-    struct abx_sbx *s;
+    struct abxl_sbx *s;
     int port, client_fd;
     CURL *curl;
     struct curl_slist *req_hdrs;
@@ -52,7 +52,7 @@ static void px_unref(struct px *p)
     curl_slist_free_all(p->req_hdrs);
     for (int i = 0; i < p->n_resp_hdrs; i++)
         free(p->resp_hdrs[i]);
-    abx_sbx_unref(p->s);
+    abxl_sbx_unref(p->s);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     free(p);
@@ -73,7 +73,7 @@ static bool client_closed(int fd)
 static void wait_a_bit(struct px *p)
 {
     struct timespec ts;
-    abx_abstime_in(&ts, 250);
+    abxl_abstime_in(&ts, 250);
     if (pthread_cond_timedwait(&p->cv, &p->mu, &ts) == ETIMEDOUT && client_closed(p->client_fd)) {
         p->aborted = true;
         pthread_cond_broadcast(&p->cv);
@@ -255,7 +255,7 @@ static int setup_curl(struct px *p, struct MHD_Connection *c, const char *method
         return -1;
     CURL *k = p->curl;
     snprintf(url, sizeof url, "http://127.0.0.1:%d/", p->port);
-    abx_nsnet_setup(k, p->s->netns_fd);
+    abxl_nsnet_setup(k, p->s->netns_fd);
     curl_easy_setopt(k, CURLOPT_URL, url);
     curl_easy_setopt(k, CURLOPT_REQUEST_TARGET, uri);   /* verbatim path+query */
     curl_easy_setopt(k, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
@@ -325,8 +325,8 @@ static enum MHD_Result proxy_502_html(struct MHD_Connection *c, const char *id,
                      "</head>\n<body><h1>%s</h1>\n<p>Sandbox: %s</p>\n%s</body></html>\n",
                      msg, msg, safe, port_line);
     if (n < 0 || (size_t)n >= sizeof page)
-        return abx_http_error(c, 502, "%s", msg);
-    return abx_http_send(c, 502, "text/html; charset=utf-8", page, (size_t)n);
+        return abxl_http_error(c, 502, "%s", msg);
+    return abxl_http_send(c, 502, "text/html; charset=utf-8", page, (size_t)n);
 }
 
 /* The fc profile's data-plane errors: FC documents none, so they are a
@@ -341,13 +341,13 @@ static enum MHD_Result gateway_page(struct MHD_Connection *c, unsigned status)
                      "<center><h1>%s</h1></center>\r\n<hr><center>abx-fc-gateway</center>\r\n"
                      "</body>\r\n</html>\r\n",
                      what, what);
-    return abx_http_send(c, status, "text/html", page, (size_t)n);
+    return abxl_http_send(c, status, "text/html", page, (size_t)n);
 }
 
 static enum MHD_Result proxy_502(struct MHD_Connection *c, const char *id, const char *msg,
                                  int port)
 {
-    if (abx_sw(ABX_SW_GATEWAY_ERRORS))
+    if (abxl_sw(ABXL_SW_GATEWAY_ERRORS))
         return gateway_page(c, 502);
     if (from_browser(c))
         return proxy_502_html(c, id, msg, port);
@@ -361,10 +361,10 @@ static enum MHD_Result proxy_502(struct MHD_Connection *c, const char *id, const
         (port > 0 && cJSON_AddNumberToObject(o, "port", port) == NULL) ||
         cJSON_AddNumberToObject(o, "code", 502) == NULL ||
         (text = cJSON_PrintUnformatted(o)) == NULL) {
-        ret = abx_http_error(c, 500, "out of memory");
+        ret = abxl_http_error(c, 500, "out of memory");
         goto out;
     }
-    ret = abx_http_send(c, 502, "application/json; charset=utf-8", text, strlen(text));
+    ret = abxl_http_send(c, 502, "application/json; charset=utf-8", text, strlen(text));
 out:
     cJSON_free(text);
     cJSON_Delete(o);
@@ -380,13 +380,13 @@ static bool header_is(struct MHD_Connection *c, const char *name, const char *wa
 /* network.allowPublicTraffic=false: every port wants the traffic token;
  * envd is exempt (it checks its own X-Access-Token) unless the profile
  * gates it too, where a valid access token stands in for it. */
-static bool traffic_allowed(struct MHD_Connection *c, const struct abx_sbx *s, int port)
+static bool traffic_allowed(struct MHD_Connection *c, const struct abxl_sbx *s, int port)
 {
     if (s->traffic_token[0] == '\0' || header_is(c, "e2b-traffic-access-token", s->traffic_token))
         return true;
-    if (port != ABX_ENVD_PORT)
+    if (port != ABXL_ENVD_PORT)
         return false;
-    return !abx_sw(ABX_SW_TRAFFIC_GATE_ENVD) || header_is(c, "X-Access-Token", s->access_token);
+    return !abxl_sw(ABXL_SW_TRAFFIC_GATE_ENVD) || header_is(c, "X-Access-Token", s->access_token);
 }
 
 /* Routing: E2b-Sandbox-Id/-Port headers, else Host "<port>-<id>.<domain>". */
@@ -515,50 +515,50 @@ static enum MHD_Result respond(struct MHD_Connection *c, struct px *p, const cha
     return ret;
 }
 
-static enum MHD_Result px_begin(struct MHD_Connection *c, struct abx_req *r, const char *method)
+static enum MHD_Result px_begin(struct MHD_Connection *c, struct abxl_req *r, const char *method)
 {
     char id[128];
     int port;
     bool by_host;
     if (r->uri[0] != '/')
-        return abx_http_error(c, 400, "request target must be an absolute path");
+        return abxl_http_error(c, 400, "request target must be an absolute path");
     if (route(c, id, sizeof id, &port, &by_host) != 0)
-        return abx_http_error(c, 400,
+        return abxl_http_error(c, 400,
                               "cannot route: send E2b-Sandbox-Id and E2b-Sandbox-Port headers "
                               "or use Host <port>-<sandboxID>.%s",
-                              abx_cfg.data_domain);
-    int fault = abx_faults_roll(true);
+                              abxl_cfg.data_domain);
+    int fault = abxl_faults_roll(true);
     if (fault)
-        return abx_http_error(c, (unsigned)fault, "injected fault (status %d)", fault);
-    struct abx_sbx *s = abx_reg_find(id, by_host);
+        return abxl_http_error(c, (unsigned)fault, "injected fault (status %d)", fault);
+    struct abxl_sbx *s = abxl_reg_find(id, by_host);
     if (s == NULL)
         return proxy_502(c, id, "The sandbox was not found", 0);
     if (!traffic_allowed(c, s, port)) {
-        abx_sbx_unref(s);
-        if (abx_sw(ABX_SW_GATEWAY_ERRORS))
+        abxl_sbx_unref(s);
+        if (abxl_sw(ABXL_SW_GATEWAY_ERRORS))
             return gateway_page(c, 403);
-        return abx_http_error(c, 403, "sandbox %s does not allow public traffic: send its "
+        return abxl_http_error(c, 403, "sandbox %s does not allow public traffic: send its "
                               "traffic access token in e2b-traffic-access-token", id);
     }
-    pthread_mutex_lock(&abx_reg_lock);
-    bool paused = s->state != ABX_SBX_RUNNING, wake = paused && s->auto_resume;
-    int64_t end = abx_now_ms() + s->timeout_ms;
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_lock(&abxl_reg_lock);
+    bool paused = s->state != ABXL_SBX_RUNNING, wake = paused && s->auto_resume;
+    int64_t end = abxl_now_ms() + s->timeout_ms;
+    pthread_mutex_unlock(&abxl_reg_lock);
     /* lifecycle.autoResume: a request to a paused sandbox wakes it, for
      * the timeout it was created with. */
-    if (wake && abx_life_resume(s, end) >= 0) {
+    if (wake && abxl_life_resume(s, end) >= 0) {
         fprintf(stderr, "abx-local: sandbox %s resumed by a request (autoResume)\n", s->id);
-        pthread_mutex_lock(&abx_reg_lock);
-        paused = s->state != ABX_SBX_RUNNING;
-        pthread_mutex_unlock(&abx_reg_lock);
+        pthread_mutex_lock(&abxl_reg_lock);
+        paused = s->state != ABXL_SBX_RUNNING;
+        pthread_mutex_unlock(&abxl_reg_lock);
     }
     if (paused) {
-        abx_sbx_unref(s);
+        abxl_sbx_unref(s);
         return proxy_502(c, id, "The sandbox is paused", 0);
     }
     struct px *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        abx_sbx_unref(s);
+        abxl_sbx_unref(s);
         return MHD_NO;
     }
     pthread_mutex_init(&p->mu, NULL);
@@ -567,22 +567,22 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abx_req *r, con
     p->s = s;
     p->port = port;
     p->content_length = -1;
-    struct abx_faults f;
-    abx_faults_get(&f);
+    struct abxl_faults f;
+    abxl_faults_get(&f);
     p->drop_after = f.drop_stream_after_bytes;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     p->client_fd = ci ? ci->connect_fd : -1;
     r->proxy = p;
     if (setup_curl(p, c, method, r->uri) != 0)
-        return abx_http_error(c, 500, "out of memory setting up the proxy");
+        return abxl_http_error(c, 500, "out of memory setting up the proxy");
     if (pthread_create(&p->tid, NULL, up_main, p) != 0)
-        return abx_http_error(c, 500, "cannot start the proxy thread");
+        return abxl_http_error(c, 500, "cannot start the proxy thread");
     p->thread_started = true;
     return MHD_YES;
 }
 
-void abx_proxy_free(void *proxy)
+void abxl_proxy_free(void *proxy)
 {
     struct px *p = proxy;
     pthread_mutex_lock(&p->mu);
@@ -594,7 +594,7 @@ void abx_proxy_free(void *proxy)
     px_unref(p);
 }
 
-static enum MHD_Result px_upload(struct abx_req *r, const char *data, size_t n)
+static enum MHD_Result px_upload(struct abxl_req *r, const char *data, size_t n)
 {
     struct px *p = r->proxy;
     if (p == NULL || !p->thread_started)
@@ -611,7 +611,7 @@ static enum MHD_Result px_upload(struct abx_req *r, const char *data, size_t n)
     return MHD_YES;   /* upstream gone early: the rest is discarded */
 }
 
-static enum MHD_Result px_end(struct MHD_Connection *c, struct abx_req *r, const char *method)
+static enum MHD_Result px_end(struct MHD_Connection *c, struct abxl_req *r, const char *method)
 {
     struct px *p = r->proxy;
     if (p == NULL || !p->thread_started)
@@ -619,4 +619,4 @@ static enum MHD_Result px_end(struct MHD_Connection *c, struct abx_req *r, const
     return respond(c, p, method);
 }
 
-const struct abx_plane abx_proxy_plane = {px_begin, px_upload, px_end};
+const struct abxl_plane abxl_proxy_plane = {px_begin, px_upload, px_end};

@@ -19,25 +19,25 @@
 /* Part of every key: bump when the customize step or the layout changes. */
 #define ROOTFS_FORMAT "abx-rootfs-2"
 
-int abx_rootfs_paths(struct abx_tmpl *t)
+int abxl_rootfs_paths(struct abxl_tmpl *t)
 {
-    return abx_fmt(t->rootfs, sizeof t->rootfs, "%s/rootfs/%s", abx_cfg.cache_dir, t->key);
+    return abxl_fmt(t->rootfs, sizeof t->rootfs, "%s/rootfs/%s", abxl_cfg.cache_dir, t->key);
 }
 
-int abx_rootfs_key(struct abx_tmpl *t, char *err, size_t errlen)
+int abxl_rootfs_key(struct abxl_tmpl *t, char *err, size_t errlen)
 {
-    if (t->rootfs_kind == ABX_ROOTFS_IMAGE)
-        return abx_rootfs_paths(t);
-    struct abx_sha256 h;
-    abx_sha256_init(&h);
-    abx_sha256_str(&h, ROOTFS_FORMAT);
-    abx_sha256_str(&h, t->release);
-    abx_sha256_str(&h, t->variant);
+    if (t->rootfs_kind == ABXL_ROOTFS_IMAGE)
+        return abxl_rootfs_paths(t);
+    struct abxl_sha256 h;
+    abxl_sha256_init(&h);
+    abxl_sha256_str(&h, ROOTFS_FORMAT);
+    abxl_sha256_str(&h, t->release);
+    abxl_sha256_str(&h, t->variant);
     /* Sorted, so reordering the list does not rebuild. */
     int n = cJSON_GetArraySize(t->packages);
     const char *names[256];
     if (n > 256) {
-        abx_fmt(err, errlen, "template '%s': more than 256 packages", t->id);
+        abxl_fmt(err, errlen, "template '%s': more than 256 packages", t->id);
         return -1;
     }
     for (int i = 0; i < n; i++)
@@ -49,19 +49,19 @@ int abx_rootfs_key(struct abx_tmpl *t, char *err, size_t errlen)
             names[j - 1] = x;
         }
     for (int i = 0; i < n; i++)
-        abx_sha256_str(&h, names[i]);
+        abxl_sha256_str(&h, names[i]);
     char home[4200];
-    abx_fmt(home, sizeof home, "%s/home", t->dir);
-    abx_sha256_str(&h, "home");
-    if (abx_sha256_tree(&h, home) != 0) {
-        abx_fmt(err, errlen, "template '%s': cannot read %s: %s", t->id, home, strerror(errno));
+    abxl_fmt(home, sizeof home, "%s/home", t->dir);
+    abxl_sha256_str(&h, "home");
+    if (abxl_sha256_tree(&h, home) != 0) {
+        abxl_fmt(err, errlen, "template '%s': cannot read %s: %s", t->id, home, strerror(errno));
         return -1;
     }
-    abx_sha256_hex(&h, t->key);
-    return abx_rootfs_paths(t);
+    abxl_sha256_hex(&h, t->key);
+    return abxl_rootfs_paths(t);
 }
 
-bool abx_rootfs_built(const struct abx_tmpl *t)
+bool abxl_rootfs_built(const struct abxl_tmpl *t)
 {
     struct stat st;
     return t->key[0] && stat(t->rootfs, &st) == 0 && S_ISDIR(st.st_mode);
@@ -70,24 +70,24 @@ bool abx_rootfs_built(const struct abx_tmpl *t)
 static int mkdirs(const char *sub, char *err, size_t errlen)
 {
     char p[4200];
-    abx_fmt(p, sizeof p, "%s%s%s", abx_cfg.cache_dir, sub[0] ? "/" : "", sub);
+    abxl_fmt(p, sizeof p, "%s%s%s", abxl_cfg.cache_dir, sub[0] ? "/" : "", sub);
     if (mkdir(p, 0755) == 0 || errno == EEXIST)
         return 0;
-    abx_fmt(err, errlen, "cannot create the template cache %s: %s", p, strerror(errno));
+    abxl_fmt(err, errlen, "cannot create the template cache %s: %s", p, strerror(errno));
     return -1;
 }
 
-int abx_rootfs_lock(const struct abx_tmpl *t, char *err, size_t errlen)
+int abxl_rootfs_lock(const struct abxl_tmpl *t, char *err, size_t errlen)
 {
     static const char *const subs[] = {"", "rootfs", "tmp", "locks", "imports"};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (mkdirs(subs[i], err, errlen) != 0)
             return -1;
     char p[4200];
-    abx_fmt(p, sizeof p, "%s/locks/%s.lock", abx_cfg.cache_dir, t->key);
+    abxl_fmt(p, sizeof p, "%s/locks/%s.lock", abxl_cfg.cache_dir, t->key);
     int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
-        abx_fmt(err, errlen, "cannot open %s: %s", p, strerror(errno));
+        abxl_fmt(err, errlen, "cannot open %s: %s", p, strerror(errno));
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -100,32 +100,32 @@ int abx_rootfs_lock(const struct abx_tmpl *t, char *err, size_t errlen)
 
 /* <cache>/tmp/<key>: left by an interrupted build of this key (we hold
  * its lock, so nobody else uses it). */
-int abx_rootfs_tmpdir(const struct abx_tmpl *t, char *out, size_t n, char *err, size_t errlen)
+int abxl_rootfs_tmpdir(const struct abxl_tmpl *t, char *out, size_t n, char *err, size_t errlen)
 {
-    abx_fmt(out, n, "%s/tmp/%s", abx_cfg.cache_dir, t->key);
-    abx_rm_rf(out);
+    abxl_fmt(out, n, "%s/tmp/%s", abxl_cfg.cache_dir, t->key);
+    abxl_rm_rf(out);
     if (mkdir(out, 0700) == 0)
         return 0;
-    abx_fmt(err, errlen, "cannot create %s: %s", out, strerror(errno));
+    abxl_fmt(err, errlen, "cannot create %s: %s", out, strerror(errno));
     return -1;
 }
 
-int abx_rootfs_commit(const struct abx_tmpl *t, const char *tmp_root, int64_t started_ms,
+int abxl_rootfs_commit(const struct abxl_tmpl *t, const char *tmp_root, int64_t started_ms,
                       char *err, size_t errlen)
 {
     char meta[4300], mtmp[4300], body[512];
-    abx_fmt(meta, sizeof meta, "%s.json", t->rootfs);
-    abx_fmt(mtmp, sizeof mtmp, "%s.json.tmp", t->rootfs);
-    long long bytes = abx_du(tmp_root);
-    double secs = (double)(abx_now_ms() - started_ms) / 1000.0;
-    abx_fmt(body, sizeof body, "{\"template\":\"%s\",\"bytes\":%lld,\"buildSeconds\":%.1f,"
-            "\"builtAt\":%lld}\n", t->id, bytes, secs, (long long)(abx_now_ms() / 1000));
-    abx_rm_rf(t->rootfs);   /* --force: the old entry goes only now */
-    if (abx_write_small(mtmp, body, 0644) != 0 || rename(tmp_root, t->rootfs) != 0 ||
+    abxl_fmt(meta, sizeof meta, "%s.json", t->rootfs);
+    abxl_fmt(mtmp, sizeof mtmp, "%s.json.tmp", t->rootfs);
+    long long bytes = abxl_du(tmp_root);
+    double secs = (double)(abxl_now_ms() - started_ms) / 1000.0;
+    abxl_fmt(body, sizeof body, "{\"template\":\"%s\",\"bytes\":%lld,\"buildSeconds\":%.1f,"
+            "\"builtAt\":%lld}\n", t->id, bytes, secs, (long long)(abxl_now_ms() / 1000));
+    abxl_rm_rf(t->rootfs);   /* --force: the old entry goes only now */
+    if (abxl_write_small(mtmp, body, 0644) != 0 || rename(tmp_root, t->rootfs) != 0 ||
         rename(mtmp, meta) != 0) {
-        abx_fmt(err, errlen, "cannot move the built root into %s: %s", t->rootfs,
+        abxl_fmt(err, errlen, "cannot move the built root into %s: %s", t->rootfs,
                 strerror(errno));
-        abx_rm_rf(t->rootfs);
+        abxl_rm_rf(t->rootfs);
         unlink(mtmp);
         return -1;
     }
@@ -134,14 +134,14 @@ int abx_rootfs_commit(const struct abx_tmpl *t, const char *tmp_root, int64_t st
     return 0;
 }
 
-void abx_rootfs_progress(const struct abx_tmpl *t, const char *verb, int pct, const char *what)
+void abxl_rootfs_progress(const struct abxl_tmpl *t, const char *verb, int pct, const char *what)
 {
     fprintf(stderr, "abx-local: %s template %s: %d %% (%s)\n", verb, t->id, pct, what);
 }
 
 /* ---- mmdebstrap ---- */
 struct build_state {
-    const struct abx_tmpl *t;
+    const struct abxl_tmpl *t;
     char step[64];
     char errors[1024];
 };
@@ -162,14 +162,14 @@ static void on_line(const char *line, void *arg)
                   {"I: cleaning package lists", "cleaning", 85}};
     for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++)
         if (strncmp(line, stages[i].prefix, strlen(stages[i].prefix)) == 0) {
-            abx_fmt(b->step, sizeof b->step, "%s", stages[i].step);
-            abx_rootfs_progress(b->t, "building", stages[i].pct, stages[i].step);
+            abxl_fmt(b->step, sizeof b->step, "%s", stages[i].step);
+            abxl_rootfs_progress(b->t, "building", stages[i].pct, stages[i].step);
             return;
         }
     /* apt's and mmdebstrap's errors ("E: Unable to locate package x"). */
     if (strncmp(line, "E: ", 3) == 0 && strlen(b->errors) < sizeof b->errors - 200) {
         size_t l = strlen(b->errors);
-        abx_fmt(b->errors + l, sizeof b->errors - l, "%s%.190s", l ? "; " : "", line);
+        abxl_fmt(b->errors + l, sizeof b->errors - l, "%s%.190s", l ? "; " : "", line);
     }
 }
 
@@ -185,26 +185,26 @@ static const char *debian_sources(void)
     return NULL;
 }
 
-static int run_mmdebstrap(const struct abx_tmpl *t, const char *root, char *err, size_t errlen)
+static int run_mmdebstrap(const struct abxl_tmpl *t, const char *root, char *err, size_t errlen)
 {
     char variant[64], include[4096];
-    abx_fmt(variant, sizeof variant, "--variant=%s", t->variant);
-    abx_fmt(include, sizeof include, "--include=");
+    abxl_fmt(variant, sizeof variant, "--variant=%s", t->variant);
+    abxl_fmt(include, sizeof include, "--include=");
     size_t l = strlen(include);
     int n = cJSON_GetArraySize(t->packages);
     for (int i = 0; i < n; i++) {
         const char *pk = cJSON_GetArrayItem(t->packages, i)->valuestring;
-        if (abx_fmt(include + l, sizeof include - l, "%s%s", i ? "," : "", pk) != 0) {
-            abx_fmt(err, errlen, "template '%s': package list too long", t->id);
+        if (abxl_fmt(include + l, sizeof include - l, "%s%s", i ? "," : "", pk) != 0) {
+            abxl_fmt(err, errlen, "template '%s': package list too long", t->id);
             return -1;
         }
         l = strlen(include);
     }
     char src[256] = "";
     const char *found = debian_sources();
-    abx_fmt(src, sizeof src, "%s", found ? found : "");
+    abxl_fmt(src, sizeof src, "%s", found ? found : "");
     char release[64];
-    abx_fmt(release, sizeof release, "%s", t->release);
+    abxl_fmt(release, sizeof release, "%s", t->release);
     char *argv[12] = {"mmdebstrap", "--mode=root", "--format=directory", variant,
                       "--aptopt=Apt::Install-Recommends \"false\""};
     int k = 5;
@@ -216,68 +216,68 @@ static int run_mmdebstrap(const struct abx_tmpl *t, const char *root, char *err,
         argv[k++] = src;
     argv[k] = NULL;
     struct build_state b = {.t = t};
-    abx_fmt(b.step, sizeof b.step, "starting mmdebstrap");
+    abxl_fmt(b.step, sizeof b.step, "starting mmdebstrap");
     char rerr[256] = "";
-    if (abx_run_lines(argv, on_line, &b, rerr, sizeof rerr) == 0)
+    if (abxl_run_lines(argv, on_line, &b, rerr, sizeof rerr) == 0)
         return 0;
-    abx_fmt(err, errlen, "building template %s failed at step '%s': %s", t->id, b.step,
+    abxl_fmt(err, errlen, "building template %s failed at step '%s': %s", t->id, b.step,
             b.errors[0] ? b.errors : rerr);
     return -1;
 }
 
-int abx_rootfs_build(const struct abx_tmpl *t, bool force, char *err, size_t errlen)
+int abxl_rootfs_build(const struct abxl_tmpl *t, bool force, char *err, size_t errlen)
 {
     char tmp[4300] = "", root[4400], home[4200];
     int rc = -1;
-    if (t->rootfs_kind == ABX_ROOTFS_IMAGE) {
-        if (abx_rootfs_built(t))
+    if (t->rootfs_kind == ABXL_ROOTFS_IMAGE) {
+        if (abxl_rootfs_built(t))
             return 0;
-        abx_fmt(err, errlen, "template %s: its imported root filesystem is gone from %s; "
+        abxl_fmt(err, errlen, "template %s: its imported root filesystem is gone from %s; "
                 "import the image again (abx-local template import %s IMAGE.tar)",
                 t->id, t->rootfs, t->id);
         return -1;
     }
-    int lock = abx_rootfs_lock(t, err, errlen);
+    int lock = abxl_rootfs_lock(t, err, errlen);
     if (lock < 0)
         return -1;
-    if (abx_rootfs_built(t) && !force) {
+    if (abxl_rootfs_built(t) && !force) {
         rc = 0;
         goto out;
     }
     if (access("/usr/bin/mmdebstrap", X_OK) != 0) {
-        abx_fmt(err, errlen, "building template %s needs mmdebstrap (install the Debian "
+        abxl_fmt(err, errlen, "building template %s needs mmdebstrap (install the Debian "
                 "package 'mmdebstrap')", t->id);
         goto out;
     }
-    if (abx_rootfs_tmpdir(t, tmp, sizeof tmp, err, errlen) != 0)
+    if (abxl_rootfs_tmpdir(t, tmp, sizeof tmp, err, errlen) != 0)
         goto out;
-    int64_t t0 = abx_now_ms();
-    abx_fmt(root, sizeof root, "%s/root", tmp);
-    abx_rootfs_progress(t, "building", 0, "starting");
+    int64_t t0 = abxl_now_ms();
+    abxl_fmt(root, sizeof root, "%s/root", tmp);
+    abxl_rootfs_progress(t, "building", 0, "starting");
     if (run_mmdebstrap(t, root, err, errlen) != 0)
         goto out;
-    abx_rootfs_progress(t, "building", 90, "customizing");
-    abx_fmt(home, sizeof home, "%s/home", t->dir);
+    abxl_rootfs_progress(t, "building", 90, "customizing");
+    abxl_fmt(home, sizeof home, "%s/home", t->dir);
     struct stat st;
     bool has_home = stat(home, &st) == 0 && S_ISDIR(st.st_mode);
-    if (abx_rootfs_customize(root, has_home ? home : NULL, err, errlen) != 0)
+    if (abxl_rootfs_customize(root, has_home ? home : NULL, err, errlen) != 0)
         goto out;
-    rc = abx_rootfs_commit(t, root, t0, err, errlen);
+    rc = abxl_rootfs_commit(t, root, t0, err, errlen);
     if (rc == 0)
-        abx_rootfs_progress(t, "building", 100, "done");
+        abxl_rootfs_progress(t, "building", 100, "done");
 out:
     if (rc != 0 && tmp[0])
-        abx_rm_rf(tmp);
+        abxl_rm_rf(tmp);
     else if (tmp[0])
         rmdir(tmp);
     close(lock);
     return rc;
 }
 
-int abx_rootfs_remove(const struct abx_tmpl *t)
+int abxl_rootfs_remove(const struct abxl_tmpl *t)
 {
     char meta[4300];
-    abx_fmt(meta, sizeof meta, "%s.json", t->rootfs);
+    abxl_fmt(meta, sizeof meta, "%s.json", t->rootfs);
     unlink(meta);
-    return abx_rm_rf(t->rootfs);
+    return abxl_rm_rf(t->rootfs);
 }

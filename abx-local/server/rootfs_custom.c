@@ -129,7 +129,7 @@ static int in_root(int home_fd, int efd)
         return -1;
     if (home_fd >= 0) {
         int dfd = open("/home/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (dfd < 0 || abx_copy_tree(home_fd, dfd, UID_USER) != 0) {
+        if (dfd < 0 || abxl_copy_tree(home_fd, dfd, UID_USER) != 0) {
             if (dfd >= 0)
                 close(dfd);
             return fail(efd, "copying the template's home/ into /home/user");
@@ -139,12 +139,12 @@ static int in_root(int home_fd, int efd)
     return 0;
 }
 
-int abx_rootfs_customize(const char *root, const char *home_src, char *err, size_t errlen)
+int abxl_rootfs_customize(const char *root, const char *home_src, char *err, size_t errlen)
 {
     int efd[2];
     int home_fd = home_src ? open(home_src, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (pipe2(efd, O_CLOEXEC) != 0) {
-        abx_fmt(err, errlen, "pipe: %s", strerror(errno));
+        abxl_fmt(err, errlen, "pipe: %s", strerror(errno));
         if (home_fd >= 0)
             close(home_fd);
         return -1;
@@ -161,9 +161,9 @@ int abx_rootfs_customize(const char *root, const char *home_src, char *err, size
     if (home_fd >= 0)
         close(home_fd);
     char msg[512];
-    if (abx_child_wait(pid, efd[0], msg, sizeof msg) == 0)
+    if (abxl_child_wait(pid, efd[0], msg, sizeof msg) == 0)
         return 0;
-    abx_fmt(err, errlen, "customizing the root filesystem failed: %s",
+    abxl_fmt(err, errlen, "customizing the root filesystem failed: %s",
             msg[0] ? msg : pid < 0 ? "fork failed" : "no reason given");
     return -1;
 }

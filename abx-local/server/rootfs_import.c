@@ -16,15 +16,15 @@
 static void last_line(const char *line, void *arg)
 {
     if (line[0])
-        abx_fmt(arg, 512, "%.500s", line);
+        abxl_fmt(arg, 512, "%.500s", line);
 }
 
 static int run_step(char *const argv[], const char *step, char *err, size_t errlen)
 {
     char last[512] = "", rerr[256] = "";
-    if (abx_run_lines(argv, last_line, last, rerr, sizeof rerr) == 0)
+    if (abxl_run_lines(argv, last_line, last, rerr, sizeof rerr) == 0)
         return 0;
-    abx_fmt(err, errlen, "import failed at step '%s': %s%s%s", step, rerr, last[0] ? ": " : "",
+    abxl_fmt(err, errlen, "import failed at step '%s': %s%s%s", step, rerr, last[0] ? ": " : "",
             last);
     return -1;
 }
@@ -33,8 +33,8 @@ static int run_step(char *const argv[], const char *step, char *err, size_t errl
 static cJSON *image_env(const char *bundle)
 {
     char p[4300];
-    abx_fmt(p, sizeof p, "%s/config.json", bundle);
-    char *text = abx_read_text(p, 4 << 20);
+    abxl_fmt(p, sizeof p, "%s/config.json", bundle);
+    char *text = abxl_read_text(p, 4 << 20);
     cJSON *cfg = text ? cJSON_Parse(text) : NULL;
     free(text);
     cJSON *env = cJSON_CreateObject();
@@ -64,7 +64,7 @@ static int write_definition(const char *name, const char *image, const char *key
                             char *err, size_t errlen)
 {
     char dir[4200], p[4300];
-    abx_fmt(dir, sizeof dir, "%s/imports/%s", abx_cfg.cache_dir, name);
+    abxl_fmt(dir, sizeof dir, "%s/imports/%s", abxl_cfg.cache_dir, name);
     cJSON *o = cJSON_CreateObject(), *rf = cJSON_CreateObject();
     int rc = -1;
     if (o == NULL || rf == NULL)
@@ -81,8 +81,8 @@ static int write_definition(const char *name, const char *image, const char *key
      * whatever the user writes into this file. */
     char *text = cJSON_Print(o);
     if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || text == NULL ||
-        abx_fmt(p, sizeof p, "%s/template.json", dir) != 0 || abx_write_small(p, text, 0644) != 0)
-        abx_fmt(err, errlen, "cannot write %s/template.json: %s", dir, strerror(errno));
+        abxl_fmt(p, sizeof p, "%s/template.json", dir) != 0 || abxl_write_small(p, text, 0644) != 0)
+        abxl_fmt(err, errlen, "cannot write %s/template.json: %s", dir, strerror(errno));
     else
         rc = 0;
     free(text);
@@ -93,73 +93,73 @@ out:
     return rc;
 }
 
-int abx_rootfs_import(const char *name, const char *archive, char *err, size_t errlen)
+int abxl_rootfs_import(const char *name, const char *archive, char *err, size_t errlen)
 {
     char abs[4096], tmp[4300] = "", ldir[4400], layout[4500], img[4500], bundle[4400];
     char src[4200], dst[4500];
     int lock = -1, rc = -1;
     if (name[0] == '\0' || name[0] == '.' || strlen(name) > 100 ||
         strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != strlen(name)) {
-        abx_fmt(err, errlen, "bad template name '%s' (lowercase letters, digits, '-', '_', "
+        abxl_fmt(err, errlen, "bad template name '%s' (lowercase letters, digits, '-', '_', "
                 "'.'; at most 100)", name);
         return -1;
     }
     if (realpath(archive, abs) == NULL) {
-        abx_fmt(err, errlen, "cannot read the image archive %s: %s", archive, strerror(errno));
+        abxl_fmt(err, errlen, "cannot read the image archive %s: %s", archive, strerror(errno));
         return -1;
     }
-    struct abx_tmpl t = {.rootfs_kind = ABX_ROOTFS_IMAGE};
-    abx_fmt(t.id, sizeof t.id, "%s", name);
-    struct abx_sha256 h;
-    abx_sha256_init(&h);
-    abx_sha256_str(&h, "abx-image-1");
-    if (abx_sha256_file(&h, abs) != 0) {
-        abx_fmt(err, errlen, "cannot read the image archive %s: %s", abs, strerror(errno));
-        abx_sha256_hex(&h, t.key);
+    struct abxl_tmpl t = {.rootfs_kind = ABXL_ROOTFS_IMAGE};
+    abxl_fmt(t.id, sizeof t.id, "%s", name);
+    struct abxl_sha256 h;
+    abxl_sha256_init(&h);
+    abxl_sha256_str(&h, "abx-image-1");
+    if (abxl_sha256_file(&h, abs) != 0) {
+        abxl_fmt(err, errlen, "cannot read the image archive %s: %s", abs, strerror(errno));
+        abxl_sha256_hex(&h, t.key);
         return -1;
     }
-    abx_sha256_hex(&h, t.key);
-    abx_rootfs_paths(&t);
-    if ((lock = abx_rootfs_lock(&t, err, errlen)) < 0)
+    abxl_sha256_hex(&h, t.key);
+    abxl_rootfs_paths(&t);
+    if ((lock = abxl_rootfs_lock(&t, err, errlen)) < 0)
         return -1;
-    if (abx_rootfs_tmpdir(&t, tmp, sizeof tmp, err, errlen) != 0)
+    if (abxl_rootfs_tmpdir(&t, tmp, sizeof tmp, err, errlen) != 0)
         goto out;
-    int64_t t0 = abx_now_ms();
-    abx_fmt(ldir, sizeof ldir, "%s/layout", tmp);
-    abx_fmt(layout, sizeof layout, "oci:%s:abx", ldir);
-    abx_fmt(img, sizeof img, "%s:abx", ldir);
-    abx_fmt(bundle, sizeof bundle, "%s/bundle", tmp);
-    abx_rootfs_progress(&t, "importing", 10, "reading the archive");
-    abx_fmt(src, sizeof src, "oci-archive:%s", abs);
+    int64_t t0 = abxl_now_ms();
+    abxl_fmt(ldir, sizeof ldir, "%s/layout", tmp);
+    abxl_fmt(layout, sizeof layout, "oci:%s:abx", ldir);
+    abxl_fmt(img, sizeof img, "%s:abx", ldir);
+    abxl_fmt(bundle, sizeof bundle, "%s/bundle", tmp);
+    abxl_rootfs_progress(&t, "importing", 10, "reading the archive");
+    abxl_fmt(src, sizeof src, "oci-archive:%s", abs);
     char *oci[] = {"skopeo", "--insecure-policy", "copy", "-q", src, layout, NULL};
-    if (abx_run_lines(oci, NULL, NULL, err, errlen) != 0) {
+    if (abxl_run_lines(oci, NULL, NULL, err, errlen) != 0) {
         /* Not an OCI archive: perhaps `docker save`. */
-        abx_fmt(src, sizeof src, "docker-archive:%s", abs);
-        abx_rm_rf(ldir);
+        abxl_fmt(src, sizeof src, "docker-archive:%s", abs);
+        abxl_rm_rf(ldir);
         if (run_step(oci, "reading the archive (neither an OCI nor a docker archive?)", err,
                      errlen) != 0)
             goto out;
     }
-    abx_rootfs_progress(&t, "importing", 40, "unpacking layers");
+    abxl_rootfs_progress(&t, "importing", 40, "unpacking layers");
     char *unpack[] = {"umoci", "unpack", "--image", img, bundle, NULL};
     if (run_step(unpack, "unpacking layers", err, errlen) != 0)
         goto out;
-    abx_rootfs_progress(&t, "importing", 80, "customizing");
-    abx_fmt(dst, sizeof dst, "%s/rootfs", bundle);
-    if (abx_rootfs_customize(dst, NULL, err, errlen) != 0)
+    abxl_rootfs_progress(&t, "importing", 80, "customizing");
+    abxl_fmt(dst, sizeof dst, "%s/rootfs", bundle);
+    if (abxl_rootfs_customize(dst, NULL, err, errlen) != 0)
         goto out;
     cJSON *env = image_env(bundle);
-    if (abx_rootfs_commit(&t, dst, t0, err, errlen) != 0) {
+    if (abxl_rootfs_commit(&t, dst, t0, err, errlen) != 0) {
         cJSON_Delete(env);
         goto out;
     }
     const char *base = strrchr(abs, '/');
     rc = write_definition(name, base ? base + 1 : abs, t.key, env, err, errlen);
     if (rc == 0)
-        abx_rootfs_progress(&t, "importing", 100, "done");
+        abxl_rootfs_progress(&t, "importing", 100, "done");
 out:
     if (tmp[0])
-        abx_rm_rf(tmp);
+        abxl_rm_rf(tmp);
     if (lock >= 0)
         close(lock);
     return rc;

@@ -13,16 +13,16 @@
 
 #define LINE_MAX_LEN 4096
 
-int abx_run_lines(char *const argv[], abx_line_fn fn, void *arg, char *err, size_t errlen)
+int abxl_run_lines(char *const argv[], abxl_line_fn fn, void *arg, char *err, size_t errlen)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
-        abx_fmt(err, errlen, "pipe: %s", strerror(errno));
+        abxl_fmt(err, errlen, "pipe: %s", strerror(errno));
         return -1;
     }
     pid_t pid = fork();
     if (pid < 0) {
-        abx_fmt(err, errlen, "fork: %s", strerror(errno));
+        abxl_fmt(err, errlen, "fork: %s", strerror(errno));
         close(pfd[0]);
         close(pfd[1]);
         return -1;
@@ -53,14 +53,14 @@ int abx_run_lines(char *const argv[], abx_line_fn fn, void *arg, char *err, size
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return 0;
     if (WIFEXITED(status))
-        abx_fmt(err, errlen, "%s exited with status %d", argv[0], WEXITSTATUS(status));
+        abxl_fmt(err, errlen, "%s exited with status %d", argv[0], WEXITSTATUS(status));
     else
-        abx_fmt(err, errlen, "%s was killed by signal %d", argv[0],
+        abxl_fmt(err, errlen, "%s was killed by signal %d", argv[0],
                 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
     return -1;
 }
 
-int abx_child_wait(pid_t pid, int efd, char *msg, size_t n)
+int abxl_child_wait(pid_t pid, int efd, char *msg, size_t n)
 {
     ssize_t r = pid > 0 ? read(efd, msg, n - 1) : -1;
     close(efd);

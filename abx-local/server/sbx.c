@@ -6,12 +6,12 @@
 
 #include "server.h"
 
-pthread_mutex_t abx_reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct abx_sbx *reg_head;
+pthread_mutex_t abxl_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct abxl_sbx *reg_head;
 
-struct abx_sbx *abx_sbx_new(void)
+struct abxl_sbx *abxl_sbx_new(void)
 {
-    struct abx_sbx *s = calloc(1, sizeof *s);
+    struct abxl_sbx *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
     s->metadata = cJSON_CreateObject();
@@ -22,17 +22,17 @@ struct abx_sbx *abx_sbx_new(void)
     s->pidfd = -1;
     s->netns_fd = -1;
     s->refs = 1;
-    s->state = ABX_SBX_STARTING;
+    s->state = ABXL_SBX_STARTING;
     return s;
 }
 
-void abx_sbx_unref(struct abx_sbx *s)
+void abxl_sbx_unref(struct abxl_sbx *s)
 {
     if (s == NULL)
         return;
-    pthread_mutex_lock(&abx_reg_lock);
+    pthread_mutex_lock(&abxl_reg_lock);
     int left = --s->refs;
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     if (left > 0)
         return;
     if (s->pidfd >= 0)
@@ -41,7 +41,7 @@ void abx_sbx_unref(struct abx_sbx *s)
         close(s->netns_fd);
     cJSON_Delete(s->metadata);
     cJSON_Delete(s->network);
-    abx_metrics_free(s->metrics);
+    abxl_metrics_free(s->metrics);
     explicit_bzero(s->access_token, sizeof s->access_token);
     explicit_bzero(s->traffic_token, sizeof s->traffic_token);
     free(s);
@@ -50,11 +50,11 @@ void abx_sbx_unref(struct abx_sbx *s)
 /* The registry holds its own reference while a sandbox is listed. The
  * count and the insertion share one lock hold, so concurrent creates
  * cannot overshoot max between them. */
-bool abx_reg_add(struct abx_sbx *s, size_t max)
+bool abxl_reg_add(struct abxl_sbx *s, size_t max)
 {
     size_t n = 0;
-    pthread_mutex_lock(&abx_reg_lock);
-    for (struct abx_sbx *e = reg_head; e; e = e->next)
+    pthread_mutex_lock(&abxl_reg_lock);
+    for (struct abxl_sbx *e = reg_head; e; e = e->next)
         n++;
     bool room = n < max;
     if (room) {
@@ -62,90 +62,90 @@ bool abx_reg_add(struct abx_sbx *s, size_t max)
         s->next = reg_head;
         reg_head = s;
     }
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     return room;
 }
 
-struct abx_sbx *abx_reg_get(const char *id)
+struct abxl_sbx *abxl_reg_get(const char *id)
 {
-    return abx_reg_find(id, false);
+    return abxl_reg_find(id, false);
 }
 
-struct abx_sbx *abx_reg_find(const char *id, bool any_case)
+struct abxl_sbx *abxl_reg_find(const char *id, bool any_case)
 {
-    char key[ABX_ID_MAX + 1];
+    char key[ABXL_ID_MAX + 1];
     size_t n = strlen(id);
     /* The legacy "<id>-<clientID>" form; an fc id has a '-' of its own. */
-    if (n > sizeof ABX_CLIENT_ID && strcmp(id + n - sizeof ABX_CLIENT_ID + 1, ABX_CLIENT_ID) == 0 &&
-        id[n - sizeof ABX_CLIENT_ID] == '-')
-        n -= sizeof ABX_CLIENT_ID;
-    if (n == 0 || n > ABX_ID_MAX)
+    if (n > sizeof ABXL_CLIENT_ID && strcmp(id + n - sizeof ABXL_CLIENT_ID + 1, ABXL_CLIENT_ID) == 0 &&
+        id[n - sizeof ABXL_CLIENT_ID] == '-')
+        n -= sizeof ABXL_CLIENT_ID;
+    if (n == 0 || n > ABXL_ID_MAX)
         return NULL;
     memcpy(key, id, n);
     key[n] = '\0';
-    struct abx_sbx *found = NULL;
-    pthread_mutex_lock(&abx_reg_lock);
-    for (struct abx_sbx *s = reg_head; s; s = s->next) {
+    struct abxl_sbx *found = NULL;
+    pthread_mutex_lock(&abxl_reg_lock);
+    for (struct abxl_sbx *s = reg_head; s; s = s->next) {
         if ((any_case ? strcasecmp(s->id, key) : strcmp(s->id, key)) == 0 &&
-            (s->state == ABX_SBX_RUNNING || s->state == ABX_SBX_PAUSED)) {
+            (s->state == ABXL_SBX_RUNNING || s->state == ABXL_SBX_PAUSED)) {
             s->refs++;
             found = s;
             break;
         }
     }
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     return found;
 }
 
-struct abx_sbx **abx_reg_all(size_t *n, bool include_hidden)
+struct abxl_sbx **abxl_reg_all(size_t *n, bool include_hidden)
 {
-    pthread_mutex_lock(&abx_reg_lock);
+    pthread_mutex_lock(&abxl_reg_lock);
     size_t cnt = 0;
-    for (struct abx_sbx *s = reg_head; s; s = s->next)
+    for (struct abxl_sbx *s = reg_head; s; s = s->next)
         cnt++;
-    struct abx_sbx **v = calloc(cnt + 1, sizeof *v);
+    struct abxl_sbx **v = calloc(cnt + 1, sizeof *v);
     size_t k = 0;
     if (v != NULL) {
-        for (struct abx_sbx *s = reg_head; s; s = s->next) {
-            if (!include_hidden && s->state != ABX_SBX_RUNNING &&
-                s->state != ABX_SBX_PAUSED)
+        for (struct abxl_sbx *s = reg_head; s; s = s->next) {
+            if (!include_hidden && s->state != ABXL_SBX_RUNNING &&
+                s->state != ABXL_SBX_PAUSED)
                 continue;
             s->refs++;
             v[k++] = s;
         }
     }
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     *n = k;
     return v;
 }
 
-void abx_reg_put_all(struct abx_sbx **v, size_t n)
+void abxl_reg_put_all(struct abxl_sbx **v, size_t n)
 {
     if (v == NULL)
         return;
     for (size_t i = 0; i < n; i++)
-        abx_sbx_unref(v[i]);
+        abxl_sbx_unref(v[i]);
     free(v);
 }
 
-size_t abx_reg_count(void)
+size_t abxl_reg_count(void)
 {
     size_t n = 0;
-    pthread_mutex_lock(&abx_reg_lock);
-    for (struct abx_sbx *s = reg_head; s; s = s->next)
+    pthread_mutex_lock(&abxl_reg_lock);
+    for (struct abxl_sbx *s = reg_head; s; s = s->next)
         n++;
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     return n;
 }
 
-bool abx_reg_claim_kill(struct abx_sbx *s)
+bool abxl_reg_claim_kill(struct abxl_sbx *s)
 {
     bool won = false;
-    pthread_mutex_lock(&abx_reg_lock);
-    if (s->state != ABX_SBX_DEAD) {
-        s->state = ABX_SBX_DEAD;
+    pthread_mutex_lock(&abxl_reg_lock);
+    if (s->state != ABXL_SBX_DEAD) {
+        s->state = ABXL_SBX_DEAD;
         won = true;
-        for (struct abx_sbx **pp = &reg_head; *pp; pp = &(*pp)->next) {
+        for (struct abxl_sbx **pp = &reg_head; *pp; pp = &(*pp)->next) {
             if (*pp == s) {
                 *pp = s->next;
                 s->next = NULL;
@@ -154,6 +154,6 @@ bool abx_reg_claim_kill(struct abx_sbx *s)
             }
         }
     }
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     return won;
 }

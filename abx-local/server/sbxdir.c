@@ -23,7 +23,7 @@ static int mkdir_mode(const char *path, mode_t mode, uid_t uid)
     return 0;
 }
 
-static int write_config(const struct abx_sbx *s, const struct abx_tmpl *t,
+static int write_config(const struct abxl_sbx *s, const struct abxl_tmpl *t,
                         const cJSON *env_vars, const char *path)
 {
     cJSON *c = cJSON_CreateObject();
@@ -49,12 +49,12 @@ static int write_config(const struct abx_sbx *s, const struct abx_tmpl *t,
     if (s->access_token[0])
         cJSON_AddStringToObject(c, "accessToken", s->access_token);
     cJSON_AddStringToObject(c, "defaultUser", "user");
-    cJSON_AddItemToObject(c, "compat", abx_profile_envd_compat());   /* profile.c */
+    cJSON_AddItemToObject(c, "compat", abxl_profile_envd_compat());   /* profile.c */
     if (t->start)
         cJSON_AddItemToObject(c, "start", cJSON_Duplicate(t->start, 1));
     char *text = cJSON_PrintUnformatted(c);
     if (text != NULL) {
-        rc = abx_write_small(path, text, 0600);
+        rc = abxl_write_small(path, text, 0600);
         explicit_bzero(text, strlen(text));
         free(text);
     }
@@ -66,26 +66,26 @@ out:
 
 /* The sandbox's own /etc files, copied into its root's upper layer by
  * sandbox-enter: its hostname is its id, as on E2B. */
-static int write_etc(const struct abx_sbx *s, char *p, size_t n, const char **what)
+static int write_etc(const struct abxl_sbx *s, char *p, size_t n, const char **what)
 {
     char text[512];
     *what = "etc/hostname";
-    abx_fmt(p, n, "%s/etc/hostname", s->dir);
-    abx_fmt(text, sizeof text, "%s\n", s->id);
-    if (abx_write_small(p, text, 0644) != 0)
+    abxl_fmt(p, n, "%s/etc/hostname", s->dir);
+    abxl_fmt(text, sizeof text, "%s\n", s->id);
+    if (abxl_write_small(p, text, 0644) != 0)
         return -1;
     *what = "etc/hosts";
-    abx_fmt(p, n, "%s/etc/hosts", s->dir);
-    abx_fmt(text, sizeof text, "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+    abxl_fmt(p, n, "%s/etc/hosts", s->dir);
+    abxl_fmt(text, sizeof text, "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
             "127.0.1.1\t%s\n", s->id);
-    if (abx_write_small(p, text, 0644) != 0)
+    if (abxl_write_small(p, text, 0644) != 0)
         return -1;
     *what = "etc/resolv.conf";
-    abx_fmt(p, n, "%s/etc/resolv.conf", s->dir);
-    return abx_write_small(p, "nameserver 8.8.8.8\n", 0644);
+    abxl_fmt(p, n, "%s/etc/resolv.conf", s->dir);
+    return abxl_write_small(p, "nameserver 8.8.8.8\n", 0644);
 }
 
-int abx_sbxdir_prepare(const struct abx_sbx *s, const struct abx_tmpl *t,
+int abxl_sbxdir_prepare(const struct abxl_sbx *s, const struct abxl_tmpl *t,
                        const cJSON *env_vars, char *err, size_t errlen)
 {
     char p[4400];

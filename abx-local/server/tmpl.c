@@ -10,7 +10,7 @@
 
 #define TMPL_JSON_MAX (256 * 1024)
 
-char *abx_read_text(const char *path, size_t max)
+char *abxl_read_text(const char *path, size_t max)
 {
     FILE *f = fopen(path, "re");
     if (f == NULL)
@@ -45,7 +45,7 @@ static int int_field(const cJSON *o, const char *name, int def)
 
 static void copy_str(char *dst, size_t n, const char *src)
 {
-    abx_fmt(dst, n, "%s", src ? src : "");
+    abxl_fmt(dst, n, "%s", src ? src : "");
 }
 
 static bool safe_word(const char *s, size_t max)
@@ -57,35 +57,35 @@ static bool safe_word(const char *s, size_t max)
 
 /* "rootfs": {"debian": RELEASE, "variant": V, "packages": [...]} or, for
  * an imported image, {"image": FILE, "sha256": KEY}. */
-static int parse_rootfs(cJSON *o, struct abx_tmpl *t, const char *path, char *err, size_t errlen)
+static int parse_rootfs(cJSON *o, struct abxl_tmpl *t, const char *path, char *err, size_t errlen)
 {
     const cJSON *rf = cJSON_GetObjectItemCaseSensitive(o, "rootfs");
     const cJSON *deb = cJSON_GetObjectItemCaseSensitive(rf, "debian");
     const cJSON *img = cJSON_GetObjectItemCaseSensitive(rf, "sha256");
     if (cJSON_IsString(img)) {
-        t->rootfs_kind = ABX_ROOTFS_IMAGE;
+        t->rootfs_kind = ABXL_ROOTFS_IMAGE;
         if (strlen(img->valuestring) != 64 ||
             strspn(img->valuestring, "0123456789abcdef") != 64) {
-            abx_fmt(err, errlen, "%s: rootfs.sha256 is not a SHA-256", path);
+            abxl_fmt(err, errlen, "%s: rootfs.sha256 is not a SHA-256", path);
             return -1;
         }
-        abx_fmt(t->key, sizeof t->key, "%s", img->valuestring);
+        abxl_fmt(t->key, sizeof t->key, "%s", img->valuestring);
         const cJSON *im = cJSON_GetObjectItemCaseSensitive(rf, "image");
-        abx_fmt(t->source, sizeof t->source, "image %s",
+        abxl_fmt(t->source, sizeof t->source, "image %s",
                 cJSON_IsString(im) ? im->valuestring : "?");
-        return abx_rootfs_paths(t);
+        return abxl_rootfs_paths(t);
     }
     if (!cJSON_IsString(deb) || !safe_word(deb->valuestring, 63)) {
-        abx_fmt(err, errlen, "%s: \"rootfs\" must name a Debian release "
+        abxl_fmt(err, errlen, "%s: \"rootfs\" must name a Debian release "
                 "({\"debian\": \"bookworm\", \"packages\": [...]})", path);
         return -1;
     }
-    t->rootfs_kind = ABX_ROOTFS_DEBIAN;
-    abx_fmt(t->release, sizeof t->release, "%s", deb->valuestring);
+    t->rootfs_kind = ABXL_ROOTFS_DEBIAN;
+    abxl_fmt(t->release, sizeof t->release, "%s", deb->valuestring);
     const cJSON *var = cJSON_GetObjectItemCaseSensitive(rf, "variant");
-    abx_fmt(t->variant, sizeof t->variant, "%s", cJSON_IsString(var) ? var->valuestring : "essential");
+    abxl_fmt(t->variant, sizeof t->variant, "%s", cJSON_IsString(var) ? var->valuestring : "essential");
     if (!safe_word(t->variant, 31)) {
-        abx_fmt(err, errlen, "%s: bad rootfs.variant", path);
+        abxl_fmt(err, errlen, "%s: bad rootfs.variant", path);
         return -1;
     }
     t->packages = cJSON_CreateArray();
@@ -97,12 +97,12 @@ static int parse_rootfs(cJSON *o, struct abx_tmpl *t, const char *path, char *er
     const cJSON *lists[2] = {
         cJSON_GetObjectItemCaseSensitive(rf, "packages"),
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rf, "profilePackages"),
-                                         abx_profile_name())};
+                                         abxl_profile_name())};
     for (int l = 0; l < 2; l++)
         cJSON_ArrayForEach(pk, lists[l])
         {
             if (!cJSON_IsString(pk) || !safe_word(pk->valuestring, 100)) {
-                abx_fmt(err, errlen, "%s: bad package name in rootfs.%s", path,
+                abxl_fmt(err, errlen, "%s: bad package name in rootfs.%s", path,
                         l ? "profilePackages" : "packages");
                 return -1;
             }
@@ -111,21 +111,21 @@ static int parse_rootfs(cJSON *o, struct abx_tmpl *t, const char *path, char *er
                 srclen += (size_t)snprintf(t->source + srclen, sizeof t->source - srclen,
                                            " +%s", pk->valuestring);
         }
-    return abx_rootfs_key(t, err, errlen);
+    return abxl_rootfs_key(t, err, errlen);
 }
 
 /* Parses dir/template.json; 0 ok, 1 absent, -1 broken. */
-static int load(const char *dir, struct abx_tmpl *t, char *err, size_t errlen)
+static int load(const char *dir, struct abxl_tmpl *t, char *err, size_t errlen)
 {
     char path[4200];
-    abx_fmt(path, sizeof path, "%s/template.json", dir);
-    char *text = abx_read_text(path, TMPL_JSON_MAX);
+    abxl_fmt(path, sizeof path, "%s/template.json", dir);
+    char *text = abxl_read_text(path, TMPL_JSON_MAX);
     if (text == NULL)
         return 1;
     cJSON *o = cJSON_Parse(text);
     free(text);
     if (!cJSON_IsObject(o)) {
-        abx_fmt(err, errlen, "%s is not a JSON object", path);
+        abxl_fmt(err, errlen, "%s is not a JSON object", path);
         cJSON_Delete(o);
         return -1;
     }
@@ -157,7 +157,7 @@ static int load(const char *dir, struct abx_tmpl *t, char *err, size_t errlen)
             t->ready_port = 0;
     }
     if (parse_rootfs(o, t, path, err, errlen) != 0) {
-        abx_tmpl_free(t);
+        abxl_tmpl_free(t);
         cJSON_Delete(o);
         return -1;
     }
@@ -171,13 +171,13 @@ static int load(const char *dir, struct abx_tmpl *t, char *err, size_t errlen)
     return 0;
 }
 
-static bool matches(const struct abx_tmpl *t, const char *dir, const char *name)
+static bool matches(const struct abxl_tmpl *t, const char *dir, const char *name)
 {
     if (strcmp(t->id, name) == 0)
         return true;
     char path[4200];
-    abx_fmt(path, sizeof path, "%s/template.json", dir);
-    char *text = abx_read_text(path, TMPL_JSON_MAX);
+    abxl_fmt(path, sizeof path, "%s/template.json", dir);
+    char *text = abxl_read_text(path, TMPL_JSON_MAX);
     cJSON *o = text ? cJSON_Parse(text) : NULL;
     free(text);
     bool hit = false;
@@ -194,7 +194,7 @@ static bool matches(const struct abx_tmpl *t, const char *dir, const char *name)
 
 /* Calls fn for every template of dir (broken ones: ok < 0, err set);
  * stops when fn returns non-zero and returns that. */
-static int scan_dir(const char *base, int (*fn)(struct abx_tmpl *t, const char *dir,
+static int scan_dir(const char *base, int (*fn)(struct abxl_tmpl *t, const char *dir,
                                                const char *entry, int ok, void *arg),
                     void *arg)
 {
@@ -207,46 +207,46 @@ static int scan_dir(const char *base, int (*fn)(struct abx_tmpl *t, const char *
         if (e->d_name[0] == '.')
             continue;
         char dir[4200], err[512] = "";
-        abx_fmt(dir, sizeof dir, "%s/%s", base, e->d_name);
-        struct abx_tmpl t;
+        abxl_fmt(dir, sizeof dir, "%s/%s", base, e->d_name);
+        struct abxl_tmpl t;
         memset(&t, 0, sizeof t);
         int r = load(dir, &t, err, sizeof err);
         if (r == 1)
             continue;
         if (r < 0)
-            abx_fmt(t.dir, sizeof t.dir, "%s", err);   /* the reason, for fn */
+            abxl_fmt(t.dir, sizeof t.dir, "%s", err);   /* the reason, for fn */
         rc = fn(&t, dir, e->d_name, r, arg);
         if (r == 0)
-            abx_tmpl_free(&t);
+            abxl_tmpl_free(&t);
     }
     closedir(d);
     return rc;
 }
 
-int abx_tmpl_each(int (*fn)(struct abx_tmpl *t, const char *dir, const char *entry, int ok,
+int abxl_tmpl_each(int (*fn)(struct abxl_tmpl *t, const char *dir, const char *entry, int ok,
                             void *arg),
                   void *arg)
 {
     char imports[4200];
-    abx_fmt(imports, sizeof imports, "%s/imports", abx_cfg.cache_dir);
-    int rc = scan_dir(abx_cfg.templates_dir, fn, arg);
+    abxl_fmt(imports, sizeof imports, "%s/imports", abxl_cfg.cache_dir);
+    int rc = scan_dir(abxl_cfg.templates_dir, fn, arg);
     return rc != 0 ? rc : scan_dir(imports, fn, arg);
 }
 
 struct find {
     const char *name;
-    struct abx_tmpl *out;
+    struct abxl_tmpl *out;
     char *err;
     size_t errlen;
 };
 
-static int find_one(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+static int find_one(struct abxl_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
 {
     struct find *f = arg;
     if (ok < 0) {
         if (strcmp(entry, f->name) != 0)
             return 0;
-        abx_fmt(f->err, f->errlen, "%s", t->dir);
+        abxl_fmt(f->err, f->errlen, "%s", t->dir);
         return -1;
     }
     if (!matches(t, dir, f->name))
@@ -256,22 +256,22 @@ static int find_one(struct abx_tmpl *t, const char *dir, const char *entry, int 
     return 1;
 }
 
-int abx_tmpl_find(const char *name, struct abx_tmpl *out, char *err, size_t errlen)
+int abxl_tmpl_find(const char *name, struct abxl_tmpl *out, char *err, size_t errlen)
 {
     if (name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL)
         return 1;
-    DIR *d = opendir(abx_cfg.templates_dir);
+    DIR *d = opendir(abxl_cfg.templates_dir);
     if (d == NULL) {
-        abx_fmt(err, errlen, "templates dir %s cannot be read", abx_cfg.templates_dir);
+        abxl_fmt(err, errlen, "templates dir %s cannot be read", abxl_cfg.templates_dir);
         return -1;
     }
     closedir(d);
     struct find f = {name, out, err, errlen};
-    int rc = abx_tmpl_each(find_one, &f);
+    int rc = abxl_tmpl_each(find_one, &f);
     return rc == 1 ? 0 : rc < 0 ? -1 : 1;
 }
 
-void abx_tmpl_free(struct abx_tmpl *t)
+void abxl_tmpl_free(struct abxl_tmpl *t)
 {
     cJSON_Delete(t->env_vars);
     cJSON_Delete(t->start);

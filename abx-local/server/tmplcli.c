@@ -31,21 +31,21 @@ static const char usage[] =
     "  --profile P       e2b or fc: whose image a template's root is (its\n"
     "                    rootfs.profilePackages; default $ABX_LOCAL_PROFILE, else e2b)\n";
 
-int abx_cache_prepare(char *err, size_t errlen)
+int abxl_cache_prepare(char *err, size_t errlen)
 {
     char real[PATH_MAX];
-    if ((mkdir(abx_cfg.cache_dir, 0755) != 0 && errno != EEXIST) ||
-        realpath(abx_cfg.cache_dir, real) == NULL) {
-        abx_fmt(err, errlen, "cannot create the template cache %s: %s", abx_cfg.cache_dir,
+    if ((mkdir(abxl_cfg.cache_dir, 0755) != 0 && errno != EEXIST) ||
+        realpath(abxl_cfg.cache_dir, real) == NULL) {
+        abxl_fmt(err, errlen, "cannot create the template cache %s: %s", abxl_cfg.cache_dir,
                 strerror(errno));
         return -1;
     }
     if (strpbrk(real, ",:\\") != NULL) {
-        abx_fmt(err, errlen, "the template cache path %s has ',' ':' or '\\\\', which overlay "
+        abxl_fmt(err, errlen, "the template cache path %s has ',' ':' or '\\\\', which overlay "
                 "mounts cannot take", real);
         return -1;
     }
-    return abx_fmt(abx_cfg.cache_dir, sizeof abx_cfg.cache_dir, "%s", real);
+    return abxl_fmt(abxl_cfg.cache_dir, sizeof abxl_cfg.cache_dir, "%s", real);
 }
 
 #define MAX_NAMES 64
@@ -61,7 +61,7 @@ struct each {
 
 /* A template named on the command line (by id, alias or folder name);
  * every name that matched something is marked. */
-static bool wanted(struct each *e, const struct abx_tmpl *t, const char *entry)
+static bool wanted(struct each *e, const struct abxl_tmpl *t, const char *entry)
 {
     bool hit = e->n == 0;
     for (int i = 0; i < e->n; i++)
@@ -73,7 +73,7 @@ static bool wanted(struct each *e, const struct abx_tmpl *t, const char *entry)
     return hit;
 }
 
-static int on_build(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+static int on_build(struct abxl_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
 {
     struct each *e = arg;
     (void)dir;
@@ -91,14 +91,14 @@ static int on_build(struct abx_tmpl *t, const char *dir, const char *entry, int 
     if (!wanted(e, t, entry))
         return 0;
     e->done++;
-    if (e->missing_only && abx_rootfs_built(t))
+    if (e->missing_only && abxl_rootfs_built(t))
         return 0;
     char err[1024];
-    if (abx_rootfs_build(t, e->force, err, sizeof err) != 0) {
+    if (abxl_rootfs_build(t, e->force, err, sizeof err) != 0) {
         fprintf(stderr, "abx-local: %s\n", err);
         /* serve: an import whose root is gone cannot be rebuilt; it is
          * unusable, the other templates are not. */
-        if (e->n == 0 && t->rootfs_kind == ABX_ROOTFS_IMAGE)
+        if (e->n == 0 && t->rootfs_kind == ABXL_ROOTFS_IMAGE)
             fprintf(stderr, "abx-local: warning: template %s stays unusable\n", t->id);
         else
             e->failed++;
@@ -106,19 +106,19 @@ static int on_build(struct abx_tmpl *t, const char *dir, const char *entry, int 
     return 0;
 }
 
-int abx_templates_build_missing(void)
+int abxl_templates_build_missing(void)
 {
     char err[1024];
-    if (abx_cache_prepare(err, sizeof err) != 0) {
+    if (abxl_cache_prepare(err, sizeof err) != 0) {
         fprintf(stderr, "abx-local: %s\n", err);
         return -1;
     }
     struct each e = {.missing_only = true};
-    abx_tmpl_each(on_build, &e);
+    abxl_tmpl_each(on_build, &e);
     return e.failed ? -1 : 0;
 }
 
-static int on_list(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+static int on_list(struct abxl_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
 {
     (void)dir;
     (void)arg;
@@ -127,17 +127,17 @@ static int on_list(struct abx_tmpl *t, const char *dir, const char *entry, int o
         return 0;
     }
     char state[128] = "missing", meta[4300];
-    abx_fmt(meta, sizeof meta, "%s.json", t->rootfs);
-    if (abx_rootfs_built(t)) {
-        char *text = abx_read_text(meta, 4096);
+    abxl_fmt(meta, sizeof meta, "%s.json", t->rootfs);
+    if (abxl_rootfs_built(t)) {
+        char *text = abxl_read_text(meta, 4096);
         cJSON *m = text ? cJSON_Parse(text) : NULL;
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(m, "bytes");
-        abx_fmt(state, sizeof state, "built, %.0f MiB", cJSON_IsNumber(b) ? b->valuedouble / 1048576 : 0);
+        abxl_fmt(state, sizeof state, "built, %.0f MiB", cJSON_IsNumber(b) ? b->valuedouble / 1048576 : 0);
         cJSON_Delete(m);
         free(text);
     }
     char key[13];
-    abx_fmt(key, sizeof key, "%.12s", t->key);
+    abxl_fmt(key, sizeof key, "%.12s", t->key);
     printf("%-22s %-22s %-12s %-16s %s\n", t->id, t->alias[0] ? t->alias : "-", key, state,
            t->source);
     return 0;
@@ -145,7 +145,7 @@ static int on_list(struct abx_tmpl *t, const char *dir, const char *entry, int o
 
 /* Counts the templates other than e->names that use the root e->skip_key
  * (two imports of one archive share it). */
-static int on_refs(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+static int on_refs(struct abxl_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
 {
     struct each *e = arg;
     (void)dir;
@@ -155,32 +155,32 @@ static int on_refs(struct abx_tmpl *t, const char *dir, const char *entry, int o
     return 0;
 }
 
-static int on_rm(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+static int on_rm(struct abxl_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
 {
     struct each *e = arg;
     if (ok < 0 || !wanted(e, t, entry))
         return 0;
     e->done++;
-    bool had = abx_rootfs_built(t);
+    bool had = abxl_rootfs_built(t);
     struct each refs = {.names = e->names, .n = e->n, .skip_key = t->key};
-    abx_tmpl_each(on_refs, &refs);
+    abxl_tmpl_each(on_refs, &refs);
     if (refs.refs > 0) {
         had = false;   /* still another template's root */
-    } else if (abx_rootfs_remove(t) != 0) {
+    } else if (abxl_rootfs_remove(t) != 0) {
         fprintf(stderr, "abx-local: cannot remove %s\n", t->rootfs);
         e->failed++;
     }
     char imports[4200];
-    abx_fmt(imports, sizeof imports, "%s/imports/", abx_cfg.cache_dir);
+    abxl_fmt(imports, sizeof imports, "%s/imports/", abxl_cfg.cache_dir);
     bool imported = strncmp(dir, imports, strlen(imports)) == 0;
-    if (imported && abx_rm_rf(dir) != 0)
+    if (imported && abxl_rm_rf(dir) != 0)
         e->failed++;
     printf("%s: %s%s\n", t->id, had ? "root removed" : "no root was built",
            imported ? ", imported definition removed" : "");
     return 0;
 }
 
-int abx_template_main(int argc, char **argv)
+int abxl_template_main(int argc, char **argv)
 {
     char *args[MAX_NAMES + 1];
     int n = 0;
@@ -195,7 +195,7 @@ int abx_template_main(int argc, char **argv)
         } else if (strcmp(argv[i], "--profile") == 0) {
             /* Templates can differ per profile (rootfs.profilePackages). */
             char perr[128];
-            if (i + 1 >= argc || abx_profile_set(argv[i + 1], perr, sizeof perr) != 0) {
+            if (i + 1 >= argc || abxl_profile_set(argv[i + 1], perr, sizeof perr) != 0) {
                 fprintf(stderr, "abx-local template: --profile: %s\n",
                         i + 1 >= argc ? "needs e2b or fc" : perr);
                 return 2;
@@ -206,8 +206,8 @@ int abx_template_main(int argc, char **argv)
                 fprintf(stderr, "abx-local template: %s needs a folder\n", argv[i]);
                 return 2;
             }
-            char *dst = argv[i][2] == 't' ? abx_cfg.templates_dir : abx_cfg.cache_dir;
-            abx_fmt(dst, 4096, "%s", argv[++i]);
+            char *dst = argv[i][2] == 't' ? abxl_cfg.templates_dir : abxl_cfg.cache_dir;
+            abxl_fmt(dst, 4096, "%s", argv[++i]);
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "abx-local template: unknown option %s\n%s", argv[i], usage);
             return 2;
@@ -228,42 +228,42 @@ int abx_template_main(int argc, char **argv)
                 "of every owner)\n");
         return 1;
     }
-    if (abx_cache_prepare(err, sizeof err) != 0) {
+    if (abxl_cache_prepare(err, sizeof err) != 0) {
         fprintf(stderr, "abx-local: %s\n", err);
         return 1;
     }
     struct stat st;
-    if (stat(abx_cfg.templates_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (stat(abxl_cfg.templates_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "abx-local: templates dir not found: %s (pass --templates DIR)\n",
-                abx_cfg.templates_dir);
+                abxl_cfg.templates_dir);
         return 1;
     }
     const char *cmd = args[0];
     struct each e = {.names = args + 1, .n = n - 1, .force = force};
     if (strcmp(cmd, "list") == 0 && n == 1) {
         printf("%-22s %-22s %-12s %-16s %s\n", "TEMPLATE", "ALIAS", "KEY", "ROOT", "SOURCE");
-        abx_tmpl_each(on_list, NULL);
+        abxl_tmpl_each(on_list, NULL);
         return 0;
     }
     if (strcmp(cmd, "build") == 0) {
         e.missing_only = false;
         if (e.n == 0 && !force)
             e.missing_only = true;
-        abx_tmpl_each(on_build, &e);
+        abxl_tmpl_each(on_build, &e);
     } else if (strcmp(cmd, "rm") == 0 && e.n > 0) {
-        abx_tmpl_each(on_rm, &e);
+        abxl_tmpl_each(on_rm, &e);
     } else if (strcmp(cmd, "import") == 0 && n == 3) {
-        struct abx_tmpl t;
-        if (abx_tmpl_find(args[1], &t, err, sizeof err) == 0) {
+        struct abxl_tmpl t;
+        if (abxl_tmpl_find(args[1], &t, err, sizeof err) == 0) {
             bool imported = strstr(t.dir, "/imports/") != NULL;
-            abx_tmpl_free(&t);
+            abxl_tmpl_free(&t);
             if (!imported) {
                 fprintf(stderr, "abx-local: template %s exists already (shipped); pick "
                         "another name\n", args[1]);
                 return 1;
             }
         }
-        if (abx_rootfs_import(args[1], args[2], err, sizeof err) != 0) {
+        if (abxl_rootfs_import(args[1], args[2], err, sizeof err) != 0) {
             fprintf(stderr, "abx-local: %s\n", err);
             return 1;
         }

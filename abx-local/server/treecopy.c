@@ -10,7 +10,7 @@
 
 #include "server.h"
 
-int abx_copy_fd(int in, int out)
+int abxl_copy_fd(int in, int out)
 {
     char buf[65536];
     for (;;) {
@@ -35,7 +35,7 @@ static int copy_file(int sfd, const char *name, int dfd, mode_t mode, uid_t uid)
         return -1;
     int out = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
                      mode & 0777);
-    int rc = out < 0 ? -1 : abx_copy_fd(in, out);
+    int rc = out < 0 ? -1 : abxl_copy_fd(in, out);
     if (out >= 0) {
         if (fchown(out, uid, uid) != 0 || fchmod(out, mode & 0777) != 0)
             rc = -1;
@@ -101,7 +101,7 @@ static int copy_tree(int sfd, int dfd, uid_t uid, int depth)
     return rc;
 }
 
-int abx_copy_tree(int sfd, int dfd, uid_t uid)
+int abxl_copy_tree(int sfd, int dfd, uid_t uid)
 {
     return copy_tree(sfd, dfd, uid, 0);
 }

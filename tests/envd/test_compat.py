@@ -23,7 +23,7 @@ from fusefs import EmptyFuse  # noqa: E402
 BIN = sys.argv[1]
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "..", "..", "abx-local", "envd", "version.h")) as f:
-    BUILD_VERSION = re.search(r'#define ABX_ENVD_VERSION "([^"]+)"', f.read()).group(1)
+    BUILD_VERSION = re.search(r'#define ABXL_ENVD_VERSION "([^"]+)"', f.read()).group(1)
 
 FC = {"version": "0.5.2", "octetUpload": False, "gzip": False, "fileMetadata": False,
       "watchIncludeEntry": False, "watchNetworkMounts": False, "protoCodec": False,

@@ -1,4 +1,4 @@
-/* abx-envd request paths: abx_envd_path_resolve (users.c, callable without a
+/* abx-envd request paths: abxl_envd_path_resolve (users.c, callable without a
  * server) on arbitrary paths. A resolved path is absolute and clean
  * (no empty, "." or ".." segments, no trailing '/'), fits the output,
  * and resolving it again gives it back. Input: byte 0 picks the home
@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "fuzz.h"
 
 static const char *const homes[] = {"/root", "/home/user", "/", "",
@@ -36,7 +36,7 @@ static void check_clean(const char *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct abx_envd_user u;
+    struct abxl_envd_user u;
     char *in, *out, *again, err[128];
     size_t outlen;
     int rc;
@@ -53,11 +53,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(in && out && again);
 
     memset(err, 'x', sizeof err);
-    rc = abx_envd_path_resolve(in, &u, out, outlen, err, sizeof err);
+    rc = abxl_envd_path_resolve(in, &u, out, outlen, err, sizeof err);
     if (rc == 0) {
         FUZZ_CHECK(memchr(out, '\0', outlen) != NULL);
         check_clean(out);
-        FUZZ_CHECK(abx_envd_path_resolve(out, &u, again, outlen, err,
+        FUZZ_CHECK(abxl_envd_path_resolve(out, &u, again, outlen, err,
                                      sizeof err) == 0);
         FUZZ_CHECK(!strcmp(out, again));
         /* Relative and "~" paths land under the (clean) home. */

@@ -8,45 +8,45 @@
 
 /* Called by MHD with the raw request target before any parsing; what we
  * return becomes *con_cls, so every request carries its raw URI. */
-void *abx_http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+void *abxl_http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 {
     (void)cls;
     (void)c;
-    struct abx_req *r = calloc(1, sizeof *r);
+    struct abxl_req *r = calloc(1, sizeof *r);
     if (r == NULL)
         return NULL;
     r->uri = strdup(uri ? uri : "");
-    abx_buf_init(&r->body, ABX_BODY_CAP);
+    abx_buf_init(&r->body, ABXL_BODY_CAP);
     return r;
 }
 
-void abx_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+void abxl_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                         enum MHD_RequestTerminationCode toe)
 {
     (void)cls;
     (void)c;
     (void)toe;
-    struct abx_req *r = *con_cls;
+    struct abxl_req *r = *con_cls;
     if (r == NULL)
         return;
     if (r->proxy)
-        abx_proxy_free(r->proxy);
+        abxl_proxy_free(r->proxy);
     free(r->uri);
     abx_buf_free(&r->body);
     free(r);
     *con_cls = NULL;
 }
 
-enum MHD_Result abx_http_handle(void *cls, struct MHD_Connection *c, const char *url,
+enum MHD_Result abxl_http_handle(void *cls, struct MHD_Connection *c, const char *url,
                                 const char *method, const char *version, const char *upload,
                                 size_t *upload_size, void **con_cls)
 {
     (void)url;   /* r->uri is the raw target, query string included */
     (void)version;
-    const struct abx_plane *plane = cls;
-    struct abx_req *r = *con_cls;
+    const struct abxl_plane *plane = cls;
+    struct abxl_req *r = *con_cls;
     if (r == NULL || r->uri == NULL)
-        return MHD_NO;   /* abx_http_uri_log ran out of memory */
+        return MHD_NO;   /* abxl_http_uri_log ran out of memory */
     if (!r->started) {
         r->started = true;
         return plane->begin(c, r, method);
@@ -59,7 +59,7 @@ enum MHD_Result abx_http_handle(void *cls, struct MHD_Connection *c, const char 
     return plane->end(c, r, method);
 }
 
-enum MHD_Result abx_http_send(struct MHD_Connection *c, unsigned status, const char *ctype,
+enum MHD_Result abxl_http_send(struct MHD_Connection *c, unsigned status, const char *ctype,
                               const char *body, size_t len)
 {
     struct MHD_Response *resp =
@@ -73,13 +73,13 @@ enum MHD_Result abx_http_send(struct MHD_Connection *c, unsigned status, const c
     return ret;
 }
 
-enum MHD_Result abx_http_json_hdr(struct MHD_Connection *c, unsigned status, cJSON *v,
+enum MHD_Result abxl_http_json_hdr(struct MHD_Connection *c, unsigned status, cJSON *v,
                                   const char *hname, const char *hval)
 {
     char *text = v ? cJSON_PrintUnformatted(v) : NULL;
     cJSON_Delete(v);
     if (text == NULL)
-        return abx_http_send(c, 500, "application/json",
+        return abxl_http_send(c, 500, "application/json",
                              "{\"code\":500,\"message\":\"out of memory\"}", 38);
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
@@ -95,9 +95,9 @@ enum MHD_Result abx_http_json_hdr(struct MHD_Connection *c, unsigned status, cJS
     return ret;
 }
 
-enum MHD_Result abx_http_json(struct MHD_Connection *c, unsigned status, cJSON *v)
+enum MHD_Result abxl_http_json(struct MHD_Connection *c, unsigned status, cJSON *v)
 {
-    return abx_http_json_hdr(c, status, v, NULL, NULL);
+    return abxl_http_json_hdr(c, status, v, NULL, NULL);
 }
 
 /* FC publishes no error texts (docs/profiles.md): the fc
@@ -124,7 +124,7 @@ static cJSON *error_body(unsigned status, const char *fmt, va_list ap)
     vsnprintf(msg, sizeof msg, fmt, ap);
     cJSON *o = cJSON_CreateObject();
     if (o) {
-        bool fc = abx_sw(ABX_SW_FC_MESSAGES);
+        bool fc = abxl_sw(ABXL_SW_FC_MESSAGES);
         if (fc)
             snprintf(fcmsg, sizeof fcmsg, "%s: %s", fc_code(status), msg);
         cJSON_AddNumberToObject(o, "code", status);
@@ -144,19 +144,19 @@ static cJSON *error_json(unsigned status, const char *fmt, ...)
     return o;
 }
 
-enum MHD_Result abx_http_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+enum MHD_Result abxl_http_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     cJSON *o = error_body(status, fmt, ap);
     va_end(ap);
-    return abx_http_json(c, status, o);
+    return abxl_http_json(c, status, o);
 }
 
-enum MHD_Result abx_http_405(struct MHD_Connection *c, const char *allow, const char *method,
+enum MHD_Result abxl_http_405(struct MHD_Connection *c, const char *allow, const char *method,
                              const char *path)
 {
     cJSON *o = error_json(405, "method %.16s not allowed on %.200s (allowed: %s)", method, path,
                           allow);
-    return abx_http_json_hdr(c, 405, o, "Allow", allow);
+    return abxl_http_json_hdr(c, 405, o, "Allow", allow);
 }

@@ -21,14 +21,14 @@ static int64_t mtime_ms(const char *path)
     return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 }
 
-/* Every alias of the definition in dir (struct abx_tmpl keeps the first
+/* Every alias of the definition in dir (struct abxl_tmpl keeps the first
  * only); an empty array when there are none. */
 static cJSON *aliases_of(const char *dir)
 {
     char path[4200];
     cJSON *out = cJSON_CreateArray(), *o = NULL;
-    if (abx_fmt(path, sizeof path, "%s/template.json", dir) == 0) {
-        char *text = abx_read_text(path, TMPL_JSON_MAX);
+    if (abxl_fmt(path, sizeof path, "%s/template.json", dir) == 0) {
+        char *text = abxl_read_text(path, TMPL_JSON_MAX);
         o = text ? cJSON_Parse(text) : NULL;
         free(text);
     }
@@ -49,7 +49,7 @@ struct tinfo {
     bool shipped;             /* templates dir (public), not an import */
 };
 
-static void info_of(const struct abx_tmpl *t, const char *dir, struct tinfo *ti)
+static void info_of(const struct abxl_tmpl *t, const char *dir, struct tinfo *ti)
 {
     char path[4200];
     const char *k = t->key;
@@ -60,21 +60,21 @@ static void info_of(const struct abx_tmpl *t, const char *dir, struct tinfo *ti)
                  k + 12, k + 16, k + 20);
     else
         snprintf(ti->build_id, sizeof ti->build_id, "%s", k);
-    abx_fmt(path, sizeof path, "%s/template.json", dir);
+    abxl_fmt(path, sizeof path, "%s/template.json", dir);
     int64_t created = mtime_ms(path), updated = created;
     /* Updated when the root was last built (its record in the cache). */
-    if (abx_fmt(path, sizeof path, "%s.json", t->rootfs) == 0) {
+    if (abxl_fmt(path, sizeof path, "%s.json", t->rootfs) == 0) {
         int64_t built = mtime_ms(path);
         if (built > updated)
             updated = built;
     }
-    abx_rfc3339(created, ti->created, sizeof ti->created);
-    abx_rfc3339(updated, ti->updated, sizeof ti->updated);
-    size_t n = strlen(abx_cfg.templates_dir);
-    ti->shipped = strncmp(dir, abx_cfg.templates_dir, n) == 0 && dir[n] == '/';
+    abxl_rfc3339(created, ti->created, sizeof ti->created);
+    abxl_rfc3339(updated, ti->updated, sizeof ti->updated);
+    size_t n = strlen(abxl_cfg.templates_dir);
+    ti->shipped = strncmp(dir, abxl_cfg.templates_dir, n) == 0 && dir[n] == '/';
 }
 
-static void add_sizes(cJSON *o, const struct abx_tmpl *t)
+static void add_sizes(cJSON *o, const struct abxl_tmpl *t)
 {
     cJSON_AddNumberToObject(o, "cpuCount", t->cpu_count);
     cJSON_AddNumberToObject(o, "memoryMB", t->memory_mb);
@@ -83,7 +83,7 @@ static void add_sizes(cJSON *o, const struct abx_tmpl *t)
 
 /* Upstream E2B's Template object (GET /templates). abx-local keeps no
  * spawn history: lastSpawnedAt null, spawnCount 0. */
-static cJSON *template_json(const struct abx_tmpl *t, const char *dir)
+static cJSON *template_json(const struct abxl_tmpl *t, const char *dir)
 {
     struct tinfo ti;
     info_of(t, dir, &ti);
@@ -102,12 +102,12 @@ static cJSON *template_json(const struct abx_tmpl *t, const char *dir)
     cJSON_AddNumberToObject(o, "spawnCount", 0);
     cJSON_AddNumberToObject(o, "buildCount", 1);
     cJSON_AddStringToObject(o, "buildStatus", "ready");
-    cJSON_AddStringToObject(o, "envdVersion", abx_envd_version());
+    cJSON_AddStringToObject(o, "envdVersion", abxl_envd_version());
     return o;
 }
 
 /* GET /templates/{id}: the template and its one build (the cached root). */
-static cJSON *detail_json(const struct abx_tmpl *t)
+static cJSON *detail_json(const struct abxl_tmpl *t)
 {
     struct tinfo ti;
     info_of(t, t->dir, &ti);
@@ -124,13 +124,13 @@ static cJSON *detail_json(const struct abx_tmpl *t)
         cJSON_AddStringToObject(b, "createdAt", ti.created);
         cJSON_AddStringToObject(b, "updatedAt", ti.updated);
         add_sizes(b, t);
-        cJSON_AddStringToObject(b, "envdVersion", abx_envd_version());
+        cJSON_AddStringToObject(b, "envdVersion", abxl_envd_version());
         cJSON_AddItemToArray(builds, b);
     }
     return o;
 }
 
-static int list_one(struct abx_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
+static int list_one(struct abxl_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
 {
     (void)entry;
     /* A broken definition cannot be created from either: not listed
@@ -143,42 +143,42 @@ static int list_one(struct abx_tmpl *t, const char *dir, const char *entry, int 
     return 0;
 }
 
-enum MHD_Result abx_api_templates(struct MHD_Connection *c, const char *method, const char *path)
+enum MHD_Result abxl_ctl_templates(struct MHD_Connection *c, const char *method, const char *path)
 {
     const char *rest = path + 10;   /* after "/templates" */
     /* latencyMs covers every control-plane request; the error rate only
      * /sandboxes* (DESIGN.md), so no failure is rolled here. */
-    struct abx_faults f;
-    abx_faults_get(&f);
-    abx_sleep_ms(f.latency_ms);
+    struct abxl_faults f;
+    abxl_faults_get(&f);
+    abxl_sleep_ms(f.latency_ms);
     if (rest[0] == '\0' || strcmp(rest, "/") == 0) {
         if (strcmp(method, "GET") != 0)
-            return abx_http_405(c, "GET", method, path);
+            return abxl_http_405(c, "GET", method, path);
         cJSON *arr = cJSON_CreateArray();
         if (arr == NULL)
-            return abx_http_error(c, 500, "out of memory");
-        abx_tmpl_each(list_one, arr);
-        return abx_http_json(c, 200, arr);
+            return abxl_http_error(c, 500, "out of memory");
+        abxl_tmpl_each(list_one, arr);
+        return abxl_http_json(c, 200, arr);
     }
     const char *seg = rest + 1;
     size_t n = strlen(seg);
     char name[128];
     /* Builds, files and logs of a template are not served here. */
     if (strchr(seg, '/') != NULL)
-        return abx_http_error(c, 404, "route %.16s %.200s not found", method, path);
+        return abxl_http_error(c, 404, "route %.16s %.200s not found", method, path);
     if (strcmp(method, "GET") != 0)
-        return abx_http_405(c, "GET", method, path);
-    if (abx_unescape(seg, n, name, sizeof name) != 0)
-        return abx_http_error(c, 404, "template \"%.64s\" not found", seg);
-    struct abx_tmpl t;
+        return abxl_http_405(c, "GET", method, path);
+    if (abxl_unescape(seg, n, name, sizeof name) != 0)
+        return abxl_http_error(c, 404, "template \"%.64s\" not found", seg);
+    struct abxl_tmpl t;
     char err[512] = "";
     memset(&t, 0, sizeof t);
-    int r = abx_tmpl_find(name, &t, err, sizeof err);
+    int r = abxl_tmpl_find(name, &t, err, sizeof err);
     if (r == 1)
-        return abx_http_error(c, 404, "template \"%.64s\" not found", name);
+        return abxl_http_error(c, 404, "template \"%.64s\" not found", name);
     if (r < 0)
-        return abx_http_error(c, 500, "template \"%.64s\" is broken: %s", name, err);
+        return abxl_http_error(c, 500, "template \"%.64s\" is broken: %s", name, err);
     cJSON *o = detail_json(&t);
-    abx_tmpl_free(&t);
-    return o ? abx_http_json(c, 200, o) : abx_http_error(c, 500, "out of memory");
+    abxl_tmpl_free(&t);
+    return o ? abxl_http_json(c, 200, o) : abxl_http_error(c, 500, "out of memory");
 }

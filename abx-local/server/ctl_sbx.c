@@ -1,5 +1,5 @@
 /* Control plane: /sandboxes and /v2/sandboxes routes. Lists are in
- * api_list.c. */
+ * ctl_list.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@ static bool method_in(const char *list, const char *method)
 
 static enum MHD_Result not_found(struct MHD_Connection *c, const char *id)
 {
-    return abx_http_error(c, 404, "sandbox \"%.64s\" not found", id);
+    return abxl_http_error(c, 404, "sandbox \"%.64s\" not found", id);
 }
 
 /* Reads {"timeout": n} for timeout/connect/resume; negative counts as 0. */
@@ -32,18 +32,18 @@ static int body_timeout(struct MHD_Connection *c, const struct abx_buf *body, bo
                         long def, long *out, enum MHD_Result *ret)
 {
     char err[256];
-    cJSON *o = abx_body_parse(c, body, ret);
+    cJSON *o = abxl_body_parse(c, body, ret);
     if (o == NULL && body->len)
         return -1;
     long t = def;
-    int r = abx_body_int(o, "timeout", -2147483648L, ABX_MAX_TIMEOUT_S, &t, err, sizeof err);
+    int r = abxl_body_int(o, "timeout", -2147483648L, ABXL_MAX_TIMEOUT_S, &t, err, sizeof err);
     cJSON_Delete(o);
     if (r < 0) {
-        *ret = abx_http_error(c, 400, "%s", err);
+        *ret = abxl_http_error(c, 400, "%s", err);
         return -1;
     }
     if (r == 0 && required) {
-        *ret = abx_http_error(c, 400, "field 'timeout' is required");
+        *ret = abxl_http_error(c, 400, "field 'timeout' is required");
         return -1;
     }
     *out = t < 0 ? 0 : t;
@@ -52,21 +52,21 @@ static int body_timeout(struct MHD_Connection *c, const struct abx_buf *body, bo
 
 /* ?start=&end= in unix seconds (E2B's metrics query); absent: the
  * sandbox's start and now. 0, or -1 with the reply in *ret. */
-static int time_range(struct MHD_Connection *c, const char *uri, const struct abx_sbx *s,
+static int time_range(struct MHD_Connection *c, const char *uri, const struct abxl_sbx *s,
                       int64_t *start, int64_t *end, enum MHD_Result *ret)
 {
     const char *names[2] = {"start", "end"};
     int64_t *out[2] = {start, end};
     *start = s->started_ms / 1000;
-    *end = abx_now_ms() / 1000 + 1;
+    *end = abxl_now_ms() / 1000 + 1;
     for (int i = 0; i < 2; i++) {
         char v[32], *e = NULL;
-        int q = abx_query_get(uri, names[i], v, sizeof v);
+        int q = abxl_query_get(uri, names[i], v, sizeof v);
         if (q == 0)
             continue;
         long long x = q > 0 ? strtoll(v, &e, 10) : -1;
         if (q < 0 || v[0] == '\0' || *e != '\0' || x < 0) {
-            *ret = abx_http_error(c, 400, "query parameter '%s' must be unix seconds", names[i]);
+            *ret = abxl_http_error(c, 400, "query parameter '%s' must be unix seconds", names[i]);
             return -1;
         }
         *out[i] = x;
@@ -84,118 +84,118 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
     if (sub != NULL && !get_sub && strcmp(sub, "timeout") != 0 &&
         strcmp(sub, "connect") != 0 && strcmp(sub, "pause") != 0 &&
         strcmp(sub, "resume") != 0 && strcmp(sub, "refreshes") != 0)
-        return abx_http_error(c, 404, "route %.16s %.200s not found", method, path);
+        return abxl_http_error(c, 404, "route %.16s %.200s not found", method, path);
     if (v2 && sub != NULL && strcmp(sub, "connect") != 0 && strcmp(sub, "logs") != 0)
-        return abx_http_error(c, 404, "route %.16s %.200s not found", method, path);
+        return abxl_http_error(c, 404, "route %.16s %.200s not found", method, path);
     /* FC creates and connects on v1 only (SDK 2.51.0, which moved to v2,
      * cannot create there): a client that drifts to v2 is caught here. */
-    if (v2 && sub != NULL && strcmp(sub, "connect") == 0 && !abx_sw(ABX_SW_V2_LIFECYCLE))
-        return abx_http_error(c, 405, "connect on v2 is not supported here: use POST "
+    if (v2 && sub != NULL && strcmp(sub, "connect") == 0 && !abxl_sw(ABXL_SW_V2_LIFECYCLE))
+        return abxl_http_error(c, 405, "connect on v2 is not supported here: use POST "
                               "/sandboxes/{id}/connect");
     if (!method_in(want, method))
-        return abx_http_405(c, want, method, path);
+        return abxl_http_405(c, want, method, path);
     if (sub == NULL && strcmp(method, "DELETE") == 0) {
-        struct abx_faults f;
-        abx_faults_get(&f);
-        abx_sleep_ms(f.delete_delay_ms);
+        struct abxl_faults f;
+        abxl_faults_get(&f);
+        abxl_sleep_ms(f.delete_delay_ms);
     }
-    struct abx_sbx *s = abx_reg_get(id);
+    struct abxl_sbx *s = abxl_reg_get(id);
     if (s == NULL)
         return not_found(c, id);
     long t = 0;
     if (sub != NULL && (strcmp(sub, "pause") == 0 || strcmp(sub, "resume") == 0) &&
-        !abx_sw(ABX_SW_PAUSE)) {
-        ret = abx_http_error(c, 403, "%s is available to allow-listed accounts only (not on "
+        !abxl_sw(ABXL_SW_PAUSE)) {
+        ret = abxl_http_error(c, 403, "%s is available to allow-listed accounts only (not on "
                              "the Eco plan)", sub[0] == 'p' ? "pause" : "resume");
         goto out;
     }
     if (sub == NULL && strcmp(method, "GET") == 0) {
-        ret = abx_http_json(c, 200, abx_json_detail(s, false));
+        ret = abxl_http_json(c, 200, abxl_json_detail(s, false));
     } else if (sub == NULL) {
-        abx_life_kill(s);
+        abxl_life_kill(s);
         fprintf(stderr, "abx-local: sandbox %s killed\n", s->id);
-        ret = abx_http_send(c, 204, NULL, "", 0);
+        ret = abxl_http_send(c, 204, NULL, "", 0);
     } else if (strcmp(sub, "metrics") == 0) {
         int64_t start, end;
         if (time_range(c, uri, s, &start, &end, &ret) == 0)
-            ret = abx_http_json(c, 200, abx_metrics_range(s, start, end));
+            ret = abxl_http_json(c, 200, abxl_metrics_range(s, start, end));
     } else if (strcmp(sub, "logs") == 0) {
         char v[32], *e = NULL;
         long limit = 1000;
-        if (abx_query_get(uri, "limit", v, sizeof v) > 0 &&
+        if (abxl_query_get(uri, "limit", v, sizeof v) > 0 &&
             ((limit = strtol(v, &e, 10)) < 0 || *e != '\0' || v[0] == '\0'))
-            ret = abx_http_error(c, 400, "query parameter 'limit' must be a non-negative integer");
+            ret = abxl_http_error(c, 400, "query parameter 'limit' must be a non-negative integer");
         else
-            ret = abx_http_json(c, 200, abx_logs_json(s, limit));
+            ret = abxl_http_json(c, 200, abxl_logs_json(s, limit));
     } else if (strcmp(sub, "timeout") == 0 || strcmp(sub, "refreshes") == 0) {
         bool refresh = sub[0] == 'r';
         if (refresh) {
-            cJSON *o = abx_body_parse(c, body, &ret);
+            cJSON *o = abxl_body_parse(c, body, &ret);
             char err[256];
-            int r = o || !body->len ? abx_body_int(o, "duration", 0, 3600, &t, err, sizeof err) : -2;
+            int r = o || !body->len ? abxl_body_int(o, "duration", 0, 3600, &t, err, sizeof err) : -2;
             cJSON_Delete(o);
             if (r == -1)
-                ret = abx_http_error(c, 400, "%s", err);
+                ret = abxl_http_error(c, 400, "%s", err);
             if (r < 0)
                 goto out;
         } else if (body_timeout(c, body, true, 0, &t, &ret) != 0) {
             goto out;
         }
-        pthread_mutex_lock(&abx_reg_lock);
-        int64_t end = abx_now_ms() + (int64_t)t * 1000;
+        pthread_mutex_lock(&abxl_reg_lock);
+        int64_t end = abxl_now_ms() + (int64_t)t * 1000;
         if (!refresh || end > s->end_ms)
             s->end_ms = end;
-        pthread_mutex_unlock(&abx_reg_lock);
-        ret = abx_http_send(c, 204, NULL, "", 0);
+        pthread_mutex_unlock(&abxl_reg_lock);
+        ret = abxl_http_send(c, 204, NULL, "", 0);
     } else if (strcmp(sub, "connect") == 0) {
         /* ConnectSandbox needs timeout; ConnectSandboxV2 defaults it to 300. */
         if (body_timeout(c, body, !v2, 300, &t, &ret) != 0)
             goto out;
-        int64_t end = abx_now_ms() + (int64_t)t * 1000;
-        int r = abx_life_resume(s, end);
+        int64_t end = abxl_now_ms() + (int64_t)t * 1000;
+        int r = abxl_life_resume(s, end);
         if (r < 0) {
             ret = not_found(c, id);
         } else if (r == 0) {
-            ret = abx_http_json(c, 201, abx_json_sandbox(s));
+            ret = abxl_http_json(c, 201, abxl_json_sandbox(s));
         } else {
-            pthread_mutex_lock(&abx_reg_lock);
+            pthread_mutex_lock(&abxl_reg_lock);
             bool changing = s->busy;
             if (!changing && end > s->end_ms)
                 s->end_ms = end;   /* connect never shortens */
-            pthread_mutex_unlock(&abx_reg_lock);
-            ret = changing ? abx_http_error(c, 409, "sandbox %s is changing state", s->id)
-                           : abx_http_json(c, 200, abx_json_sandbox(s));
+            pthread_mutex_unlock(&abxl_reg_lock);
+            ret = changing ? abxl_http_error(c, 409, "sandbox %s is changing state", s->id)
+                           : abxl_http_json(c, 200, abxl_json_sandbox(s));
         }
     } else if (strcmp(sub, "pause") == 0) {
-        cJSON *o = abx_body_parse(c, body, &ret);
+        cJSON *o = abxl_body_parse(c, body, &ret);
         if (o == NULL && body->len)
             goto out;
         cJSON_Delete(o);
-        int r = abx_life_pause(s);
+        int r = abxl_life_pause(s);
         ret = r < 0   ? not_found(c, id)
-              : r > 0 ? abx_http_error(c, 409, "sandbox %s is already paused", s->id)
-                      : abx_http_send(c, 204, NULL, "", 0);
+              : r > 0 ? abxl_http_error(c, 409, "sandbox %s is already paused", s->id)
+                      : abxl_http_send(c, 204, NULL, "", 0);
     } else {   /* resume (deprecated) */
         if (body_timeout(c, body, false, 15, &t, &ret) != 0)
             goto out;
-        int r = abx_life_resume(s, abx_now_ms() + (int64_t)t * 1000);
+        int r = abxl_life_resume(s, abxl_now_ms() + (int64_t)t * 1000);
         ret = r < 0   ? not_found(c, id)
-              : r > 0 ? abx_http_error(c, 409, "sandbox %s is already running", s->id)
-                      : abx_http_json(c, 201, abx_json_sandbox(s));
+              : r > 0 ? abxl_http_error(c, 409, "sandbox %s is already running", s->id)
+                      : abxl_http_json(c, 201, abxl_json_sandbox(s));
     }
 out:
-    abx_sbx_unref(s);
+    abxl_sbx_unref(s);
     return ret;
 }
 
 static enum MHD_Result metrics_many(struct MHD_Connection *c, const char *uri)
 {
     char ids[4096];
-    int q = abx_query_get(uri, "sandbox_ids", ids, sizeof ids);
+    int q = abxl_query_get(uri, "sandbox_ids", ids, sizeof ids);
     if (q < 0)
-        return abx_http_error(c, 400, "query parameter 'sandbox_ids' is badly encoded");
+        return abxl_http_error(c, 400, "query parameter 'sandbox_ids' is badly encoded");
     if (q == 0 || ids[0] == '\0')
-        return abx_http_error(c, 400, "query parameter 'sandbox_ids' is required");
+        return abxl_http_error(c, 400, "query parameter 'sandbox_ids' is required");
     cJSON *o = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(o, "sandboxes");
     int n = 0;
@@ -203,43 +203,43 @@ static enum MHD_Result metrics_many(struct MHD_Connection *c, const char *uri)
     for (char *id = strtok_r(ids, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
         if (++n > 100) {
             cJSON_Delete(o);
-            return abx_http_error(c, 400, "at most 100 sandbox_ids are allowed");
+            return abxl_http_error(c, 400, "at most 100 sandbox_ids are allowed");
         }
-        struct abx_sbx *s = abx_reg_get(id);
+        struct abxl_sbx *s = abxl_reg_get(id);
         if (s && m)
-            cJSON_AddItemToObject(m, s->id, abx_metrics_latest(s));
-        abx_sbx_unref(s);
+            cJSON_AddItemToObject(m, s->id, abxl_metrics_latest(s));
+        abxl_sbx_unref(s);
     }
-    return abx_http_json(c, 200, o);
+    return abxl_http_json(c, 200, o);
 }
 
-enum MHD_Result abx_api_sandboxes(struct MHD_Connection *c, const char *method, const char *path,
+enum MHD_Result abxl_ctl_sandboxes(struct MHD_Connection *c, const char *method, const char *path,
                                   const char *uri, const struct abx_buf *body)
 {
     bool v2 = strncmp(path, "/v2/", 4) == 0;
     const char *rest = path + (v2 ? 13 : 10);
     if (rest[0] == '\0' || strcmp(rest, "/") == 0) {
         if (strcmp(method, "GET") == 0)
-            return abx_api_list(c, uri, v2);
-        bool post = !v2 || abx_sw(ABX_SW_V2_LIFECYCLE);
+            return abxl_ctl_list(c, uri, v2);
+        bool post = !v2 || abxl_sw(ABXL_SW_V2_LIFECYCLE);
         if (strcmp(method, "POST") == 0 && post)
-            return abx_api_create(c, body, v2);
-        return abx_http_405(c, post ? "GET, POST" : "GET", method, path);
+            return abxl_ctl_create(c, body, v2);
+        return abxl_http_405(c, post ? "GET, POST" : "GET", method, path);
     }
     char id[128], sub[64];
     const char *slash = strchr(rest + 1, '/');
     size_t idlen = slash ? (size_t)(slash - rest - 1) : strlen(rest + 1);
     if (idlen == 0 || idlen >= sizeof id)
-        return abx_http_error(c, 404, "route %.16s %.200s not found", method, path);
+        return abxl_http_error(c, 404, "route %.16s %.200s not found", method, path);
     memcpy(id, rest + 1, idlen);
     id[idlen] = '\0';
     if (slash && (strlen(slash + 1) >= sizeof sub || strchr(slash + 1, '/') || !slash[1]))
-        return abx_http_error(c, 404, "route %.16s %.200s not found", method, path);
+        return abxl_http_error(c, 404, "route %.16s %.200s not found", method, path);
     if (slash)
         snprintf(sub, sizeof sub, "%s", slash + 1);
     if (!v2 && !slash && strcmp(id, "metrics") == 0) {
         if (strcmp(method, "GET") != 0)
-            return abx_http_405(c, "GET", method, path);
+            return abxl_http_405(c, "GET", method, path);
         return metrics_many(c, uri);
     }
     return on_sandbox(c, method, path, uri, id, slash ? sub : NULL, v2, body);

@@ -21,7 +21,7 @@ static int parse_metadata(const char *raw, struct filter *f, int *nf, char *err,
     char *whole = malloc(n + 1);
     int rc = -1;
     *nf = 0;
-    if (whole == NULL || abx_unescape(raw, n, whole, n + 1) != 0) {
+    if (whole == NULL || abxl_unescape(raw, n, whole, n + 1) != 0) {
         snprintf(err, errlen, "query parameter 'metadata' is badly encoded");
         goto out;
     }
@@ -36,8 +36,8 @@ static int parse_metadata(const char *raw, struct filter *f, int *nf, char *err,
             snprintf(err, errlen, "too many metadata filters (max %d)", MAX_FILTERS);
             goto out;
         }
-        if (abx_unescape(pair, (size_t)(eq - pair), f[*nf].key, sizeof f[*nf].key) != 0 ||
-            abx_unescape(eq + 1, strlen(eq + 1), f[*nf].val, sizeof f[*nf].val) != 0) {
+        if (abxl_unescape(pair, (size_t)(eq - pair), f[*nf].key, sizeof f[*nf].key) != 0 ||
+            abxl_unescape(eq + 1, strlen(eq + 1), f[*nf].val, sizeof f[*nf].val) != 0) {
             snprintf(err, errlen, "metadata filter '%.64s' is badly encoded", pair);
             goto out;
         }
@@ -49,7 +49,7 @@ out:
     return rc;
 }
 
-static bool meta_match(const struct abx_sbx *s, const struct filter *f, int nf)
+static bool meta_match(const struct abxl_sbx *s, const struct filter *f, int nf)
 {
     for (int i = 0; i < nf; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->metadata, f[i].key);
@@ -68,7 +68,7 @@ static int cmp_key(int64_t sa, const char *ia, int64_t sb, const char *ib, bool 
 
 static int cmp_sbx(const void *a, const void *b, void *arg)
 {
-    const struct abx_sbx *x = *(struct abx_sbx *const *)a, *y = *(struct abx_sbx *const *)b;
+    const struct abxl_sbx *x = *(struct abxl_sbx *const *)a, *y = *(struct abxl_sbx *const *)b;
     return cmp_key(x->started_ms, x->id, y->started_ms, y->id, *(bool *)arg);
 }
 
@@ -87,32 +87,32 @@ static int parse_rfc3339(const char *s, int64_t *ms)
     return 0;
 }
 
-enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2)
+enum MHD_Result abxl_ctl_list(struct MHD_Connection *c, const char *uri, bool v2)
 {
     char val[8192], err[256];
     struct filter *flt = calloc(MAX_FILTERS, sizeof *flt);
     int nf = 0, q;
     bool want_run = true, want_pause = v2, desc = true;
-    long limit = abx_sw(ABX_SW_LIST_PAGE_50) ? 50 : 100;
+    long limit = abxl_sw(ABXL_SW_LIST_PAGE_50) ? 50 : 100;
     int64_t after_ms = -1, cur_started = 0;
-    char cur_id[ABX_ID_MAX + 1] = "", tmpl[128] = "";
+    char cur_id[ABXL_ID_MAX + 1] = "", tmpl[128] = "";
     bool have_cursor = false;
     size_t n = 0;
-    struct abx_sbx **v = NULL;
+    struct abxl_sbx **v = NULL;
     enum MHD_Result ret;
     if (flt == NULL)
-        return abx_http_error(c, 500, "out of memory");
+        return abxl_http_error(c, 500, "out of memory");
 #define BADQ(...)                                     \
     do {                                              \
-        ret = abx_http_error(c, 400, __VA_ARGS__);    \
+        ret = abxl_http_error(c, 400, __VA_ARGS__);    \
         goto out;                                     \
     } while (0)
-    if ((q = abx_query_get(uri, "metadata", val, sizeof val)) < 0)
+    if ((q = abxl_query_get(uri, "metadata", val, sizeof val)) < 0)
         BADQ("query parameter 'metadata' is badly encoded");
     if (q > 0 && parse_metadata(val, flt, &nf, err, sizeof err) != 0)
         BADQ("%s", err);
     if (v2) {
-        if ((q = abx_query_get(uri, "state", val, sizeof val)) < 0)
+        if ((q = abxl_query_get(uri, "state", val, sizeof val)) < 0)
             BADQ("query parameter 'state' is badly encoded");
         if (q > 0) {
             want_run = want_pause = false;
@@ -126,7 +126,7 @@ enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2)
                     BADQ("invalid state '%.32s' (want running or paused)", st);
             }
         }
-        if ((q = abx_query_get(uri, "limit", val, sizeof val)) < 0)
+        if ((q = abxl_query_get(uri, "limit", val, sizeof val)) < 0)
             BADQ("query parameter 'limit' is badly encoded");
         if (q > 0) {
             char *end;
@@ -134,18 +134,18 @@ enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2)
             if (val[0] == '\0' || *end != '\0' || limit < 1 || limit > 100)
                 BADQ("query parameter 'limit' must be an integer from 1 to 100");
         }
-        if ((q = abx_query_get(uri, "order", val, sizeof val)) > 0) {
+        if ((q = abxl_query_get(uri, "order", val, sizeof val)) > 0) {
             if (strcmp(val, "asc") == 0)
                 desc = false;
             else if (strcmp(val, "desc") != 0)
                 BADQ("query parameter 'order' must be asc or desc");
         }
-        if ((q = abx_query_get(uri, "startedAfter", val, sizeof val)) > 0 &&
+        if ((q = abxl_query_get(uri, "startedAfter", val, sizeof val)) > 0 &&
             parse_rfc3339(val, &after_ms) != 0)
             BADQ("query parameter 'startedAfter' must be an RFC3339 time");
-        if (abx_query_get(uri, "template", tmpl, sizeof tmpl) < 0)
+        if (abxl_query_get(uri, "template", tmpl, sizeof tmpl) < 0)
             BADQ("query parameter 'template' is badly encoded");
-        if ((q = abx_query_get(uri, "nextToken", val, sizeof val)) > 0) {
+        if ((q = abxl_query_get(uri, "nextToken", val, sizeof val)) > 0) {
             /* Opaque to clients: hex of "<started ms>_<id>". */
             char dec[128];
             size_t L = strlen(val), k = 0;
@@ -161,33 +161,33 @@ enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2)
             if (okhex && us)
                 cur_started = strtoll(dec, &end, 10);
             if (!okhex || us == NULL || end != us || strlen(us + 1) == 0 ||
-                strlen(us + 1) > ABX_ID_MAX)
+                strlen(us + 1) > ABXL_ID_MAX)
                 BADQ("query parameter 'nextToken' is not a token this server issued");
             memcpy(cur_id, us + 1, strlen(us + 1) + 1);
             have_cursor = true;
         }
     }
-    v = abx_reg_all(&n, false);
+    v = abxl_reg_all(&n, false);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        struct abx_sbx *s = v[i];
-        pthread_mutex_lock(&abx_reg_lock);
-        enum abx_sbx_state st = s->state;
-        pthread_mutex_unlock(&abx_reg_lock);
-        bool keep = ((st == ABX_SBX_RUNNING && want_run) || (st == ABX_SBX_PAUSED && want_pause)) &&
+        struct abxl_sbx *s = v[i];
+        pthread_mutex_lock(&abxl_reg_lock);
+        enum abxl_sbx_state st = s->state;
+        pthread_mutex_unlock(&abxl_reg_lock);
+        bool keep = ((st == ABXL_SBX_RUNNING && want_run) || (st == ABXL_SBX_PAUSED && want_pause)) &&
                     meta_match(s, flt, nf) && s->started_ms > after_ms &&
                     (tmpl[0] == '\0' || strcmp(tmpl, s->template_id) == 0 ||
                      strcmp(tmpl, s->alias) == 0);
         if (keep)
             v[k++] = s;
         else
-            abx_sbx_unref(s);
+            abxl_sbx_unref(s);
     }
     n = k;
     qsort_r(v, n, sizeof *v, cmp_sbx, &desc);
     cJSON *arr = cJSON_CreateArray();
     size_t emitted = 0;
-    const struct abx_sbx *last = NULL;
+    const struct abxl_sbx *last = NULL;
     bool more = false;
     for (size_t i = 0; i < n && arr; i++) {
         if (have_cursor && cmp_key(v[i]->started_ms, v[i]->id, cur_started, cur_id, desc) <= 0)
@@ -196,7 +196,7 @@ enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2)
             more = true;
             break;
         }
-        cJSON_AddItemToArray(arr, abx_json_detail(v[i], true));
+        cJSON_AddItemToArray(arr, abxl_json_detail(v[i], true));
         last = v[i];
         emitted++;
     }
@@ -207,10 +207,10 @@ enum MHD_Result abx_api_list(struct MHD_Connection *c, const char *uri, bool v2)
         for (int i = 0; i < len && i < 60; i++)
             snprintf(tok + 2 * i, 3, "%02x", (unsigned char)raw[i]);
     }
-    ret = abx_http_json_hdr(c, 200, arr, tok[0] ? "X-Next-Token" : NULL, tok[0] ? tok : NULL);
+    ret = abxl_http_json_hdr(c, 200, arr, tok[0] ? "X-Next-Token" : NULL, tok[0] ? tok : NULL);
 out:
 #undef BADQ
-    abx_reg_put_all(v, n);
+    abxl_reg_put_all(v, n);
     free(flt);
     return ret;
 }

@@ -75,7 +75,7 @@ static pid_t spawner_exec(char *const argv[], int info_fd, int log_fd)
     return j.pid;
 }
 
-void abx_spawner_run(void)
+void abxl_spawner_run(void)
 {
     pthread_mutex_lock(&sp_lock);
     for (;;) {
@@ -98,7 +98,7 @@ void abx_spawner_run(void)
     pthread_mutex_unlock(&sp_lock);
 }
 
-void abx_spawner_stop(void)
+void abxl_spawner_stop(void)
 {
     pthread_mutex_lock(&sp_lock);
     sp_stop = true;
@@ -142,19 +142,19 @@ static int argv_ok(const struct argv_b *a)
 static void add_cat(struct argv_b *a, const char *prefix, const char *x, const char *suffix)
 {
     char p[4600];
-    abx_fmt(p, sizeof p, "%s%s%s", prefix, x, suffix);
+    abxl_fmt(p, sizeof p, "%s%s%s", prefix, x, suffix);
     add(a, p);
 }
 
 /* `abx-local sandbox-enter` (enter.c) mounts the root, then bwrap builds
  * the sandbox on it: the template's root as /, envd's bundle, the app and
  * envd's config bound read-only, a fresh /proc and /dev. */
-static void build_argv(struct argv_b *a, const struct abx_sbx *s, const struct abx_tmpl *t)
+static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct abxl_tmpl *t)
 {
     char num[32], cg[8][256];
     static const char *caps[] = {"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN",
                                  "CAP_DAC_OVERRIDE", "CAP_FOWNER"};
-    add(a, abx_cfg.self_exe);
+    add(a, abxl_cfg.self_exe);
     add(a, "sandbox-enter");
     add(a, "--dir");
     add(a, s->dir);
@@ -163,13 +163,13 @@ static void build_argv(struct argv_b *a, const struct abx_sbx *s, const struct a
     add(a, "--disk-mb");
     snprintf(num, sizeof num, "%d", s->disk_mb > 0 ? s->disk_mb : 1024);
     add(a, num);
-    int ncg = abx_cgroup_procs_files(s->id, cg, 8);
+    int ncg = abxl_cgroup_procs_files(s->id, cg, 8);
     for (int i = 0; i < ncg; i++) {
         add(a, "--cgroup");
         add(a, cg[i]);
     }
     add(a, "--");
-    add(a, abx_cfg.bwrap);
+    add(a, abxl_cfg.bwrap);
     add(a, "--die-with-parent");
     add(a, "--unshare-pid");
     add(a, "--unshare-net");
@@ -194,7 +194,7 @@ static void build_argv(struct argv_b *a, const struct abx_sbx *s, const struct a
     add_cat(a, "", s->dir, "/run");
     add(a, "/run/abx");
     add(a, "--ro-bind");
-    add(a, abx_cfg.envd_bundle);
+    add(a, abxl_cfg.envd_bundle);
     add(a, "/opt/abx/bin");
     char p[4400];
     snprintf(p, sizeof p, "%s/app", t->dir);
@@ -215,8 +215,8 @@ static void build_argv(struct argv_b *a, const struct abx_sbx *s, const struct a
     add(a, "--info-fd");
     add(a, "3");
     add(a, "--");
-    if (abx_cfg.envd_loader[0]) {
-        add_cat(a, "/opt/abx/bin/lib/", abx_cfg.envd_loader, "");
+    if (abxl_cfg.envd_loader[0]) {
+        add_cat(a, "/opt/abx/bin/lib/", abxl_cfg.envd_loader, "");
         add(a, "--library-path");
         add(a, "/opt/abx/bin/lib");
         add(a, "--argv0");
@@ -232,9 +232,9 @@ static pid_t read_child_pid(int fd, long timeout_ms)
 {
     char buf[512];
     size_t len = 0;
-    int64_t deadline = abx_now_ms() + timeout_ms;
+    int64_t deadline = abxl_now_ms() + timeout_ms;
     while (len < sizeof buf - 1) {
-        int64_t left = deadline - abx_now_ms();
+        int64_t left = deadline - abxl_now_ms();
         if (left <= 0)
             return -1;
         struct pollfd p = {fd, POLLIN, 0};
@@ -261,33 +261,33 @@ static pid_t read_child_pid(int fd, long timeout_ms)
     return pid;
 }
 
-static int write_pidfile(const struct abx_sbx *s)
+static int write_pidfile(const struct abxl_sbx *s)
 {
     char p[4400], line[128];
     snprintf(p, sizeof p, "%s/pid", s->dir);
     snprintf(line, sizeof line, "%d %llu\n", (int)s->init_pid,
-             abx_proc_starttime(s->init_pid));
-    return abx_write_small(p, line, 0600);
+             abxl_proc_starttime(s->init_pid));
+    return abxl_write_small(p, line, 0600);
 }
 
-int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars,
+int abxl_spawn(struct abxl_sbx *s, const struct abxl_tmpl *t, const cJSON *env_vars,
               char *err, size_t errlen)
 {
     struct argv_b a = {.n = 0};
     int info[2] = {-1, -1}, log_fd = -1, rc = -1;
-    snprintf(s->dir, sizeof s->dir, "%s/%s", abx_cfg.sandboxes_dir, s->id);
+    snprintf(s->dir, sizeof s->dir, "%s/%s", abxl_cfg.sandboxes_dir, s->id);
     /* STARTING: invisible to the API, killed on shutdown. */
-    if (!abx_reg_add(s, (size_t)abx_cfg.max_sandboxes)) {
+    if (!abxl_reg_add(s, (size_t)abxl_cfg.max_sandboxes)) {
         snprintf(err, errlen, "maximum number of concurrent sandboxes reached (%ld)",
-                 abx_cfg.max_sandboxes);
+                 abxl_cfg.max_sandboxes);
         rc = 1;
         goto out;
     }
-    if (abx_sbxdir_prepare(s, t, env_vars, err, errlen) != 0)
+    if (abxl_sbxdir_prepare(s, t, env_vars, err, errlen) != 0)
         goto out;
-    struct abx_limits lim = {s->cpu_count, s->memory_mb, t->pids_limit};
-    s->cgroup = true;   /* a half-made one is removed by abx_spawn_destroy */
-    if (abx_cgroup_create(s->id, &lim, err, errlen) != 0)
+    struct abxl_limits lim = {s->cpu_count, s->memory_mb, t->pids_limit};
+    s->cgroup = true;   /* a half-made one is removed by abxl_spawn_destroy */
+    if (abxl_cgroup_create(s->id, &lim, err, errlen) != 0)
         goto out;
     build_argv(&a, s, t);
     if (!argv_ok(&a)) {
@@ -304,18 +304,18 @@ int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars
     pid_t bwrap = spawner_exec(a.v, info[1], log_fd);
     close(info[1]);
     info[1] = -1;
-    pthread_mutex_lock(&abx_reg_lock);   /* see abx_spawn_destroy */
+    pthread_mutex_lock(&abxl_reg_lock);   /* see abxl_spawn_destroy */
     s->bwrap_pid = bwrap;
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     if (bwrap < 0) {
         snprintf(err, errlen, "cannot start bwrap: %s",
-                 abx_shutting_down ? "server is shutting down" : strerror(errno));
+                 abxl_shutting_down ? "server is shutting down" : strerror(errno));
         goto out;
     }
     s->init_pid = read_child_pid(info[0], 10000);
     if (s->init_pid < 0) {
         char tail[256];
-        abx_spawn_log_tail(s, tail, sizeof tail);
+        abxl_spawn_log_tail(s, tail, sizeof tail);
         snprintf(err, errlen, "bwrap did not start the sandbox: %s", tail[0] ? tail : "no output");
         goto out;
     }
@@ -326,7 +326,7 @@ int abx_spawn(struct abx_sbx *s, const struct abx_tmpl *t, const cJSON *env_vars
     struct stat st;
     if (s->pidfd < 0 || s->netns_fd < 0 || stat(p, &st) != 0) {
         char tail[256];
-        abx_spawn_log_tail(s, tail, sizeof tail);
+        abxl_spawn_log_tail(s, tail, sizeof tail);
         snprintf(err, errlen, "sandbox exited at start: %s", tail[0] ? tail : "no output");
         goto out;
     }
@@ -347,22 +347,22 @@ out:
     return rc;
 }
 
-int abx_spawn_wait_ready(struct abx_sbx *s, const struct abx_tmpl *t, char *err, size_t errlen)
+int abxl_spawn_wait_ready(struct abxl_sbx *s, const struct abxl_tmpl *t, char *err, size_t errlen)
 {
-    int64_t deadline = abx_now_ms() + 15000;
+    int64_t deadline = abxl_now_ms() + 15000;
     int st = -1;
-    while (abx_now_ms() < deadline && !abx_shutting_down) {
+    while (abxl_now_ms() < deadline && !abxl_shutting_down) {
         /* Short at first: a SYN sent while the namespace's loopback comes
          * up is lost and TCP would retry it only after 1 s. Longer later,
          * for an envd slowed by a loaded machine. */
-        long probe_ms = deadline - abx_now_ms() > 14000 ? 100 : 1000;
-        st = abx_nsnet_probe(s->netns_fd, ABX_ENVD_PORT, "/health", probe_ms);
+        long probe_ms = deadline - abxl_now_ms() > 14000 ? 100 : 1000;
+        st = abxl_nsnet_probe(s->netns_fd, ABXL_ENVD_PORT, "/health", probe_ms);
         if (st >= 200 && st < 300)
             break;
-        if (abx_procs_count(s) == 0)
+        if (abxl_procs_count(s) == 0)
             break;
         /* envd is up within tens of ms: poll finely, it is most of a create. */
-        abx_sleep_ms(2);
+        abxl_sleep_ms(2);
     }
     if (st < 200 || st >= 300) {
         snprintf(err, errlen, "envd did not become healthy in the sandbox (last status %d)", st);
@@ -370,19 +370,19 @@ int abx_spawn_wait_ready(struct abx_sbx *s, const struct abx_tmpl *t, char *err,
     }
     if (t->ready_port == 0)
         return 0;
-    deadline = abx_now_ms() + (t->ready_timeout_ms > 0 ? t->ready_timeout_ms : 20000);
-    while (abx_now_ms() < deadline && !abx_shutting_down) {
-        st = abx_nsnet_probe(s->netns_fd, t->ready_port, t->ready_path, 2000);
+    deadline = abxl_now_ms() + (t->ready_timeout_ms > 0 ? t->ready_timeout_ms : 20000);
+    while (abxl_now_ms() < deadline && !abxl_shutting_down) {
+        st = abxl_nsnet_probe(s->netns_fd, t->ready_port, t->ready_path, 2000);
         if (st >= 200 && st < 300)
             return 0;
-        abx_sleep_ms(25);
+        abxl_sleep_ms(25);
     }
     snprintf(err, errlen, "template '%s' ready check GET %s on port %d failed (last status %d)",
              t->id, t->ready_path, t->ready_port, st);
     return -1;
 }
 
-void abx_spawn_log_tail(const struct abx_sbx *s, char *out, size_t n)
+void abxl_spawn_log_tail(const struct abxl_sbx *s, char *out, size_t n)
 {
     char p[4400], buf[512];
     out[0] = '\0';
@@ -403,22 +403,22 @@ void abx_spawn_log_tail(const struct abx_sbx *s, char *out, size_t n)
     snprintf(out, n, "%s", line ? line + 1 : buf);
 }
 
-void abx_spawn_destroy(struct abx_sbx *s)
+void abxl_spawn_destroy(struct abxl_sbx *s)
 {
     /* SIGKILL to the namespace's pid 1 kills every process in it; a stopped
      * (paused) sandbox dies too. A frozen one keeps the signal pending
      * until thawed, bwrap included: kill and thaw its cgroup first, or
      * the wait for bwrap below never returns. */
     if (s->cgroup)
-        abx_cgroup_kill(s->id);
+        abxl_cgroup_kill(s->id);
     if (s->pidfd >= 0)
         syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
     /* Take bwrap's pid under the lock: the reaper may have reaped it
      * already (then it is 0), and must not reap it while we wait. */
-    pthread_mutex_lock(&abx_reg_lock);
+    pthread_mutex_lock(&abxl_reg_lock);
     pid_t bwrap = s->bwrap_pid;
     s->bwrap_pid = 0;
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     if (bwrap > 0) {
         int status;
         /* Start failed before we had the sandbox's pid 1 (bwrap hung or
@@ -428,8 +428,8 @@ void abx_spawn_destroy(struct abx_sbx *s)
         while (waitpid(bwrap, &status, 0) < 0 && errno == EINTR) {
         }
     }
-    for (int i = 0; i < 400 && abx_procs_count(s) > 0; i++) {
-        abx_procs_signal(s, SIGKILL);
+    for (int i = 0; i < 400 && abxl_procs_count(s) > 0; i++) {
+        abxl_procs_signal(s, SIGKILL);
         /* When envd dies on its own, bwrap exits before reaping the
          * namespace's pid 1, which is then reparented to us (we are a
          * child subreaper, see main.c): reap it, or it stays a zombie
@@ -439,10 +439,10 @@ void abx_spawn_destroy(struct abx_sbx *s)
             siginfo_t si;
             waitid(P_PIDFD, (id_t)s->pidfd, &si, WEXITED | WNOHANG);
         }
-        abx_sleep_ms(5);
+        abxl_sleep_ms(5);
     }
     if (s->cgroup)
-        abx_cgroup_destroy(s->id);
-    if (s->dir[0] && abx_rm_rf(s->dir) != 0)
+        abxl_cgroup_destroy(s->id);
+    if (s->dir[0] && abxl_rm_rf(s->dir) != 0)
         fprintf(stderr, "abx-local: sandbox %s: folder not fully removed\n", s->id);
 }

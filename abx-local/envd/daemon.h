@@ -1,12 +1,12 @@
 /* abx-envd internals shared between its files (one concern per file):
- * config.c (config file), compat.c (its `compat` object), users.c (users,
+ * sbx_config.c (config file), compat.c (its `compat` object), users.c (users,
  * Basic auth, paths), http.c (MHD routing, auth, REST responses), files.c
  * (GET /files, /files access), download.c (its body), upload.c (POST
  * /files), meta.c (file metadata), rpc.c (Connect framing and dispatch),
  * stream.c (streamed responses), proc.c / proc_rpc.c (process.Process),
  * fs_rpc.c / entry.c / watch.c (filesystem.Filesystem). */
-#ifndef ABX_ENVD_H
-#define ABX_ENVD_H
+#ifndef ABXL_ENVD_H
+#define ABXL_ENVD_H
 
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -18,8 +18,8 @@
 #include "buf.h"
 #include "connect.h"
 
-/* ---- config.c ---- */
-struct abx_envd_config {
+/* ---- sbx_config.c ---- */
+struct abxl_envd_config {
     char *sandbox_id;
     char *template_id;
     char *access_token;  /* NULL: not a secure sandbox */
@@ -30,12 +30,12 @@ struct abx_envd_config {
     char *start_cwd;
 };
 
-extern struct abx_envd_config abx_envd_cfg;
+extern struct abxl_envd_config abxl_envd_cfg;
 
-int abx_envd_config_load(const char *file, char *err, size_t errlen);
+int abxl_envd_config_load(const char *file, char *err, size_t errlen);
 
 /* ---- compat.c: the envd abx-envd imitates (config.json `compat`) ---- */
-struct abx_envd_compat {
+struct abxl_envd_compat {
     char version[32];          /* reported over HTTP (X-Envd-Version) */
     int octet_upload;          /* POST /files with a non-multipart body */
     int gzip;                  /* Content-/Accept-Encoding gzip on /files */
@@ -48,15 +48,15 @@ struct abx_envd_compat {
     int64_t keepalive_max_s;   /* 0: requested intervals are not clamped */
 };
 
-extern struct abx_envd_compat abx_envd_compat;
+extern struct abxl_envd_compat abxl_envd_compat;
 
 /* Reads cfg's `compat` (absent: defaults kept). 0, or -1 with err naming
  * the bad member. */
-int abx_envd_compat_load(const cJSON *cfg, char *err, size_t errlen);
+int abxl_envd_compat_load(const cJSON *cfg, char *err, size_t errlen);
 
 /* ---- users.c ---- */
 #define ENVD_MAX_GROUPS 64
-struct abx_envd_user {
+struct abxl_envd_user {
     char name[64];
     uid_t uid;
     gid_t gid;
@@ -66,92 +66,92 @@ struct abx_envd_user {
 };
 
 /* 0, or -1 with a message naming the problem in err. */
-int abx_envd_user_lookup(const char *name, struct abx_envd_user *u, char *err,
+int abxl_envd_user_lookup(const char *name, struct abxl_envd_user *u, char *err,
                      size_t errlen);
 /* Resolves a request path for user u (e2b-protocol.md 3.3): "~" and
  * relative paths are under the user's home, the result is cleaned. */
-int abx_envd_path_resolve(const char *in, const struct abx_envd_user *u, char *out,
+int abxl_envd_path_resolve(const char *in, const struct abxl_envd_user *u, char *out,
                       size_t outlen, char *err, size_t errlen);
 /* mkdir -p of the parents of path (or of path itself with self=1), new
  * directories 0755 chowned to u. 0 or -1 (errno set). */
-int abx_envd_mkdirs(const char *path, int self, const struct abx_envd_user *u);
+int abxl_envd_mkdirs(const char *path, int self, const struct abxl_envd_user *u);
 
 /* ---- http.c ---- */
-int abx_envd_http_start(const char *addr, unsigned port, char *err,
+int abxl_envd_http_start(const char *addr, unsigned port, char *err,
                     size_t errlen);
 /* Closes the listener and every connection (waits for their threads). */
-void abx_envd_http_stop(void);
+void abxl_envd_http_stop(void);
 /* Queues a {"code":N,"message":...} REST error. */
-enum MHD_Result abx_envd_reply_error(struct MHD_Connection *c, unsigned status,
+enum MHD_Result abxl_envd_reply_error(struct MHD_Connection *c, unsigned status,
                                  const char *msg);
-enum MHD_Result abx_envd_reply_json(struct MHD_Connection *c, unsigned status,
+enum MHD_Result abxl_envd_reply_json(struct MHD_Connection *c, unsigned status,
                                 const char *content_type, const char *body,
                                 size_t len);
-const char *abx_envd_header(struct MHD_Connection *c, const char *name);
+const char *abxl_envd_header(struct MHD_Connection *c, const char *name);
 
 /* ---- files.c ---- */
-const char *abx_envd_query(struct MHD_Connection *c, const char *name);
+const char *abxl_envd_query(struct MHD_Connection *c, const char *name);
 /* validateSigning of a /files request (op "read"/"write"): 0, or an HTTP
  * status with msg set. */
-unsigned abx_envd_files_signing(struct MHD_Connection *c, const char *op,
+unsigned abxl_envd_files_signing(struct MHD_Connection *c, const char *op,
                                 char *msg, size_t msglen);
 /* The username parameter's user, else the default one: 0 or 401 (msg). */
-unsigned abx_envd_files_user(struct MHD_Connection *c, struct abx_envd_user *u,
+unsigned abxl_envd_files_user(struct MHD_Connection *c, struct abxl_envd_user *u,
                              char *msg, size_t msglen);
 /* GET /files: queues the whole answer. */
-enum MHD_Result abx_envd_files_get(struct MHD_Connection *c);
+enum MHD_Result abxl_envd_files_get(struct MHD_Connection *c);
 
 /* ---- upload.c ---- */
-struct abx_envd_upload;
+struct abxl_envd_upload;
 /* POST /files in three steps, as MHD delivers the body. begin returns NULL
  * on OOM; errors are kept inside and reported by finish. */
-struct abx_envd_upload *abx_envd_upload_begin(struct MHD_Connection *c);
-void abx_envd_upload_data(struct abx_envd_upload *up, const char *data, size_t n);
+struct abxl_envd_upload *abxl_envd_upload_begin(struct MHD_Connection *c);
+void abxl_envd_upload_data(struct abxl_envd_upload *up, const char *data, size_t n);
 /* 1 once the upload is known to fail (its answer can go out early). */
-int abx_envd_upload_failed(const struct abx_envd_upload *up);
-enum MHD_Result abx_envd_upload_finish(struct abx_envd_upload *up,
+int abxl_envd_upload_failed(const struct abxl_envd_upload *up);
+enum MHD_Result abxl_envd_upload_finish(struct abxl_envd_upload *up,
                                    struct MHD_Connection *c);
-void abx_envd_upload_free(struct abx_envd_upload *up);
+void abxl_envd_upload_free(struct abxl_envd_upload *up);
 
 /* ---- download.c ---- */
 struct stat;
 /* The coding a GET /files answer takes under Accept-Encoding h: 1 gzip,
  * 0 identity, -1 none acceptable (answer 406). identity_only: only ask
  * whether identity is acceptable (0) or not (-1). */
-int abx_envd_accept_encoding(const char *h, int identity_only);
+int abxl_envd_accept_encoding(const char *h, int identity_only);
 /* The body of fd (a regular file; taken, closed by the response), read to
  * its end, gzip'd if asked. NULL on OOM. */
-struct MHD_Response *abx_envd_download_response(int fd, const struct stat *st,
+struct MHD_Response *abxl_envd_download_response(int fd, const struct stat *st,
                                                 int gzip);
 
 /* ---- stream.c ---- */
-struct abx_envd_stream;
+struct abxl_envd_stream;
 /* keepalive_json: the message sent after keepalive_ms of silence.
  * deadline_ms: absolute CLOCK_MONOTONIC ms, 0 = none. */
-struct abx_envd_stream *abx_envd_stream_new(int64_t keepalive_ms, int64_t deadline_ms,
+struct abxl_envd_stream *abxl_envd_stream_new(int64_t keepalive_ms, int64_t deadline_ms,
                                     const char *keepalive_json);
-void abx_envd_stream_ref(struct abx_envd_stream *s);
-void abx_envd_stream_unref(struct abx_envd_stream *s);
+void abxl_envd_stream_ref(struct abxl_envd_stream *s);
+void abxl_envd_stream_unref(struct abxl_envd_stream *s);
 /* Appends one message envelope. -1 if the stream is finished or its
  * client is gone (the caller should drop it). */
-int abx_envd_stream_send(struct abx_envd_stream *s, const cJSON *msg);
-int abx_envd_stream_send_raw(struct abx_envd_stream *s, const char *env, size_t n);
+int abxl_envd_stream_send(struct abxl_envd_stream *s, const cJSON *msg);
+int abxl_envd_stream_send_raw(struct abxl_envd_stream *s, const char *env, size_t n);
 /* Appends the end-of-stream envelope once; later calls do nothing. */
-void abx_envd_stream_end(struct abx_envd_stream *s, enum abx_connect_code code,
+void abxl_envd_stream_end(struct abxl_envd_stream *s, enum abx_connect_code code,
                      const char *msg);
-int abx_envd_stream_gone(struct abx_envd_stream *s);
+int abxl_envd_stream_gone(struct abxl_envd_stream *s);
 /* Bytes queued but not yet handed to the client (0 once over). Producers
  * stop reading their source while it is high: backpressure, as envd's
  * channels give, instead of unbounded buffering. */
-size_t abx_envd_stream_backlog(struct abx_envd_stream *s);
+size_t abxl_envd_stream_backlog(struct abxl_envd_stream *s);
 /* The chunked response that drains s (takes its own reference). */
-struct MHD_Response *abx_envd_stream_response(struct abx_envd_stream *s,
+struct MHD_Response *abxl_envd_stream_response(struct abxl_envd_stream *s,
                                           struct MHD_Connection *c);
 
 /* ---- rpc.c ---- */
-struct abx_envd_rpc {
+struct abxl_envd_rpc {
     const cJSON *req;            /* the request message (object) */
-    const struct abx_envd_user *user;
+    const struct abxl_envd_user *user;
     int64_t timeout_ms;          /* Connect-Timeout-Ms, 0 = none */
     int64_t deadline_ms;         /* absolute monotonic, 0 = none */
     int64_t keepalive_ms;
@@ -160,32 +160,32 @@ struct abx_envd_rpc {
     char msg[1024];
     cJSON *resp;                 /* NULL means {} */
     /* streaming: the stream to feed (already holds one ref for us) */
-    struct abx_envd_stream *stream;
+    struct abxl_envd_stream *stream;
 };
 
 /* Sets rpc->code/msg; returns the code for convenience. */
-int abx_envd_rpc_fail(struct abx_envd_rpc *rpc, enum abx_connect_code code,
+int abxl_envd_rpc_fail(struct abxl_envd_rpc *rpc, enum abx_connect_code code,
                   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Handles a /pkg.Service/Method request whose whole body is in body. */
-enum MHD_Result abx_envd_rpc_handle(struct MHD_Connection *c, const char *url,
+enum MHD_Result abxl_envd_rpc_handle(struct MHD_Connection *c, const char *url,
                                 const char *method, struct abx_buf *body,
                                 int body_overflow);
 
-int64_t abx_envd_now_ms(void);  /* CLOCK_MONOTONIC */
+int64_t abxl_envd_now_ms(void);  /* CLOCK_MONOTONIC */
 
 /* ---- proc_rpc.c / fs_rpc.c: handlers (unary fill rpc; stream feeds
  * rpc->stream and must end it eventually) ---- */
-typedef void (*abx_envd_handler)(struct abx_envd_rpc *rpc);
-struct abx_envd_method {
+typedef void (*abxl_envd_handler)(struct abxl_envd_rpc *rpc);
+struct abxl_envd_method {
     const char *name;  /* NULL ends a table */
-    abx_envd_handler h;
+    abxl_envd_handler h;
     int streaming;
 };
-extern const struct abx_envd_method abx_envd_process_methods[];
-extern const struct abx_envd_method abx_envd_filesystem_methods[];
+extern const struct abxl_envd_method abxl_envd_process_methods[];
+extern const struct abxl_envd_method abxl_envd_filesystem_methods[];
 
 /* ---- proc.c ---- */
-struct abx_envd_spawn {
+struct abxl_envd_spawn {
     const char *cmd;
     const cJSON *args;    /* array of strings, may be NULL */
     const cJSON *envs;    /* object of strings, may be NULL */
@@ -195,75 +195,75 @@ struct abx_envd_spawn {
     int hidden;           /* template start command: not listed */
     int pty;              /* run on a pseudo-terminal of rows x cols */
     unsigned rows, cols;
-    const struct abx_envd_user *user;
+    const struct abxl_envd_user *user;
     int64_t deadline_ms;  /* absolute monotonic, 0 = none */
 };
-struct abx_envd_selector {
+struct abxl_envd_selector {
     int by_tag;
     uint32_t pid;
     const char *tag;
 };
 
-struct abx_envd_child {
+struct abxl_envd_child {
     pid_t pid;
     int pidfd, in_fd, out_fd, err_fd;  /* -1 when not piped */
     int pty_fd, pty_slave;             /* master and our slave fd, or -1 */
 };
 /* spawn.c: forks and execs sp as its user in a new process group. 0, or
  * -1 with err naming the problem (bad cwd, exec failure). */
-int abx_envd_spawn(const struct abx_envd_spawn *sp, struct abx_envd_child *ch,
+int abxl_envd_spawn(const struct abxl_envd_spawn *sp, struct abxl_envd_child *ch,
                char *err, size_t errlen);
 
-int abx_envd_proc_init(void);
-int abx_envd_proc_start(const struct abx_envd_spawn *sp, struct abx_envd_stream *sub,
+int abxl_envd_proc_init(void);
+int abxl_envd_proc_start(const struct abxl_envd_spawn *sp, struct abxl_envd_stream *sub,
                     uint32_t *pid, char *err, size_t errlen);
-int abx_envd_proc_connect(const struct abx_envd_selector *sel, struct abx_envd_stream *s,
+int abxl_envd_proc_connect(const struct abxl_envd_selector *sel, struct abxl_envd_stream *s,
                       char *err, size_t errlen);
-int abx_envd_proc_list(cJSON *array);
+int abxl_envd_proc_list(cJSON *array);
 /* pty != 0 writes to the terminal instead of stdin. */
-int abx_envd_proc_input(const struct abx_envd_selector *sel, int pty, const void *p,
+int abxl_envd_proc_input(const struct abxl_envd_selector *sel, int pty, const void *p,
                     size_t n, char *err, size_t errlen);
 /* Resizes the terminal of a PTY process. */
-int abx_envd_proc_resize(const struct abx_envd_selector *sel, unsigned rows,
+int abxl_envd_proc_resize(const struct abxl_envd_selector *sel, unsigned rows,
                      unsigned cols, char *err, size_t errlen);
-int abx_envd_proc_signal(const struct abx_envd_selector *sel, int sig, char *err,
+int abxl_envd_proc_signal(const struct abxl_envd_selector *sel, int sig, char *err,
                      size_t errlen);
-int abx_envd_proc_close_stdin(const struct abx_envd_selector *sel, char *err,
+int abxl_envd_proc_close_stdin(const struct abxl_envd_selector *sel, char *err,
                           size_t errlen);
-int abx_envd_proc_exists(const struct abx_envd_selector *sel, char *err,
+int abxl_envd_proc_exists(const struct abxl_envd_selector *sel, char *err,
                      size_t errlen);
 
 /* ---- exitstatus.c ---- */
 /* {exitCode, exited, status, error} for a waitpid status (NULL on OOM). */
-cJSON *abx_envd_end_event(int status);
+cJSON *abxl_envd_end_event(int status);
 
 /* ---- meta.c ---- */
 /* X-Metadata-* headers: 1 with *out set, 0 when there are none, -1 when
  * invalid (err filled; answer 400). */
-int abx_envd_meta_from_headers(struct MHD_Connection *c, cJSON **out, char *err,
+int abxl_envd_meta_from_headers(struct MHD_Connection *c, cJSON **out, char *err,
                            size_t errlen);
 /* Replaces the user.e2b.* xattrs of fd with meta. 0 or -1 (errno). */
-int abx_envd_meta_write(int fd, const cJSON *meta);
+int abxl_envd_meta_write(int fd, const cJSON *meta);
 /* user.e2b.* xattrs of path as an object, NULL when none. */
-cJSON *abx_envd_meta_read(const char *path);
+cJSON *abxl_envd_meta_read(const char *path);
 
 /* ---- entry.c ---- */
 /* EntryInfo of path (lstat), NULL with errno set. */
-cJSON *abx_envd_entry_info(const char *path);
+cJSON *abxl_envd_entry_info(const char *path);
 
 /* ---- watch.c ---- */
-struct abx_envd_watch;
+struct abxl_envd_watch;
 /* Watches dir; events go to stream s when s != NULL (the watch then lives
  * until the stream's client goes, and *out is not set), else are queued
  * for the watchers registry (*out = the watch). 0, or -1 with err and *code. */
-int abx_envd_watch_new(const char *dir, int recursive, int include_entry,
-                   int allow_network, struct abx_envd_stream *s,
-                   struct abx_envd_watch **out, enum abx_connect_code *code,
+int abxl_envd_watch_new(const char *dir, int recursive, int include_entry,
+                   int allow_network, struct abxl_envd_stream *s,
+                   struct abxl_envd_watch **out, enum abx_connect_code *code,
                    char *err, size_t errlen);
-int abx_envd_watchers_create(const char *dir, int recursive, int include_entry,
+int abxl_envd_watchers_create(const char *dir, int recursive, int include_entry,
                          int allow_network, char *id, size_t idlen, enum abx_connect_code *code,
                          char *err, size_t errlen);
-cJSON *abx_envd_watchers_events(const char *id);  /* NULL: unknown id */
-int abx_envd_watchers_remove(const char *id);     /* -1: unknown id */
+cJSON *abxl_envd_watchers_events(const char *id);  /* NULL: unknown id */
+int abxl_envd_watchers_remove(const char *id);     /* -1: unknown id */
 
 #endif

@@ -17,7 +17,7 @@ static int get_auto_resume(const cJSON *o, bool *out, char *err, size_t errlen)
         snprintf(err, errlen, "field 'autoResume' must be an object {\"enabled\": bool}");
         return -1;
     }
-    return abx_body_bool(ar, "enabled", out, err, errlen) < 0 ? -1 : 1;
+    return abxl_body_bool(ar, "enabled", out, err, errlen) < 0 ? -1 : 1;
 }
 
 /* An array of strings, or absent. */
@@ -50,7 +50,7 @@ static int get_network(const cJSON *o, const cJSON **net, bool *public_traffic, 
         snprintf(err, errlen, "field 'network' must be an object");
         return -1;
     }
-    if (abx_body_bool(*net, "allowPublicTraffic", public_traffic, err, errlen) < 0 ||
+    if (abxl_body_bool(*net, "allowPublicTraffic", public_traffic, err, errlen) < 0 ||
         string_list(*net, "allowOut", err, errlen) < 0 ||
         string_list(*net, "denyOut", err, errlen) < 0)
         return -1;
@@ -65,7 +65,7 @@ static int reserved_metadata(const cJSON *meta, char *err, size_t errlen)
     static const char *const known[] = {"fc.sandbox.network.vpc", "fc.sandbox.storage.oss",
                                         "fc.sandbox.auth.role"};
     const cJSON *e;
-    if (meta == NULL || !abx_sw(ABX_SW_FC_METADATA))
+    if (meta == NULL || !abxl_sw(ABXL_SW_FC_METADATA))
         return 0;
     cJSON_ArrayForEach(e, meta)
     {
@@ -81,98 +81,98 @@ static int reserved_metadata(const cJSON *meta, char *err, size_t errlen)
     return 0;
 }
 
-enum MHD_Result abx_api_create(struct MHD_Connection *c, const struct abx_buf *body, bool v2)
+enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *body, bool v2)
 {
     enum MHD_Result bad;
     char err[512];
-    struct abx_tmpl t = {0};
+    struct abxl_tmpl t = {0};
     bool have_tmpl = false;
-    struct abx_sbx *s = NULL;
+    struct abxl_sbx *s = NULL;
     enum MHD_Result ret;
-    cJSON *o = abx_body_parse(c, body, &bad);
+    cJSON *o = abxl_body_parse(c, body, &bad);
     if (o == NULL) {
-        ret = body->len ? bad : abx_http_error(c, 400, "request body with templateID is required");
+        ret = body->len ? bad : abxl_http_error(c, 400, "request body with templateID is required");
         goto out;
     }
     const cJSON *tid = cJSON_GetObjectItemCaseSensitive(o, "templateID");
     if (tid == NULL || cJSON_IsNull(tid)) {
-        ret = abx_http_error(c, 400, "field 'templateID' is required");
+        ret = abxl_http_error(c, 400, "field 'templateID' is required");
         goto out;
     }
     if (!cJSON_IsString(tid) || tid->valuestring[0] == '\0' || strlen(tid->valuestring) > 120) {
-        ret = abx_http_error(c, 400, "field 'templateID' must be a non-empty string (max 120)");
+        ret = abxl_http_error(c, 400, "field 'templateID' must be a non-empty string (max 120)");
         goto out;
     }
     long timeout = v2 ? 300 : 15;   /* NewSandboxV2 / NewSandbox defaults */
     bool secure = false, internet = true, auto_pause = false, auto_resume = false;
     bool public_traffic = true;
     const cJSON *meta, *envs, *net;
-    if (abx_body_int(o, "timeout", 1, ABX_MAX_TIMEOUT_S, &timeout, err, sizeof err) < 0 ||
-        abx_body_bool(o, "secure", &secure, err, sizeof err) < 0 ||
-        abx_body_bool(o, "allow_internet_access", &internet, err, sizeof err) < 0 ||
-        abx_body_bool(o, "autoPause", &auto_pause, err, sizeof err) < 0 ||
-        abx_body_map(o, "metadata", &meta, err, sizeof err) < 0 ||
-        abx_body_map(o, "envVars", &envs, err, sizeof err) < 0 ||
+    if (abxl_body_int(o, "timeout", 1, ABXL_MAX_TIMEOUT_S, &timeout, err, sizeof err) < 0 ||
+        abxl_body_bool(o, "secure", &secure, err, sizeof err) < 0 ||
+        abxl_body_bool(o, "allow_internet_access", &internet, err, sizeof err) < 0 ||
+        abxl_body_bool(o, "autoPause", &auto_pause, err, sizeof err) < 0 ||
+        abxl_body_map(o, "metadata", &meta, err, sizeof err) < 0 ||
+        abxl_body_map(o, "envVars", &envs, err, sizeof err) < 0 ||
         get_auto_resume(o, &auto_resume, err, sizeof err) < 0 ||
         get_network(o, &net, &public_traffic, err, sizeof err) < 0 ||
         reserved_metadata(meta, err, sizeof err) < 0) {
-        ret = abx_http_error(c, 400, "%s", err);
+        ret = abxl_http_error(c, 400, "%s", err);
         goto out;
     }
-    if (auto_pause && !abx_sw(ABX_SW_PAUSE)) {
-        ret = abx_http_error(c, 403, "autoPause needs pause, which is available to allow-listed "
+    if (auto_pause && !abxl_sw(ABXL_SW_PAUSE)) {
+        ret = abxl_http_error(c, 403, "autoPause needs pause, which is available to allow-listed "
                              "accounts only (not on the Eco plan)");
         goto out;
     }
     if (v2)
         secure = true;
-    int fr = abx_tmpl_find(tid->valuestring, &t, err, sizeof err);
+    int fr = abxl_tmpl_find(tid->valuestring, &t, err, sizeof err);
     if (fr == 1) {
-        ret = abx_http_error(c, 404, "template '%s' not found", tid->valuestring);
+        ret = abxl_http_error(c, 404, "template '%s' not found", tid->valuestring);
         goto out;
     }
     if (fr < 0) {
-        ret = abx_http_error(c, 500, "template '%s' is broken: %s", tid->valuestring, err);
+        ret = abxl_http_error(c, 500, "template '%s' is broken: %s", tid->valuestring, err);
         goto out;
     }
     have_tmpl = true;
-    if (abx_reg_count() >= (size_t)abx_cfg.max_sandboxes) {
+    if (abxl_reg_count() >= (size_t)abxl_cfg.max_sandboxes) {
         /* E2B answers a concurrency limit with 429 too. Checked early so
-         * that a full server answers at once; abx_reg_add decides. */
-        ret = abx_http_error(c, 429, "maximum number of concurrent sandboxes reached (%ld)",
-                             abx_cfg.max_sandboxes);
+         * that a full server answers at once; abxl_reg_add decides. */
+        ret = abxl_http_error(c, 429, "maximum number of concurrent sandboxes reached (%ld)",
+                             abxl_cfg.max_sandboxes);
         goto out;
     }
-    struct abx_faults f;
-    abx_faults_get(&f);
-    abx_sleep_ms(f.create_latency_ms);
-    s = abx_sbx_new();
+    struct abxl_faults f;
+    abxl_faults_get(&f);
+    abxl_sleep_ms(f.create_latency_ms);
+    s = abxl_sbx_new();
     if (s == NULL) {
-        ret = abx_http_error(c, 500, "out of memory");
+        ret = abxl_http_error(c, 500, "out of memory");
         goto out;
     }
-    struct abx_sbx *dup;
+    struct abxl_sbx *dup;
     do {
-        abx_random_id(s->id);
-        dup = abx_reg_get(s->id);
-        abx_sbx_unref(dup);
+        abxl_random_id(s->id);
+        dup = abxl_reg_get(s->id);
+        abxl_sbx_unref(dup);
     } while (dup != NULL);
     snprintf(s->template_id, sizeof s->template_id, "%s", t.id);
     snprintf(s->alias, sizeof s->alias, "%s",
              strcmp(tid->valuestring, t.id) != 0 ? tid->valuestring : t.alias);
-    if ((secure && abx_random_hex(s->access_token, 32) != 0) ||
-        (!public_traffic && abx_random_hex(s->traffic_token, 32) != 0)) {
-        ret = abx_http_error(c, 500, "no randomness for the access tokens");
+    if ((secure && abxl_random_hex(s->access_token, 32) != 0) ||
+        (!public_traffic && abxl_random_hex(s->traffic_token, 32) != 0)) {
+        ret = abxl_http_error(c, 500, "no randomness for the access tokens");
         goto out;
     }
     if (net && (s->network = cJSON_Duplicate(net, 1)) == NULL) {
-        ret = abx_http_error(c, 500, "out of memory");
+        ret = abxl_http_error(c, 500, "out of memory");
         goto out;
     }
     if (meta) {
         cJSON *copy = cJSON_Duplicate(meta, 1);
         if (copy == NULL) {
-            ret = abx_http_error(c, 500, "out of memory");
+            ret = abxl_http_error(c, 500, "out of memory");
             goto out;
         }
         cJSON_Delete(s->metadata);
@@ -185,44 +185,44 @@ enum MHD_Result abx_api_create(struct MHD_Connection *c, const struct abx_buf *b
     s->auto_pause = auto_pause;
     s->auto_resume = auto_resume;
     s->timeout_ms = (int64_t)timeout * 1000;
-    int sr = abx_spawn(s, &t, envs, err, sizeof err);
+    int sr = abxl_spawn(s, &t, envs, err, sizeof err);
     if (sr > 0) {   /* lost a race for the last slot; nothing to clean up */
-        ret = abx_http_error(c, 429, "%s", err);
+        ret = abxl_http_error(c, 429, "%s", err);
         goto out;
     }
-    if (sr != 0 || abx_spawn_wait_ready(s, &t, err, sizeof err) != 0) {
+    if (sr != 0 || abxl_spawn_wait_ready(s, &t, err, sizeof err) != 0) {
         char tail[256];
-        abx_spawn_log_tail(s, tail, sizeof tail);
+        abxl_spawn_log_tail(s, tail, sizeof tail);
         fprintf(stderr, "abx-local: sandbox %s failed to start: %s%s%s\n", s->id, err,
                 tail[0] ? "; envd.log: " : "", tail);
-        abx_life_kill(s);
-        ret = abx_http_error(c, 500, "sandbox failed to start: %s", err);
+        abxl_life_kill(s);
+        ret = abxl_http_error(c, 500, "sandbox failed to start: %s", err);
         goto out;
     }
-    pthread_mutex_lock(&abx_reg_lock);
-    bool alive = s->state == ABX_SBX_STARTING;
+    pthread_mutex_lock(&abxl_reg_lock);
+    bool alive = s->state == ABXL_SBX_STARTING;
     if (alive) {
-        s->started_ms = abx_now_ms();
+        s->started_ms = abxl_now_ms();
         s->end_ms = s->started_ms + timeout * 1000;
-        s->state = ABX_SBX_RUNNING;
+        s->state = ABXL_SBX_RUNNING;
     }
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     if (!alive) {
-        ret = abx_http_error(c, 500, "sandbox was killed while starting");
+        ret = abxl_http_error(c, 500, "sandbox was killed while starting");
         goto out;
     }
-    abx_metrics_sample(s, false);   /* the first sample: its start */
+    abxl_metrics_sample(s, false);   /* the first sample: its start */
     fprintf(stderr, "abx-local: sandbox %s created (template %s, timeout %lds)\n", s->id, t.id,
             timeout);
-    if (abx_faults_take_create_drop())   /* a lost reply: the sandbox stays */
-        ret = abx_http_error(c, 503, "injected fault: create reply dropped (sandbox %s exists)",
+    if (abxl_faults_take_create_drop())   /* a lost reply: the sandbox stays */
+        ret = abxl_http_error(c, 503, "injected fault: create reply dropped (sandbox %s exists)",
                              s->id);
     else
-        ret = abx_http_json(c, 201, abx_json_sandbox(s));
+        ret = abxl_http_json(c, 201, abxl_json_sandbox(s));
 out:
-    abx_sbx_unref(s);
+    abxl_sbx_unref(s);
     if (have_tmpl)
-        abx_tmpl_free(&t);
+        abxl_tmpl_free(&t);
     cJSON_Delete(o);
     return ret;
 }

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envd.h"
+#include "daemon.h"
 #include "jsonutil.h"
 
-struct abx_envd_config abx_envd_cfg;
+struct abxl_envd_config abxl_envd_cfg;
 
 #define CONFIG_MAX (1024 * 1024)
 
@@ -28,7 +28,7 @@ static int dup_field(const cJSON *o, const char *name, char **out,
     return 0;
 }
 
-int abx_envd_config_load(const char *file, char *err, size_t errlen)
+int abxl_envd_config_load(const char *file, char *err, size_t errlen)
 {
     struct abx_buf b;
     FILE *f = NULL;
@@ -53,19 +53,19 @@ int abx_envd_config_load(const char *file, char *err, size_t errlen)
         snprintf(err, errlen, "config %s is not a JSON object", file);
         goto out;
     }
-    if (dup_field(o, "sandboxID", &abx_envd_cfg.sandbox_id, "", err, errlen) ||
-        dup_field(o, "templateID", &abx_envd_cfg.template_id, "", err, errlen) ||
-        dup_field(o, "accessToken", &abx_envd_cfg.access_token, NULL, err,
+    if (dup_field(o, "sandboxID", &abxl_envd_cfg.sandbox_id, "", err, errlen) ||
+        dup_field(o, "templateID", &abxl_envd_cfg.template_id, "", err, errlen) ||
+        dup_field(o, "accessToken", &abxl_envd_cfg.access_token, NULL, err,
                   errlen) ||
-        dup_field(o, "defaultUser", &abx_envd_cfg.default_user, "root", err,
+        dup_field(o, "defaultUser", &abxl_envd_cfg.default_user, "root", err,
                   errlen))
         goto out;
-    if (abx_envd_cfg.access_token && !*abx_envd_cfg.access_token) {
-        free(abx_envd_cfg.access_token);
-        abx_envd_cfg.access_token = NULL;
+    if (abxl_envd_cfg.access_token && !*abxl_envd_cfg.access_token) {
+        free(abxl_envd_cfg.access_token);
+        abxl_envd_cfg.access_token = NULL;
     }
     ev = cJSON_GetObjectItemCaseSensitive(o, "envVars");
-    if (!(abx_envd_cfg.env_vars = cJSON_CreateObject())) {
+    if (!(abxl_envd_cfg.env_vars = cJSON_CreateObject())) {
         snprintf(err, errlen, "config: out of memory");
         goto out;
     }
@@ -80,7 +80,7 @@ int abx_envd_config_load(const char *file, char *err, size_t errlen)
                          it->string);
                 goto out;
             }
-            if (!cJSON_AddStringToObject(abx_envd_cfg.env_vars, it->string,
+            if (!cJSON_AddStringToObject(abxl_envd_cfg.env_vars, it->string,
                                          it->valuestring)) {
                 snprintf(err, errlen, "config: out of memory");
                 goto out;
@@ -93,13 +93,13 @@ int abx_envd_config_load(const char *file, char *err, size_t errlen)
             snprintf(err, errlen, "config: start must be an object");
             goto out;
         }
-        if (dup_field(start, "cmd", &abx_envd_cfg.start_cmd, NULL, err, errlen) ||
-            dup_field(start, "user", &abx_envd_cfg.start_user,
-                      abx_envd_cfg.default_user, err, errlen) ||
-            dup_field(start, "cwd", &abx_envd_cfg.start_cwd, NULL, err, errlen))
+        if (dup_field(start, "cmd", &abxl_envd_cfg.start_cmd, NULL, err, errlen) ||
+            dup_field(start, "user", &abxl_envd_cfg.start_user,
+                      abxl_envd_cfg.default_user, err, errlen) ||
+            dup_field(start, "cwd", &abxl_envd_cfg.start_cwd, NULL, err, errlen))
             goto out;
     }
-    if (abx_envd_compat_load(o, err, errlen))
+    if (abxl_envd_compat_load(o, err, errlen))
         goto out;
     rc = 0;
 out:

@@ -17,7 +17,7 @@ struct sample {
     long long mem, disk_used, disk_total;
 };
 
-struct abx_metrics {
+struct abxl_metrics {
     struct sample v[RING];
     size_t next, n;
     double cpu_s;   /* CPU seconds at the last sample */
@@ -26,7 +26,7 @@ struct abx_metrics {
 /* One lock for every ring: samples are rare and small. */
 static pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
 
-void abx_metrics_free(struct abx_metrics *m)
+void abxl_metrics_free(struct abxl_metrics *m)
 {
     free(m);
 }
@@ -35,12 +35,12 @@ void abx_metrics_free(struct abx_metrics *m)
  * minute apart whoever asks. */
 static int64_t interval_ms(bool asked)
 {
-    return abx_sw(ABX_SW_METRICS_FULL) ? (asked ? 1 : 1000) : 60000;
+    return abxl_sw(ABXL_SW_METRICS_FULL) ? (asked ? 1 : 1000) : 60000;
 }
 
 /* The sandbox's disk: the tmpfs under its root's upper layer, which
  * the overlay's statfs reports (seen through its pid 1's root). */
-static void disk_usage(const struct abx_sbx *s, long long *used, long long *total)
+static void disk_usage(const struct abxl_sbx *s, long long *used, long long *total)
 {
     char p[64];
     struct statfs sf;
@@ -53,14 +53,14 @@ static void disk_usage(const struct abx_sbx *s, long long *used, long long *tota
     }
 }
 
-static const struct sample *newest(const struct abx_metrics *m)
+static const struct sample *newest(const struct abxl_metrics *m)
 {
     return m && m->n ? &m->v[(m->next + RING - 1) % RING] : NULL;
 }
 
-void abx_metrics_sample(struct abx_sbx *s, bool asked)
+void abxl_metrics_sample(struct abxl_sbx *s, bool asked)
 {
-    int64_t now = abx_now_ms();
+    int64_t now = abxl_now_ms();
     pthread_mutex_lock(&mx);
     const struct sample *last = newest(s->metrics);
     bool due = last == NULL || now - last->ms >= interval_ms(asked);
@@ -74,13 +74,13 @@ void abx_metrics_sample(struct abx_sbx *s, bool asked)
     bool oom = false;
     struct sample x = {.ms = now};
     if (s->cgroup)
-        abx_cgroup_usage(s->id, &rss, &cpu, &oom);
+        abxl_cgroup_usage(s->id, &rss, &cpu, &oom);
     if (rss < 0 || cpu < 0)
-        abx_procs_usage(s, &rss, &cpu);
+        abxl_procs_usage(s, &rss, &cpu);
     disk_usage(s, &x.disk_used, &x.disk_total);
     x.mem = rss;
     pthread_mutex_lock(&mx);
-    struct abx_metrics *m = s->metrics;
+    struct abxl_metrics *m = s->metrics;
     last = newest(m);
     /* Between two samples, or since the start for the first one. */
     int64_t from = last ? last->ms : s->started_ms;
@@ -97,14 +97,14 @@ void abx_metrics_sample(struct abx_sbx *s, bool asked)
     pthread_mutex_unlock(&mx);
 }
 
-static cJSON *sample_json(const struct abx_sbx *s, const struct sample *x)
+static cJSON *sample_json(const struct abxl_sbx *s, const struct sample *x)
 {
-    bool full = abx_sw(ABX_SW_METRICS_FULL);
+    bool full = abxl_sw(ABXL_SW_METRICS_FULL);
     char ts[64];
     cJSON *o = cJSON_CreateObject();
     if (o == NULL)
         return NULL;
-    abx_rfc3339(x->ms, ts, sizeof ts);
+    abxl_rfc3339(x->ms, ts, sizeof ts);
     cJSON_AddStringToObject(o, "timestamp", ts);
     cJSON_AddNumberToObject(o, "timestampUnix", (double)(x->ms / 1000));
     cJSON_AddNumberToObject(o, "cpuCount", s->cpu_count);
@@ -118,12 +118,12 @@ static cJSON *sample_json(const struct abx_sbx *s, const struct sample *x)
     return o;
 }
 
-cJSON *abx_metrics_range(struct abx_sbx *s, int64_t start_s, int64_t end_s)
+cJSON *abxl_metrics_range(struct abxl_sbx *s, int64_t start_s, int64_t end_s)
 {
-    abx_metrics_sample(s, true);
+    abxl_metrics_sample(s, true);
     cJSON *a = cJSON_CreateArray();
     pthread_mutex_lock(&mx);
-    const struct abx_metrics *m = s->metrics;
+    const struct abxl_metrics *m = s->metrics;
     for (size_t i = 0; a && m && i < m->n; i++) {
         const struct sample *x = &m->v[(m->next + RING - m->n + i) % RING];
         int64_t t = x->ms / 1000;
@@ -134,9 +134,9 @@ cJSON *abx_metrics_range(struct abx_sbx *s, int64_t start_s, int64_t end_s)
     return a;
 }
 
-cJSON *abx_metrics_latest(struct abx_sbx *s)
+cJSON *abxl_metrics_latest(struct abxl_sbx *s)
 {
-    abx_metrics_sample(s, true);
+    abxl_metrics_sample(s, true);
     pthread_mutex_lock(&mx);
     const struct sample *x = newest(s->metrics);
     cJSON *o = x ? sample_json(s, x) : cJSON_CreateNull();
@@ -147,17 +147,17 @@ cJSON *abx_metrics_latest(struct abx_sbx *s)
 /* GET /sandboxes/{id}/logs: envd's own log lines (E2B shows the
  * sandbox's logs there; FC answers empty lists). Lines carry no time of
  * their own: each gets the sandbox's start. */
-cJSON *abx_logs_json(const struct abx_sbx *s, long limit)
+cJSON *abxl_logs_json(const struct abxl_sbx *s, long limit)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *logs = cJSON_AddArrayToObject(o, "logs");
     cJSON *entries = cJSON_AddArrayToObject(o, "logEntries");
     char p[4300], ts[64], *text = NULL;
-    if (logs == NULL || entries == NULL || !abx_sw(ABX_SW_LOGS))
+    if (logs == NULL || entries == NULL || !abxl_sw(ABXL_SW_LOGS))
         return o;
-    abx_rfc3339(s->started_ms, ts, sizeof ts);
+    abxl_rfc3339(s->started_ms, ts, sizeof ts);
     snprintf(p, sizeof p, "%s/envd.log", s->dir);
-    text = abx_read_text(p, 1024 * 1024);
+    text = abxl_read_text(p, 1024 * 1024);
     char *save = NULL;
     for (char *l = text ? strtok_r(text, "\n", &save) : NULL; l && limit > 0;
          l = strtok_r(NULL, "\n", &save), limit--) {

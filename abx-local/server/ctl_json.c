@@ -8,27 +8,27 @@
 
 /* A consistent copy of the mutable fields. */
 struct snap {
-    enum abx_sbx_state state;
+    enum abxl_sbx_state state;
     int64_t end_ms;
 };
 
-static struct snap take(const struct abx_sbx *s)
+static struct snap take(const struct abxl_sbx *s)
 {
-    pthread_mutex_lock(&abx_reg_lock);
+    pthread_mutex_lock(&abxl_reg_lock);
     struct snap n = {s->state, s->end_ms};
-    pthread_mutex_unlock(&abx_reg_lock);
+    pthread_mutex_unlock(&abxl_reg_lock);
     return n;
 }
 
-cJSON *abx_json_sandbox(const struct abx_sbx *s)
+cJSON *abxl_json_sandbox(const struct abxl_sbx *s)
 {
     cJSON *o = cJSON_CreateObject();
     if (o == NULL)
         return NULL;
     cJSON_AddStringToObject(o, "templateID", s->template_id);
     cJSON_AddStringToObject(o, "sandboxID", s->id);
-    cJSON_AddStringToObject(o, "clientID", ABX_CLIENT_ID);
-    cJSON_AddStringToObject(o, "envdVersion", abx_envd_version());
+    cJSON_AddStringToObject(o, "clientID", ABXL_CLIENT_ID);
+    cJSON_AddStringToObject(o, "envdVersion", abxl_envd_version());
     if (s->alias[0])
         cJSON_AddStringToObject(o, "alias", s->alias);
     if (s->access_token[0])
@@ -43,7 +43,7 @@ cJSON *abx_json_sandbox(const struct abx_sbx *s)
     return o;
 }
 
-cJSON *abx_json_detail(const struct abx_sbx *s, bool listed)
+cJSON *abxl_json_detail(const struct abxl_sbx *s, bool listed)
 {
     struct snap n = take(s);
     char ts[64];
@@ -54,19 +54,19 @@ cJSON *abx_json_detail(const struct abx_sbx *s, bool listed)
     if (s->alias[0])
         cJSON_AddStringToObject(o, "alias", s->alias);
     cJSON_AddStringToObject(o, "sandboxID", s->id);
-    cJSON_AddStringToObject(o, "clientID", ABX_CLIENT_ID);
-    abx_rfc3339(s->started_ms, ts, sizeof ts);
+    cJSON_AddStringToObject(o, "clientID", ABXL_CLIENT_ID);
+    abxl_rfc3339(s->started_ms, ts, sizeof ts);
     cJSON_AddStringToObject(o, "startedAt", ts);
-    abx_rfc3339(n.end_ms, ts, sizeof ts);
+    abxl_rfc3339(n.end_ms, ts, sizeof ts);
     cJSON_AddStringToObject(o, "endAt", ts);
     cJSON_AddNumberToObject(o, "cpuCount", s->cpu_count);
     cJSON_AddNumberToObject(o, "memoryMB", s->memory_mb);
     cJSON_AddNumberToObject(o, "diskSizeMB", s->disk_mb);
-    cJSON_AddStringToObject(o, "state", n.state == ABX_SBX_PAUSED ? "paused" : "running");
-    cJSON_AddStringToObject(o, "envdVersion", abx_envd_version());
+    cJSON_AddStringToObject(o, "state", n.state == ABXL_SBX_PAUSED ? "paused" : "running");
+    cJSON_AddStringToObject(o, "envdVersion", abxl_envd_version());
     cJSON_AddItemToObject(o, "metadata", cJSON_Duplicate(s->metadata, 1));
     if (!listed) {
-        if (s->access_token[0] && abx_sw(ABX_SW_TOKENS_IN_INFO))
+        if (s->access_token[0] && abxl_sw(ABXL_SW_TOKENS_IN_INFO))
             cJSON_AddStringToObject(o, "envdAccessToken", s->access_token);
         cJSON_AddNullToObject(o, "domain");
         cJSON_AddBoolToObject(o, "allowInternetAccess", s->allow_internet);

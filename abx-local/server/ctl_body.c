@@ -7,7 +7,7 @@
 #include "server.h"
 
 /* Parses an optional JSON object body; NULL with *bad set on error. */
-cJSON *abx_body_parse(struct MHD_Connection *c, const struct abx_buf *body,
+cJSON *abxl_body_parse(struct MHD_Connection *c, const struct abx_buf *body,
                          enum MHD_Result *bad)
 {
     *bad = MHD_YES;
@@ -15,19 +15,19 @@ cJSON *abx_body_parse(struct MHD_Connection *c, const struct abx_buf *body,
         return NULL;
     cJSON *o = cJSON_ParseWithLength(body->data, body->len);
     if (o == NULL) {
-        *bad = abx_http_error(c, 400, "malformed JSON body");
+        *bad = abxl_http_error(c, 400, "malformed JSON body");
         return NULL;
     }
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
-        *bad = abx_http_error(c, 400, "request body must be a JSON object");
+        *bad = abxl_http_error(c, 400, "request body must be a JSON object");
         return NULL;
     }
     return o;
 }
 
 /* 1 present (in *out), 0 absent, -1 wrong type / range (err set). */
-int abx_body_int(const cJSON *o, const char *name, long min, long max, long *out,
+int abxl_body_int(const cJSON *o, const char *name, long min, long max, long *out,
                    char *err, size_t errlen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -46,7 +46,7 @@ int abx_body_int(const cJSON *o, const char *name, long min, long max, long *out
     return 1;
 }
 
-int abx_body_bool(const cJSON *o, const char *name, bool *out, char *err, size_t errlen)
+int abxl_body_bool(const cJSON *o, const char *name, bool *out, char *err, size_t errlen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
     if (v == NULL || cJSON_IsNull(v))
@@ -60,7 +60,7 @@ int abx_body_bool(const cJSON *o, const char *name, bool *out, char *err, size_t
 }
 
 /* A map of strings (metadata, envVars). */
-int abx_body_map(const cJSON *o, const char *name, const cJSON **out, char *err, size_t errlen)
+int abxl_body_map(const cJSON *o, const char *name, const cJSON **out, char *err, size_t errlen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
     *out = NULL;

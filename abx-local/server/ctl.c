@@ -1,5 +1,5 @@
 /* Control plane front: body framing (capped), auth, top-level routes,
- * /health, /admin/faults and /admin/profile. Sandbox routes live in api_sbx.c. */
+ * /health, /admin/faults and /admin/profile. Sandbox routes live in ctl_sbx.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,26 +10,26 @@
 static bool key_ok(struct MHD_Connection *c)
 {
     const char *k = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-KEY");
-    return k != NULL && abx_filesig_equal(k, abx_cfg.api_key);   /* constant time */
+    return k != NULL && abx_filesig_equal(k, abxl_cfg.api_key);   /* constant time */
 }
 
 static enum MHD_Result admin(struct MHD_Connection *c, const char *method,
                              const struct abx_buf *body)
 {
     if (strcmp(method, "GET") == 0)
-        return abx_http_json(c, 200, abx_faults_json());
+        return abxl_http_json(c, 200, abxl_faults_json());
     if (strcmp(method, "POST") != 0)
-        return abx_http_405(c, "GET, POST", method, "/admin/faults");
+        return abxl_http_405(c, "GET, POST", method, "/admin/faults");
     cJSON *o = cJSON_ParseWithLength(body->data ? body->data : "", body->len);
     if (o == NULL)
-        return abx_http_error(c, 400, "malformed JSON body");
+        return abxl_http_error(c, 400, "malformed JSON body");
     char err[256];
-    int rc = abx_faults_update(o, err, sizeof err);
+    int rc = abxl_faults_update(o, err, sizeof err);
     cJSON_Delete(o);
     if (rc != 0)
-        return abx_http_error(c, 400, "%s", err);
+        return abxl_http_error(c, 400, "%s", err);
     fprintf(stderr, "abx-local: fault injection updated\n");
-    return abx_http_json(c, 200, abx_faults_json());
+    return abxl_http_json(c, 200, abxl_faults_json());
 }
 
 static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, const char *uri,
@@ -38,15 +38,15 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, co
     char path[2048];
     size_t plen = strcspn(uri, "?");
     if (plen >= sizeof path)
-        return abx_http_error(c, 414, "request path too long");
+        return abxl_http_error(c, 414, "request path too long");
     memcpy(path, uri, plen);
     path[plen] = '\0';
     if (path[0] != '/')
-        return abx_http_error(c, 400, "request target must be an absolute path");
+        return abxl_http_error(c, 400, "request target must be an absolute path");
     if (strcmp(path, "/health") == 0) {
         if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-            return abx_http_405(c, "GET, HEAD", method, path);
-        return abx_http_send(c, 200, "text/plain", "Health check successful", 23);
+            return abxl_http_405(c, "GET, HEAD", method, path);
+        return abxl_http_send(c, 200, "text/plain", "Health check successful", 23);
     }
     bool is_admin = strcmp(path, "/admin/faults") == 0;
     bool is_profile = strcmp(path, "/admin/profile") == 0;
@@ -54,26 +54,26 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, co
     bool is_v2 = strncmp(path, "/v2/sandboxes", 13) == 0 && (path[13] == '\0' || path[13] == '/');
     bool is_tmpl = strncmp(path, "/templates", 10) == 0 && (path[10] == '\0' || path[10] == '/');
     if (!is_admin && !is_profile && !is_sbx && !is_v2 && !is_tmpl)
-        return abx_http_error(c, 404, "route %.16s %.200s not found", method, path);
+        return abxl_http_error(c, 404, "route %.16s %.200s not found", method, path);
     if (!key_ok(c))
-        return abx_http_error(c, 401,
+        return abxl_http_error(c, 401,
                               MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-KEY")
                                   ? "invalid API key"
                                   : "missing API key: send it in the X-API-KEY header");
     if (is_admin)
         return admin(c, method, body);
     if (is_profile)   /* what this run imitates (docs/profiles.md) */
-        return strcmp(method, "GET") == 0 ? abx_http_json(c, 200, abx_profile_json())
-                                          : abx_http_405(c, "GET", method, path);
-    if (is_tmpl)   /* api_templates.c: the error rate covers /sandboxes* only */
-        return abx_api_templates(c, method, path);
-    int fault = abx_faults_roll(false);
+        return strcmp(method, "GET") == 0 ? abxl_http_json(c, 200, abxl_profile_json())
+                                          : abxl_http_405(c, "GET", method, path);
+    if (is_tmpl)   /* ctl_templates.c: the error rate covers /sandboxes* only */
+        return abxl_ctl_templates(c, method, path);
+    int fault = abxl_faults_roll(false);
     if (fault)
-        return abx_http_error(c, (unsigned)fault, "injected fault (status %d)", fault);
-    return abx_api_sandboxes(c, method, path, uri, body);
+        return abxl_http_error(c, (unsigned)fault, "injected fault (status %d)", fault);
+    return abxl_ctl_sandboxes(c, method, path, uri, body);
 }
 
-static enum MHD_Result api_begin(struct MHD_Connection *c, struct abx_req *r,
+static enum MHD_Result api_begin(struct MHD_Connection *c, struct abxl_req *r,
                                  const char *method)
 {
     (void)r;
@@ -85,24 +85,24 @@ static enum MHD_Result api_begin(struct MHD_Connection *c, struct abx_req *r,
         /* A moderately big body is read and dropped so that clients which
          * send it all before reading see the 413; a huge one is refused
          * at once (the connection closes). */
-        if (*end == '\0' && n > 64ULL * ABX_BODY_CAP)
-            return abx_http_error(c, 413, "request body over %zu bytes", ABX_BODY_CAP);
+        if (*end == '\0' && n > 64ULL * ABXL_BODY_CAP)
+            return abxl_http_error(c, 413, "request body over %zu bytes", ABXL_BODY_CAP);
     }
     return MHD_YES;
 }
 
-static enum MHD_Result api_upload(struct abx_req *r, const char *data, size_t n)
+static enum MHD_Result api_upload(struct abxl_req *r, const char *data, size_t n)
 {
     if (!r->too_big && abx_buf_append(&r->body, data, n) != 0)
         r->too_big = true;
     return MHD_YES;
 }
 
-static enum MHD_Result api_end(struct MHD_Connection *c, struct abx_req *r, const char *method)
+static enum MHD_Result api_end(struct MHD_Connection *c, struct abxl_req *r, const char *method)
 {
     if (r->too_big)
-        return abx_http_error(c, 413, "request body over %zu bytes", ABX_BODY_CAP);
+        return abxl_http_error(c, 413, "request body over %zu bytes", ABXL_BODY_CAP);
     return dispatch(c, method, r->uri, &r->body);
 }
 
-const struct abx_plane abx_api_plane = {api_begin, api_upload, api_end};
+const struct abxl_plane abxl_ctl_plane = {api_begin, api_upload, api_end};

@@ -28,7 +28,7 @@ static int fill_random(void *p, size_t n)
     return 0;
 }
 
-int abx_random_hex(char *out, size_t nbytes)
+int abxl_random_hex(char *out, size_t nbytes)
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char raw[64];
@@ -42,13 +42,13 @@ int abx_random_hex(char *out, size_t nbytes)
     return 0;
 }
 
-void abx_random_id(char out[ABX_ID_MAX + 1])
+void abxl_random_id(char out[ABXL_ID_MAX + 1])
 {
     static const char e2b[] = "abcdefghijklmnopqrstuvwxyz0123456789";
     static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-    bool fc = abx_sw(ABX_SW_FC_IDS);
+    bool fc = abxl_sw(ABXL_SW_FC_IDS);
     const char *al = fc ? crockford : e2b;
-    size_t k = fc ? 32 : 36, len = fc ? 26 : ABX_ID_LEN, off = fc ? 4 : 0;
+    size_t k = fc ? 32 : 36, len = fc ? 26 : ABXL_ID_LEN, off = fc ? 4 : 0;
     unsigned char raw[32];
     if (fill_random(raw, len) != 0) {
         /* getrandom cannot fail on Linux >= 3.17 once seeded; be safe. */
@@ -62,14 +62,14 @@ void abx_random_id(char out[ABX_ID_MAX + 1])
     out[off + len] = '\0';
 }
 
-int64_t abx_now_ms(void)
+int64_t abxl_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void abx_abstime_in(struct timespec *ts, long ms)
+void abxl_abstime_in(struct timespec *ts, long ms)
 {
     clock_gettime(CLOCK_REALTIME, ts);
     ts->tv_sec += ms / 1000;
@@ -80,7 +80,7 @@ void abx_abstime_in(struct timespec *ts, long ms)
     }
 }
 
-void abx_sleep_ms(long ms)
+void abxl_sleep_ms(long ms)
 {
     if (ms <= 0)
         return;
@@ -89,7 +89,7 @@ void abx_sleep_ms(long ms)
     }
 }
 
-void abx_rfc3339(int64_t ms, char *out, size_t n)
+void abxl_rfc3339(int64_t ms, char *out, size_t n)
 {
     time_t t = (time_t)(ms / 1000);
     struct tm tm;
@@ -110,7 +110,7 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
     return 0;
 }
 
-int abx_rm_rf(const char *path)
+int abxl_rm_rf(const char *path)
 {
     if (access(path, F_OK) != 0)
         return 0;
@@ -118,7 +118,7 @@ int abx_rm_rf(const char *path)
     return access(path, F_OK) == 0 ? -1 : 0;
 }
 
-int abx_write_small(const char *path, const char *data, mode_t mode)
+int abxl_write_small(const char *path, const char *data, mode_t mode)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
     if (fd < 0)
@@ -154,7 +154,7 @@ static int hexval(char c)
 }
 
 /* Go's url.QueryUnescape: %XX and '+' -> ' '; a bad escape is an error. */
-int abx_unescape(const char *in, size_t n, char *out, size_t outlen)
+int abxl_unescape(const char *in, size_t n, char *out, size_t outlen)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
@@ -178,7 +178,7 @@ int abx_unescape(const char *in, size_t n, char *out, size_t outlen)
     return 0;
 }
 
-int abx_query_get(const char *uri, const char *name, char *out, size_t outlen)
+int abxl_query_get(const char *uri, const char *name, char *out, size_t outlen)
 {
     const char *q = strchr(uri, '?');
     if (q == NULL)
@@ -191,13 +191,13 @@ int abx_query_get(const char *uri, const char *name, char *out, size_t outlen)
         const char *eq = memchr(q, '=', len);
         size_t klen = eq ? (size_t)(eq - q) : len;
         char key[128];
-        if (abx_unescape(q, klen, key, sizeof key) == 0 && strlen(key) == nlen &&
+        if (abxl_unescape(q, klen, key, sizeof key) == 0 && strlen(key) == nlen &&
             memcmp(key, name, nlen) == 0) {
             if (eq == NULL) {
                 out[0] = '\0';
                 return 1;
             }
-            return abx_unescape(eq + 1, len - klen - 1, out, outlen) == 0 ? 1 : -1;
+            return abxl_unescape(eq + 1, len - klen - 1, out, outlen) == 0 ? 1 : -1;
         }
         if (end == NULL)
             break;
@@ -206,7 +206,7 @@ int abx_query_get(const char *uri, const char *name, char *out, size_t outlen)
     return 0;
 }
 
-int abx_fmt(char *dst, size_t n, const char *fmt, ...)
+int abxl_fmt(char *dst, size_t n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
