@@ -8,8 +8,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "local"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
 import abxlocal  # noqa: E402
+from abxtest import free_port, pid_ns, pidns_procs  # noqa: E402
 
 
 def pct(v, p):
@@ -36,23 +37,6 @@ def rss_of_tree(pids):
         except OSError:
             pass
     return total
-
-
-def ns_pids(init_pid):
-    """Host pids in the PID namespace of init_pid."""
-    try:
-        ino = os.stat("/proc/%d/ns/pid" % init_pid).st_ino
-    except OSError:
-        return []
-    out = []
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                if os.stat("/proc/%s/ns/pid" % p).st_ino == ino:
-                    out.append(int(p))
-            except OSError:
-                pass
-    return out
 
 
 def transfer(addr, headers, path, size):
@@ -150,8 +134,7 @@ def bench(s):
     time.sleep(0.5)
     pids = []
     for sid in ids:
-        with open(os.path.join(s.state_dir, "sandboxes", sid, "pid")) as f:
-            pids += ns_pids(int(f.read().split()[0]))
+        pids += list(pidns_procs(pid_ns(s.sandbox_pid(sid))))
     rss = rss_of_tree(pids)
     used = before - mem_available()
     print("20 sandboxes alive: %d processes, RSS %.1f MiB (%.2f MiB each), "
@@ -175,7 +158,7 @@ def bench(s):
     cfg = os.path.join(tmp, "config.json")
     with open(cfg, "w") as f:
         json.dump({"sandboxID": "bench", "templateID": "base", "envVars": {}}, f)
-    port = abxlocal.free_port()
+    port = free_port()
     envd = subprocess.Popen([abxlocal.ENVD_BIN, "--config", cfg, "--port", str(port),
                              "--listen-addr", "127.0.0.1"], stderr=subprocess.DEVNULL)
     try:

@@ -1,6 +1,6 @@
 /* The list of binding modules: what every Lua state gets preloaded, and
- * the process-wide registrations (C fixtures, markers) made once at
- * start-up. A new binding adds its luaopen_* and its fixtures here. */
+ * the process-wide registrations made once at start-up (today only the
+ * self-test C fixture). A new binding adds its luaopen_* here. */
 #include <lauxlib.h>
 #include <lualib.h>
 
@@ -14,8 +14,9 @@ extern const char abx_e2e_host_key;
 
 void abx_bindings_init(int selftest)
 {
-    /* The sandbox bindings register base_sandbox & co. here with
-     * abx_fixture_c_register(). */
+    /* Fixtures written in C are registered here with
+     * abx_fixture_c_register(); the built-in ones (base_sandbox & co.)
+     * are Lua, in fixtures.lua. */
     if (selftest)
         abx_fixture_c_register_selftest();
 }

@@ -1,8 +1,9 @@
-/* Registry of fixtures implemented in C (the seam for base_sandbox and
- * friends). The prelude asks here for any fixture name it does not define
- * in Lua. Session instances live in C for the whole worker and are pushed
- * into each file state that asks; test/file instances are owned by a
- * handle that the prelude puts on the scope's finalizer stack. */
+/* Registry of fixtures implemented in C (the built-in sandbox fixtures
+ * are Lua, fixtures.lua; only the self-test fixture is C). The prelude
+ * asks here for any fixture name it does not define in Lua. Session
+ * instances live in C for the whole worker and are pushed into each file
+ * state that asks; test/file instances are owned by a handle that the
+ * prelude puts on the scope's finalizer stack. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -19,6 +19,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_error.h"
 #include "lua_e2e.h"
 
 #define HOOK_COUNT 1000
@@ -47,28 +48,15 @@ void abx_region_interrupt(void) { g_interrupt = 1; }
 int abx_region_interrupted(void) { return g_interrupt != 0; }
 void abx_region_reset_interrupt(void) { g_interrupt = 0; }
 
-void abx_error_push(lua_State *L, const char *kind, const char *msg)
-{
-    lua_createtable(L, 0, 3);
-    lua_pushstring(L, kind);
-    lua_setfield(L, -2, "kind");
-    lua_pushstring(L, msg);
-    lua_setfield(L, -2, "message");
-    if (luaL_getmetatable(L, ABX_ERROR_MT) == LUA_TTABLE)
-        lua_setmetatable(L, -2);
-    else
-        lua_pop(L, 1);
-}
-
 static void push_timeout(lua_State *L)
 {
     char msg[160];
 
     snprintf(msg, sizeof msg, "%s %g s",
-             g_region.interruptible ? "Timeout: test exceeded"
-                                    : "Timeout: teardown step exceeded",
+             g_region.interruptible ? "test exceeded"
+                                    : "teardown step exceeded",
              g_region.budget);
-    abx_error_push(L, "timeout", msg);
+    abx_error_push(L, ABX_ERR_TEST_TIMEOUT, msg);
 }
 
 static void hook(lua_State *L, lua_Debug *ar)
@@ -88,7 +76,7 @@ static void hook(lua_State *L, lua_Debug *ar)
     /* Keep raising at every line and instruction until the region ends. */
     lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
     if (fired == FIRED_INTERRUPT)
-        abx_error_push(L, "interrupt", "Interrupted: run stopped by a signal");
+        abx_error_push(L, ABX_ERR_INTERRUPTED, "run stopped by a signal");
     else
         push_timeout(L);
     lua_error(L);
@@ -128,47 +116,25 @@ static int call_tostring(lua_State *L)
     return 1;
 }
 
-/* Only e2e's own error objects (metatable ABX_ERROR_MT) are typed: a
- * plain {kind = "interrupt"} raised by a test must not stop the run. */
-static int is_typed(lua_State *L, int idx)
-{
-    int ok;
-
-    if (!lua_getmetatable(L, idx))
-        return 0;
-    luaL_getmetatable(L, ABX_ERROR_MT);
-    ok = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    return ok;
-}
-
-/* Message handler: keeps typed errors (adding a traceback), wraps anything
- * else as {kind="error"}. Runs in C so that a fired hook cannot interfere.
+/* Message handler: keeps our own error values (adding a traceback), wraps
+ * anything else as class Error, the raised value in .value. Runs in C so
+ * that a fired hook cannot interfere.
  * A __tostring that fails or returns a non-string is said so, not obeyed. */
 static int msgh(lua_State *L)
 {
     int m;
 
-    if (lua_type(L, 1) == LUA_TTABLE && is_typed(L, 1)) {
-        lua_pushliteral(L, "kind");
-        if (lua_rawget(L, 1) == LUA_TSTRING) {
-            lua_pop(L, 1);
+    if (abx_error_is(L, 1)) {
+        lua_pushliteral(L, "traceback");
+        if (lua_rawget(L, 1) == LUA_TNIL) {
             lua_pushliteral(L, "traceback");
-            if (lua_rawget(L, 1) == LUA_TNIL) {
-                lua_pop(L, 1);
-                lua_pushliteral(L, "traceback");
-                lua_pushliteral(L, "message");
-                lua_rawget(L, 1);
-                push_traceback(L, lua_gettop(L));
-                lua_remove(L, -2);
-                lua_rawset(L, 1);
-            } else {
-                lua_pop(L, 1);
-            }
-            lua_settop(L, 1);
-            return 1;
+            abx_error_push_text(L, 1);
+            push_traceback(L, lua_gettop(L));
+            lua_remove(L, -2);
+            lua_rawset(L, 1);
         }
-        lua_pop(L, 1);
+        lua_settop(L, 1);
+        return 1;
     }
     if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) {
         lua_pushvalue(L, 1);
@@ -194,7 +160,7 @@ static int msgh(lua_State *L)
                         luaL_typename(L, 1));
     }
     m = lua_gettop(L);
-    abx_error_push(L, "error", "");
+    abx_error_push(L, ABX_ERR_ERROR, "");
     lua_pushvalue(L, m);
     lua_setfield(L, -2, "message");
     lua_pushvalue(L, 1);  /* the error as raised: its class, for matching */
@@ -208,14 +174,8 @@ static int msgh(lua_State *L)
  * errors in the handler bypass msgh). */
 static void normalise_error(lua_State *L, int status)
 {
-    if (lua_type(L, -1) == LUA_TTABLE) {
-        lua_pushliteral(L, "kind");
-        if (lua_rawget(L, -2) == LUA_TSTRING) {
-            lua_pop(L, 1);
-            return;
-        }
-        lua_pop(L, 1);
-    }
+    if (abx_error_is(L, -1))
+        return;
     {
         const char *m = lua_tostring(L, -1);
         char buf[256];
@@ -223,7 +183,7 @@ static void normalise_error(lua_State *L, int status)
             m = abx_alloc_oom_message();
         snprintf(buf, sizeof buf, "%s", m ? m : "error in error handling");
         lua_pop(L, 1);
-        abx_error_push(L, "error", buf);
+        abx_error_push(L, ABX_ERR_ERROR, buf);
     }
 }
 
@@ -307,30 +267,4 @@ int abx_region_sleep_l(lua_State *L)
     }
     hook(L, NULL);  /* raises now if the deadline passed or a stop came */
     return 0;
-}
-
-const char *abx_error_kind(lua_State *L, int idx)
-{
-    const char *s = NULL;
-
-    if (lua_type(L, idx) == LUA_TTABLE) {
-        lua_getfield(L, idx, "kind");
-        s = lua_tostring(L, -1);
-        lua_pop(L, 1);  /* the string stays anchored in the table */
-    }
-    return s ? s : "error";
-}
-
-const char *abx_error_message(lua_State *L, int idx)
-{
-    const char *s = NULL;
-
-    if (lua_type(L, idx) == LUA_TTABLE) {
-        lua_getfield(L, idx, "message");
-        s = lua_tostring(L, -1);
-        lua_pop(L, 1);
-    } else {
-        s = lua_tostring(L, idx);
-    }
-    return s ? s : "(no message)";
 }

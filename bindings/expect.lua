@@ -1,8 +1,10 @@
 -- e2e errors and assertions: the typed error objects (failure vs error),
 -- value rendering with diffs, expect(), eventually() and sleep(). Loaded by
 -- lua_e2e.c before prelude.lua, which builds the rest of the DSL on it.
--- Assertion failures are errors of kind "failed" carrying "file:line: ",
--- so the runner reports them as FAILED; any other error is an ERROR.
+-- Every error value has one shape (bindings/e2e_error.h): {class =,
+-- message =, ...} with the metatable e2e.Error. Assertion failures are
+-- class "Failed" carrying "file:line: ", so the runner reports them as
+-- FAILED; any other error is an ERROR.
 local core = ...
 
 local type, pairs, ipairs, tostring, select = type, pairs, ipairs, tostring, select
@@ -16,14 +18,14 @@ local mtype, floor = math.type, math.floor
 local M = {}
 
 ---------------------------------------------------------------------------
--- Error objects: the runner tells failures from errors by `kind`.
+-- Error objects: the runner tells failures from errors by `class`.
 ---------------------------------------------------------------------------
-local Err = { __name = "e2e.Error" }
-Err.__index = Err
-Err.__tostring = function(e) return e.message end
-core.set_error_mt(Err)
+local Err = core.error_mt()
 
-local function mkerr(kind, msg) return setmetatable({ kind = kind, message = msg }, Err) end
+local function mkerr(class, msg) return setmetatable({ class = class, message = msg }, Err) end
+
+-- The runner's stops (e2e_error.h): never caught by raises or retried.
+local STOPS = { Skipped = true, TestTimeout = true, Interrupted = true, Exit = true }
 
 -- file:line of the innermost frame that is not ours ("=[e2e...]") or C.
 local function user_where(level)
@@ -40,7 +42,7 @@ end
 
 local function raise_failure(msg)
   local where = user_where(2)
-  local e = mkerr("failed", where and (where .. ": " .. msg) or msg)
+  local e = mkerr("Failed", where and (where .. ": " .. msg) or msg)
   e.where = where
   error(e, 0)
 end
@@ -48,13 +50,14 @@ end
 function M.fail(msg) raise_failure(msg == nil and "failed" or tostring(msg)) end
 
 function M.skip(reason)
-  local e = mkerr("skip", reason == nil and "skipped" or tostring(reason))
+  local e = mkerr("Skipped", reason == nil and "skipped" or tostring(reason))
   e.where = user_where(2)
   error(e, 0)
 end
 
-function M.is_error(e, kind)
-  return getmetatable(e) == Err and (kind == nil or e.kind == kind)
+function M.is_error(e, class)
+  return getmetatable(e) == Err and type(rawget(e, "class")) == "string"
+    and (class == nil or e.class == class)
 end
 
 ---------------------------------------------------------------------------
@@ -419,18 +422,19 @@ function Expect:len(n)
   return self
 end
 
--- The classes of the errors our bindings raise (SandboxError, CommandExit,
--- RemoteError): a lone class name given to raises() is a class, not text.
+-- The classes of the errors e2e raises (the SDK's, CommandExit,
+-- RemoteError, and Failed for an assertion): a lone class name given to
+-- raises() is a class, not text.
 local CLASSES = {}
 for _, c in ipairs { "Authentication", "NotFound", "RateLimit", "Timeout", "InvalidArgument",
   "NotEnoughSpace", "Sandbox", "Connection", "Protocol", "Canceled", "Template", "CommandExit",
-  "RemoteError" } do CLASSES[c] = true end
+  "RemoteError", "Failed" } do CLASSES[c] = true end
 
--- Text of any error value: its message (e2e errors), the string itself,
--- its __tostring (a SandboxError reads "NotFound: ..."), else its repr;
--- never "(error object is a table value)".
+-- Text of any error value: the message of an assertion failure, a
+-- string itself, its __tostring (an e2e error reads "NotFound: ..."),
+-- else its repr; never "(error object is a table value)".
 local function error_text(e)
-  if M.is_error(e) then return tostring(e.message) end
+  if M.is_error(e, "Failed") then return tostring(e.message) end
   if type(e) == "string" then return e end
   local mt = getmetatable(e)
   if type(mt) == "table" and rawget(mt, "__tostring") then
@@ -446,7 +450,13 @@ local function error_class(e)
 end
 
 -- e2e's own stops (a timeout, an interrupt, a skip) are never caught.
-local function is_stop(e) return M.is_error(e) and e.kind ~= "failed" end
+local function is_stop(e) return M.is_error(e) and STOPS[e.class] == true end
+
+-- A foreign error the runner wrapped (class Error) is matched as raised.
+local function raised(e)
+  if M.is_error(e, "Error") and e.value ~= nil then return e.value end
+  return e
+end
 
 -- raises spec: {class =, text = (plain), pattern = (Lua pattern)}; nil
 -- fields match anything. Returns nil when e matches, else why not.
@@ -483,7 +493,7 @@ local function raises_spec(a, b, where)
 end
 
 -- expect(fn):raises([class], [text]) or :raises{class =, text =, pattern =}:
--- the function must raise an error of that class (SandboxError & co.)
+-- the function must raise an error of that class (NotFound & co.)
 -- whose text (tostring) contains text (plain) or matches pattern. Returns
 -- the error itself, as pytest.raises(...) as e. Timeouts, interrupts and
 -- skips are never "expected": they propagate.
@@ -495,6 +505,7 @@ function Expect:raises(a, b)
   local ok, err = pcall(self.v)
   if ok then raise_failure(pre(self) .. "expected the function to raise an error, it returned normally") end
   if is_stop(err) then error(err, 0) end
+  err = raised(err)
   local why = mismatch(spec, err)
   if why then raise_failure(pre(self) .. "expected " .. why) end
   return err
@@ -539,7 +550,7 @@ function M.eventually(fn, opts)
     if not res[1] then
       local e = res[2]
       if is_stop(e) then error(e, 0) end
-      if retry_on and not M.is_error(e, "failed") and not retry_on[error_class(e)] then error(e, 0) end
+      if retry_on and not M.is_error(e, "Failed") and not retry_on[error_class(raised(e))] then error(e, 0) end
       last = error_text(e)
     elseif res[1] then
       last = "condition returned a falsy value"
@@ -560,7 +571,7 @@ function M.sleep(s)
 end
 
 -- Internals shared with prelude.lua (not part of the public module).
-local internal = { Err = Err, mkerr = mkerr, user_where = user_where, repr = repr,
+local internal = { Err = Err, STOPS = STOPS, mkerr = mkerr, user_where = user_where, repr = repr,
   raises_spec = raises_spec, raises_mismatch = mismatch, error_text = error_text,
   qstr = qstr, sorted_keys = sorted_keys }
 return M, internal

@@ -12,26 +12,13 @@
 #include "api.h"
 #include "caps.h"
 #include "envd_version.h"
+#include "e2e_error.h"
 #include "lua_e2e.h"
 #include "out.h"
 
 extern const unsigned char abx_expect_lua[], abx_prelude_lua[];
 extern const size_t abx_expect_lua_len, abx_prelude_lua_len;
 
-/* Registry key of the host description (set by abx_bindings_open). */
-const char abx_e2e_host_key = 'h';
-
-const struct abx_e2e_host *abx_e2e_host_of(lua_State *L)
-{
-    const struct abx_e2e_host *h;
-
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &abx_e2e_host_key);
-    h = lua_touserdata(L, -1);
-    lua_pop(L, 1);
-    if (!h)
-        luaL_error(L, "e2e: no host registered for this Lua state");
-    return h;
-}
 
 static int core_clock(lua_State *L)
 {
@@ -50,12 +37,23 @@ static int core_emit(lua_State *L)
     return 0;
 }
 
-static int core_set_error_mt(lua_State *L)
+/* The metatable of every e2e error value (e2e_error.h), for the Lua
+ * side's own errors (expect.lua, remote.lua). */
+static int core_error_mt(lua_State *L)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_pushvalue(L, 1);
-    lua_setfield(L, LUA_REGISTRYINDEX, ABX_ERROR_MT);
-    return 0;
+    abx_error_mt(L);
+    return 1;
+}
+
+/* core.error_text(err): the text a report shows for an error value of
+ * ours (e2e_error.h); anything else through tostring. */
+static int core_error_text(lua_State *L)
+{
+    if (abx_error_is(L, 1))
+        abx_error_push_text(L, 1);
+    else
+        luaL_tolstring(L, 1, NULL);
+    return 1;
 }
 
 static int core_session_fixture(lua_State *L)
@@ -184,7 +182,8 @@ int luaopen_e2e(lua_State *L)
     static const luaL_Reg core[] = {
         {"clock", core_clock},
         {"emit", core_emit},
-        {"set_error_mt", core_set_error_mt},
+        {"error_mt", core_error_mt},
+        {"error_text", core_error_text},
         {"region", abx_region_l},
         {"sleep", abx_region_sleep_l},
         {"session_fixture", core_session_fixture},

@@ -1,13 +1,15 @@
-/* The core `e2e` Lua module and the seams the host and later bindings use.
+/* The core `e2e` Lua module and the seams the host and the other bindings
+ * use.
  *
  * - The host describes itself with struct abx_e2e_host (config, output
  *   sink, session-fixture provider) and calls abx_bindings_open() on every
  *   new lua_State; `require "e2e"` then yields the DSL (prelude.lua).
  * - Deadlines and interrupts: abx_region_* (e2e_region.c). Every state gets
  *   a permanent count hook; core.region() arms a deadline around a call.
- * - C fixtures: abx_fixture_c_register() (e2e_cfixture.c). A later binding
- *   (the sandbox module) registers base_sandbox etc. here; tests request
- *   them by parameter name exactly like Lua fixtures. */
+ * - C fixtures: abx_fixture_c_register() (e2e_cfixture.c): fixtures
+ *   written in C, which tests request by parameter name exactly like Lua
+ *   fixtures. The built-in fixtures (base_sandbox etc.) are Lua
+ *   (fixtures.lua); only the self-test fixture is registered in C. */
 #ifndef ABX_LUA_E2E_H
 #define ABX_LUA_E2E_H
 
@@ -50,7 +52,7 @@ struct abx_e2e_host {
     const char *default_user;  /* E2E_DEFAULT_USER (user) */
     int local_platform;        /* --local: abx-local started for the run */
 };
-/* The host description of L (raises if none). */
+/* The host description of L (raises if none; e2e_host.c). */
 const struct abx_e2e_host *abx_e2e_host_of(lua_State *L);
 
 /* Process-wide registrations of every binding (C fixtures); call once at
@@ -58,8 +60,8 @@ const struct abx_e2e_host *abx_e2e_host_of(lua_State *L);
 void abx_bindings_init(int selftest);
 
 /* Opens the standard libraries and preloads every binding module
- * (`e2e` today; the sandbox modules later). h must outlive L. Raises on
- * failure: call it inside lua_pcall. */
+ * (`e2e`, `e2e.sandbox`, ...: the list in bindings.c). h must outlive L.
+ * Raises on failure: call it inside lua_pcall. */
 void abx_bindings_open(lua_State *L, const struct abx_e2e_host *h);
 
 /* Loads embedded Lua source src (a static array) as chunk name, from this
@@ -92,7 +94,6 @@ int luaopen_e2e_fixtures(lua_State *L);
 void abx_e2e_add_secret(lua_State *L, const char *s, size_t len);
 
 /* ---- deadlines and interrupts (e2e_region.c) -------------------------- */
-#define ABX_ERROR_MT "e2e.Error"  /* registry name of the error metatable */
 
 /* Allocator with a process-wide ceiling (e2e_alloc.c); 0 = none. */
 void abx_alloc_set_limit(size_t bytes);
@@ -113,7 +114,7 @@ int abx_region_interruptible(void);
  * instruction); returns otherwise. For C calls that were cut short. */
 void abx_region_check(lua_State *L);
 /* Lua: core.region(budget_or_nil, interruptible, fn, ...) ->
- *   true, ... | false, errtable{kind, message, traceback} */
+ *   true, ... | false, error value (e2e_error.h) with its traceback */
 int abx_region_l(lua_State *L);
 /* Lua: core.sleep(seconds); returns early on an interrupt or deadline. */
 int abx_region_sleep_l(lua_State *L);
@@ -123,13 +124,6 @@ int abx_region_sleep_l(lua_State *L);
  * the status returned. */
 int abx_region_call(lua_State *L, int nargs, double budget,
                     int interruptible);
-/* Error-table helpers for C: the kind and message of the value at idx
- * (never NULL; valid while the value stays on the stack). */
-const char *abx_error_kind(lua_State *L, int idx);
-const char *abx_error_message(lua_State *L, int idx);
-/* Pushes an error value {kind=, message=} with the error metatable. */
-void abx_error_push(lua_State *L, const char *kind, const char *msg);
-
 /* ---- C fixtures (e2e_cfixture.c) -------------------------------------- */
 enum abx_scope { ABX_SCOPE_TEST = 1, ABX_SCOPE_FILE = 2, ABX_SCOPE_SESSION = 3 };
 

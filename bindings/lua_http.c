@@ -6,7 +6,7 @@
  * gives (plus curl's Host, Accept and User-Agent): no API key, no envd
  * access token, no routing headers, so a test can prove that a URL works
  * on its own. Non-2xx answers are returned; transport failures raise a
- * SandboxError (Connection, Timeout), as sbx:http does.
+ * Connection or Timeout error (e2e_error.h), as sbx:http does.
  *
  * The request-header and reply-header helpers here are shared with
  * sbx:http (lua_sbxhttp.c). */

@@ -1,6 +1,6 @@
 /* Module e2e.json: a strict JSON codec for test code (docs/lua-api.md,
- * "e2e.json"): the module, json.null and object marks, and encode (decode:
- * lua_json_decode.c).
+ * "e2e.json"): the module and encode (decode: lua_json_decode.c; json.null
+ * and the object marks both use: lua_json_marks.c).
  *
  * encode is written by hand into a capped buffer, for what cJSON's
  * printer cannot do: int64 integers, round-trip floats, sorted keys,
@@ -21,24 +21,6 @@
 #include "lua_json.h"
 #include "lua_util.h"
 #include "utf8.h"
-
-const char abx_json_null = 0;
-/* Registry key of the weak set of tables json.object() marked. */
-static const char json_objects_key = 0;
-
-void abx_json_push_objects(lua_State *L)
-{
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &json_objects_key) == LUA_TTABLE)
-        return;
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &json_objects_key);
-}
 
 /* ======================================================================
  * encode

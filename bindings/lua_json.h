@@ -8,7 +8,7 @@
 /* Returns the module table {decode, encode, null, object, is_object}. */
 int luaopen_e2e_json(lua_State *L);
 
-/* ---- shared by lua_json.c and lua_json_decode.c ---------------------- */
+/* ---- shared by lua_json.c, lua_json_decode.c, lua_json_marks.c ------- */
 #define ABX_JSON_MAX_DEPTH 200
 #define ABX_JSON_MAX_SIZE ((size_t)64 * 1024 * 1024)
 /* Its address is json.null (a light userdata): unique, equal to itself in

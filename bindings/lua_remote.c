@@ -1,9 +1,10 @@
 /* Module e2e.remote: runs the embedded remote.lua (the binding is Lua on
  * top of e2e.sandbox and e2e.json) with the embedded Python runner
- * (remote_runner.py) as its argument. */
+ * (remote_runner.py) and the error metatable as its arguments. */
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_error.h"
 #include "lua_e2e.h"
 #include "lua_remote.h"
 
@@ -20,6 +21,7 @@ int luaopen_e2e_remote(lua_State *L)
         return lua_error(L);
     lua_pushlstring(L, (const char *)abx_remote_runner_py,
                     abx_remote_runner_py_len);
-    lua_call(L, 1, 1);
+    abx_error_mt(L);  /* RemoteError has the one error shape */
+    lua_call(L, 2, 1);
     return 1;
 }

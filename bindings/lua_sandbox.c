@@ -19,56 +19,6 @@
 #define UV_FILES 2
 
 /* ---- the sandbox userdata -------------------------------------------- */
-const struct abx_sandbox_info *abx_lsandbox_info(struct abx_lsandbox *s)
-{
-    return s->t ? &s->t->info : &s->own;
-}
-
-/* Raises once __gc has run (a test can call getmetatable(sbx).__gc): the
- * endpoint and its token are gone, so every call would fail obscurely. */
-static void check_open(lua_State *L, const struct abx_lsandbox *s)
-{
-    if (s->closed)
-        luaL_error(L, "sandbox handle is closed");
-}
-
-static int is_killed(const struct abx_lsandbox *s)
-{
-    return s->killed || (s->t && !s->t->alive);
-}
-
-int abx_lsandbox_killed(const struct abx_lsandbox *s)
-{
-    return is_killed(s);
-}
-
-/* Rebuilds the envd endpoint when the tracked record changed since it
- * was built (another handle's connect refreshed the tokens). */
-static void sync_endpoint(lua_State *L, struct abx_lsandbox *s)
-{
-    struct abx_err err;
-
-    if (!s->t || s->gen == s->t->gen)
-        return;
-    abx_endpoint_free(&s->envd);
-    if (abx_endpoint_init(&s->envd, abx_lsandbox_platform(L), &s->t->info,
-                          ABX_ENVD_PORT, &err) != 0)
-        abx_lerr_raise(L, &err);
-    s->gen = s->t->gen;
-}
-
-struct abx_lsandbox *abx_lsandbox_check(lua_State *L, int idx)
-{
-    struct abx_lsandbox *s = luaL_checkudata(L, idx, ABX_SANDBOX_MT);
-
-    check_open(L, s);
-    if (is_killed(s))
-        luaL_error(L, "sandbox %s was killed", abx_lsandbox_info(s)->sandbox_id);
-    sync_endpoint(L, s);
-    abx_track_touch(s->t);
-    return s;
-}
-
 static struct abx_lsandbox *sbx_new(lua_State *L)
 {
     struct abx_lsandbox *s = lua_newuserdatauv(L, sizeof *s, 2);
@@ -450,10 +400,9 @@ static int m_info(lua_State *L)
  * killed sandbox instead of raising: NULL (false pushed) then. */
 static struct abx_lsandbox *unless_killed(lua_State *L)
 {
-    struct abx_lsandbox *s = luaL_checkudata(L, 1, ABX_SANDBOX_MT);
+    struct abx_lsandbox *s = abx_lsandbox_check_open(L, 1);
 
-    check_open(L, s);
-    if (!is_killed(s))
+    if (!abx_lsandbox_killed(s))
         return s;
     lua_pushboolean(L, 0);
     return NULL;
@@ -499,7 +448,7 @@ static int m_is_running(lua_State *L)
 
     if (!s)
         return 1;
-    sync_endpoint(L, s);
+    abx_lsandbox_sync(L, s);
     abx_track_touch(s->t);
     rc = abx_envd_health(&s->envd, &err);
     if (rc < 0 && err.cls == ABX_E_NOT_FOUND)

@@ -18,7 +18,6 @@
 #define ABX_FILES_MT "e2e.Files"
 #define ABX_CMDHANDLE_MT "e2e.CommandHandle"
 #define ABX_WATCHER_MT "e2e.Watcher"
-#define ABX_SBXERR_MT "e2e.SandboxError"
 
 /* The userdata behind every Lua sandbox handle. The tracked record lives
  * as long as the process (track.h), so a handle that outlives its scope
@@ -36,17 +35,30 @@ struct abx_lsandbox {
                                      closed") */
 };
 
+/* ---- the sandbox type (lua_sbxtype.c) -------------------------------- */
 /* The sandbox at idx; raises (misuse) if it is not one, or was killed
  * ("sandbox <id> was killed"). Marks it as used by the current test (so a
  * failure names it, and --keep-failed keeps it). */
 struct abx_lsandbox *abx_lsandbox_check(lua_State *L, int idx);
+/* The same without the killed check (kill, is_running answer false). */
+struct abx_lsandbox *abx_lsandbox_check_open(lua_State *L, int idx);
+/* Rebuilds its envd endpoint if another handle's connect brought new
+ * tokens; raises on failure. */
+void abx_lsandbox_sync(lua_State *L, struct abx_lsandbox *s);
+/* The sandbox in user value 1 of the userdata at idx (sbx.commands,
+ * sbx.files, a command handle, a watcher): checked alive (else raises
+ * "sandbox <id> was killed") and touched by the current test. */
+struct abx_lsandbox *abx_lowner(lua_State *L, int idx);
+/* 1 when that sandbox was killed (no raise): a handle that outlived its
+ * sandbox lets its stream go before abx_lowner raises, not at __gc. */
+int abx_lowner_killed(lua_State *L, int idx);
 /* 1 when it was killed (through any handle or by its scope); no raise. */
 int abx_lsandbox_killed(const struct abx_lsandbox *s);
 /* Its info (tracked or own). */
 const struct abx_sandbox_info *abx_lsandbox_info(struct abx_lsandbox *s);
 
-/* Pushes an error value {class=, message=, status=, code=} with
- * metatable ABX_SBXERR_MT (__tostring "<class>: <message>"). */
+/* Pushes an error value {class=, message=, status=, code=} (the one
+ * shape, e2e_error.h). */
 void abx_lerr_push(lua_State *L, const struct abx_err *e);
 /* Pushes it and raises it (never returns). A Timeout/Canceled error that
  * came from the test's deadline or an interrupt raises the runner's own

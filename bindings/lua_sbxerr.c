@@ -8,38 +8,14 @@
 #include <lua.h>
 
 #include "http.h"
+#include "e2e_error.h"
 #include "lua_e2e.h"
 #include "lua_sandbox.h"
 
-/* ---- error values ----------------------------------------------------- */
-static int err_tostring(lua_State *L)
-{
-    const char *cls, *msg;
-
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_getfield(L, 1, "class");
-    lua_getfield(L, 1, "message");
-    cls = lua_tostring(L, -2);
-    msg = lua_tostring(L, -1);
-    lua_pushfstring(L, "%s: %s", cls ? cls : "Sandbox", msg ? msg : "");
-    return 1;
-}
-
-static void push_err_mt(lua_State *L)
-{
-    if (luaL_newmetatable(L, ABX_SBXERR_MT)) {
-        lua_pushcfunction(L, err_tostring);
-        lua_setfield(L, -2, "__tostring");
-    }
-}
-
+/* ---- error values (e2e_error.h) -------------------------------------- */
 void abx_lerr_push(lua_State *L, const struct abx_err *e)
 {
-    lua_createtable(L, 0, 4);
-    lua_pushstring(L, abx_errclass_name(e->cls));
-    lua_setfield(L, -2, "class");
-    lua_pushstring(L, e->message);
-    lua_setfield(L, -2, "message");
+    abx_error_push(L, abx_errclass_name(e->cls), e->message);
     if (e->status) {
         lua_pushinteger(L, e->status);
         lua_setfield(L, -2, "status");
@@ -48,8 +24,6 @@ void abx_lerr_push(lua_State *L, const struct abx_err *e)
         lua_pushstring(L, e->code);
         lua_setfield(L, -2, "code");
     }
-    push_err_mt(L);
-    lua_setmetatable(L, -2);
 }
 
 int abx_lerr_raise(lua_State *L, const struct abx_err *e)

@@ -169,27 +169,6 @@ int abx_lpcall_bytes(lua_State *L, int fn_idx, const char *p, size_t n)
     return lua_pcall(L, 3, 0, 0);
 }
 
-struct abx_lsandbox *abx_lowner(lua_State *L, int idx)
-{
-    struct abx_lsandbox *s;
-
-    lua_getiuservalue(L, idx, 1);
-    s = abx_lsandbox_check(L, -1);
-    lua_pop(L, 1);  /* still anchored by the userdata at idx */
-    if (s->t)
-        abx_track_touch(s->t);
-    return s;
-}
-
-int abx_lowner_killed(lua_State *L, int idx)
-{
-    struct abx_lsandbox *s;
-
-    lua_getiuservalue(L, idx, 1);
-    s = luaL_testudata(L, -1, ABX_SANDBOX_MT);
-    lua_pop(L, 1);
-    return s && abx_lsandbox_killed(s);
-}
 
 /* ---- sub-objects ------------------------------------------------------ */
 static int lsub_tostring(lua_State *L)

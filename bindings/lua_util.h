@@ -56,15 +56,6 @@ void abx_lset_jstring(lua_State *L, const cJSON *o, const char *name,
  * status; the error value is left on top when it is not LUA_OK. */
 int abx_lpcall_bytes(lua_State *L, int fn_idx, const char *p, size_t n);
 
-/* ---- the sandbox behind a sub-object ----------------------------------- */
-struct abx_lsandbox;
-/* The sandbox in user value 1 of the userdata at idx (sbx.commands,
- * sbx.files, a command handle, a watcher): checked alive (else raises
- * "sandbox <id> was killed") and touched by the current test. */
-struct abx_lsandbox *abx_lowner(lua_State *L, int idx);
-/* 1 when that sandbox was killed (no raise): a handle that outlived its
- * sandbox lets its stream go before abx_lowner raises, not at __gc. */
-int abx_lowner_killed(lua_State *L, int idx);
 
 /* ---- sub-objects of a sandbox (sbx.commands, sbx.files) --------------- */
 struct abx_lsub {

@@ -485,15 +485,15 @@ resolve = function(name, chain, requester)
   local def = fixture_def(name)
   if not def then
     local known = sorted_keys(fixtures)
-    error(mkerr("error", sfmt("fixture '%s' not found%s (available: %s)", name,
+    error(mkerr("Error", sfmt("fixture '%s' not found%s (available: %s)", name,
       requester and (" (requested by fixture '" .. requester.name .. "')") or "",
       #known > 0 and tconcat(known, ", ") or "none")), 0)
   end
   if requester and SCOPES[def.scope] < SCOPES[requester.scope] then
-    error(mkerr("error", sfmt("scope mismatch: %s fixture '%s' requests %s fixture '%s'",
+    error(mkerr("Error", sfmt("scope mismatch: %s fixture '%s' requests %s fixture '%s'",
       requester.scope, requester.name, def.scope, name)), 0)
   end
-  if chain[name] then error(mkerr("error", "fixture dependency cycle through '" .. name .. "'"), 0) end
+  if chain[name] then error(mkerr("Error", "fixture dependency cycle through '" .. name .. "'"), 0) end
   if def.scope ~= "test" then
     local cached = values[def.scope][name]
     if cached ~= nil then
@@ -516,13 +516,13 @@ resolve = function(name, chain, requester)
     -- same way for every test of its scope, without a second attempt (one
     -- missing template is one create, not one per test). A deadline or an
     -- interrupt belongs to the test that met it and is not kept.
-    local kind = type(v) == "table" and v.kind
+    local class = type(v) == "table" and v.class
     -- Its skip has one location for all of them (the fixture's, or the
     -- file's for a built-in one), so -r s counts them as one line.
-    if kind == "skip" and def.scope ~= "test" and not v.where then
+    if class == "Skipped" and def.scope ~= "test" and not v.where then
       v.where = def.where or sfmt("%s (fixture %s)", file_id, name)
     end
-    if def.scope ~= "test" and kind ~= "timeout" and kind ~= "interrupt" then
+    if def.scope ~= "test" and class ~= "TestTimeout" and class ~= "Interrupted" then
       values[def.scope][name] = { err = v }
       -- the same failure for the rest of its scope: a rerun cannot pass
       if type(v) == "table" then v.fixture_scope = def.scope end
@@ -557,7 +557,7 @@ local function run_stack(stack, budget, errors)
     current_stack = stack   -- a finalizer may defer more work
     local ok, err = core.region(budget, false, fin.fn)
     current_stack = saved
-    if not ok then errors[#errors + 1] = { message = err.message, traceback = err.traceback, kind = err.kind } end
+    if not ok then errors[#errors + 1] = { message = core.error_text(err), traceback = err.traceback, class = err.class } end
   end
 end
 
@@ -648,7 +648,8 @@ local function clean_tb(tb)
 end
 
 local function errtext(e)
-  return e.message, clean_tb(e.traceback) or e.message
+  local text = core.error_text(e)
+  return text, clean_tb(e.traceback) or text
 end
 
 -- Runs tests[i]; returns the main result and, when finalizers failed, a
@@ -716,9 +717,9 @@ function M._run(i)
   else
     r.message, r.longrepr = errtext(err)
     r.no_rerun = err.fixture_scope ~= nil or nil
-    if err.kind == "interrupt" then
+    if err.class == "Interrupted" then
       r.outcome = "interrupted"
-    elseif err.kind == "skip" then
+    elseif err.class == "Skipped" then
       r.outcome, r.reason, r.skip_loc = "skipped", err.message, err.where
       r.longrepr = nil
     elseif phase == "call" and t.known_issue and not (t.ki_raises
@@ -726,7 +727,7 @@ function M._run(i)
       r.outcome, r.reason = "xfailed", t.known_issue
     elseif phase == "setup" then
       r.outcome = "error"
-    elseif err.kind == "failed" or err.kind == "timeout" then
+    elseif err.class == "Failed" or err.class == "TestTimeout" then
       r.outcome = "failed"
     else
       r.outcome = "error"
@@ -774,7 +775,7 @@ function M._finish_script() current_stack = nil; return finish_scope("session") 
 -- Session state side: resolve (once) and return a session fixture's value.
 function M._session_get(name)
   local def = fixtures[name]
-  if not def or def.scope ~= "session" then error(mkerr("error", "no session fixture '" .. name .. "'"), 0) end
+  if not def or def.scope ~= "session" then error(mkerr("Error", "no session fixture '" .. name .. "'"), 0) end
   local v = resolve(name, {}, nil)
   return v
 end

@@ -7,11 +7,12 @@
 --
 -- Each call creates its own sandbox through sandbox.create (tagged, in the
 -- ledger, owned by the current scope), writes our runner (runner.py,
--- embedded from remote_runner.py and passed in as `...`), the source, the
+-- embedded from remote_runner.py and passed in as `...` with the error
+-- metatable), the source, the
 -- files and the arguments, runs `python3 runner.py <entry>`, reads the
 -- result file and kills the sandbox on every path. Values cross as tagged
 -- JSON (remote_runner.py's docstring).
-local RUNNER = ...
+local RUNNER, ERROR_MT = ...
 local sandbox = require "e2e.sandbox"
 local json = require "e2e.json"
 
@@ -118,16 +119,13 @@ end
 ---------------------------------------------------------------------------
 -- Errors
 ---------------------------------------------------------------------------
-local RemoteError = {
-  __name = "e2e.RemoteError",
-  __tostring = function(e) return sfmt("RemoteError: %s: %s", e.name, e.message) end,
-}
-M.RemoteError = RemoteError
-
+-- One shape with every e2e error (bindings/e2e_error.h): tostring reads
+-- "RemoteError: <name>: <message>"; .traceback is left to the runner (the
+-- Lua side's), the Python side's is .remote_traceback.
 local function remote_error(name, message, traceback, r)
   return setmetatable({ class = "RemoteError", name = name, message = message,
-    traceback = traceback or "", stdout = r and r.stdout or "",
-    stderr = r and r.stderr or "" }, RemoteError)
+    remote_traceback = traceback or "", stdout = r and r.stdout or "",
+    stderr = r and r.stderr or "" }, ERROR_MT)
 end
 
 ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 /* Configuration: environment, then tests-lua/.env, .env, client-sdk/.env
- * (DESIGN.md). Credentials go into the masker before anything is printed. */
+ * (README.md "Credentials and `.env`"). Credentials go into the masker
+ * before anything is printed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,7 @@
 
 #include <lauxlib.h>
 
+#include "e2e_error.h"
 #include "host.h"
 #include "out.h"
 
@@ -14,7 +15,7 @@ static const char EXIT_GUARD[] =
     "os.exit = function(code)\n"
     "  if code == nil or code == true then code = 0\n"
     "  elseif code == false then code = 1 end\n"
-    "  error(setmetatable({kind = 'exit', code = math.tointeger(code) or 1,\n"
+    "  error(setmetatable({class = 'Exit', code = math.tointeger(code) or 1,\n"
     "    message = 'os.exit(' .. tostring(code) .. ')'}, Err), 0)\n"
     "end\n"
     "setmetatable(_G, nil)\n";
@@ -84,12 +85,12 @@ int abx_exec_main(const struct abx_opts *o)
     script_scope(L, "_begin_script", NULL);
     status = abx_region_call(L, o->nscript_args, o->timeout, 1);
     if (status != LUA_OK) {
-        const char *kind = abx_error_kind(L, -1);
-        if (strcmp(kind, "exit") == 0) {
+        const char *cls = abx_error_class(L, -1);
+        if (strcmp(cls, ABX_ERR_EXIT) == 0) {
             lua_getfield(L, -1, "code");
             code = (int)lua_tointeger(L, -1);
             lua_pop(L, 1);
-        } else if (strcmp(kind, "interrupt") == 0) {
+        } else if (strcmp(cls, ABX_ERR_INTERRUPTED) == 0) {
             abx_out_puts(ABX_OUT_STDERR, "abx-e2e exec: interrupted\n");
             code = ABX_EXIT_INTERRUPTED;
         } else {

@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "e2e_error.h"
 #include "host.h"
 #include "out.h"
 
@@ -163,9 +164,9 @@ static int run_chunk(lua_State *L, const char *path, char *err,
         snprintf(err, errlen, "%s", lua_tostring(L, -1));
         rc = -1;
     } else if (abx_region_call(L, 0, abx_host.timeout, 1) != LUA_OK) {
-        const char *kind = abx_error_kind(L, -1);
-        rc = strcmp(kind, "interrupt") == 0 ? -2 : -1;
-        if (strcmp(kind, "timeout") == 0)  /* no test runs yet: say what */
+        const char *cls = abx_error_class(L, -1);
+        rc = strcmp(cls, ABX_ERR_INTERRUPTED) == 0 ? -2 : -1;
+        if (strcmp(cls, ABX_ERR_TEST_TIMEOUT) == 0)  /* no test yet: say what */
             snprintf(err, errlen, "Timeout: loading %s took longer than "
                      "%g s (--timeout)", path, abx_host.timeout);
         else

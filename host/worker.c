@@ -20,6 +20,7 @@
 #include <lauxlib.h>
 
 #include "chan.h"
+#include "e2e_error.h"
 #include "host.h"
 #include "jsonutil.h"
 #include "out.h"
@@ -181,35 +182,35 @@ static lua_State *session_for(const char *dir, char *err, size_t errlen)
     return S;
 }
 
-static void raise_in(lua_State *L, const char *kind, const char *msg)
+static void raise_in(lua_State *L, const char *cls, const char *msg)
 {
-    abx_error_push(L, kind, msg);
+    abx_error_push(L, cls, msg);
     lua_error(L);
 }
 
 static void session_fixture(void *ud, lua_State *L, const char *name)
 {
-    char err[1024] = "", kind[32] = "error";
+    char err[1024] = "", cls[64] = ABX_ERR_ERROR;
     lua_State *S = session_for(g_dir, err, sizeof err);
 
     (void)ud;
     if (!S)
-        raise_in(L, "error", err);
+        raise_in(L, ABX_ERR_ERROR, err);
     abx_lstate_module(S);
     lua_getfield(S, -1, "_session_get");
     lua_remove(S, -2);
     lua_pushstring(S, name);
     if (abx_region_call(S, 1, 0, 1) != LUA_OK) {
-        snprintf(kind, sizeof kind, "%s", abx_error_kind(S, -1));
+        snprintf(cls, sizeof cls, "%s", abx_error_class(S, -1));
         snprintf(err, sizeof err, "%s", abx_error_message(S, -1));
         lua_settop(S, 0);
-        raise_in(L, kind, err);
+        raise_in(L, cls, err);
     }
     if (abx_lua_copy(S, -1, L, err, sizeof err) != 0) {
         char msg[1200];
         lua_settop(S, 0);
         snprintf(msg, sizeof msg, "session fixture '%s': %s", name, err);
-        raise_in(L, "error", msg);
+        raise_in(L, ABX_ERR_ERROR, msg);
     }
     lua_settop(S, 0);
 }

@@ -48,7 +48,7 @@ out=build-fuzz
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer $san
         $(for d in runtime/*/; do printf -- '-I%s ' "${d%/}"; done)
-        -Itests/fuzz $(pkg-config --cflags libcjson libcrypto)"
+        -Itests/fuzz -Itests/lib $(pkg-config --cflags libcjson libcrypto)"
 libs="$(pkg-config --libs libcjson libcrypto libcurl) -lpthread -lm"
 mkdir -p "$out/obj"
 

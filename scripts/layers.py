@@ -35,12 +35,24 @@ LAYERS = {
 DEFINED = set("TDBRCGSVWu")
 
 
+def source_gone(obj):
+    """An object whose source was deleted or renamed (left behind in a
+    build dir that was not cleaned) must not count: its depfile names it."""
+    try:
+        with open(obj + ".d") as f:
+            head = f.read(8192).split(":", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    src = next((w for w in head if w != "\\"), None)
+    return src is not None and not os.path.exists(src)
+
+
 def objects(build, folder):
     root = os.path.join(build, folder)
     found = []
     for dirpath, _, files in os.walk(root):
         found += [os.path.join(dirpath, f) for f in files if f.endswith(".o")]
-    return sorted(found)
+    return sorted(o for o in found if not source_gone(o))
 
 
 def symbols(obj):

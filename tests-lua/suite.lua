@@ -5,22 +5,6 @@ local expect = e2e.expect
 
 local M = {}
 
--- Calls fn(...) and returns the error value it raised; the test fails
--- when the call returns normally instead.
-function M.catch(fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then e2e.fail("expected an error, the call returned normally") end
-  return err
-end
-
--- Calls fn(...), which must raise a SandboxError of `class`; returns it.
-function M.raises(class, fn, ...)
-  local err = M.catch(fn, ...)
-  expect(type(err), "error value type (" .. tostring(err) .. ")"):eq("table")
-  expect(err.class, "error class of: " .. tostring(err)):eq(class)
-  return err
-end
-
 -- A shell word for any string (single quotes, embedded ones escaped).
 function M.sh_quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"

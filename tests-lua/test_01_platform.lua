@@ -1,8 +1,8 @@
--- Issue 5, row test_01_platform: the control plane as a client first meets
--- it. Auth with a valid key (list works, this file's sandbox is listed);
--- an invalid, empty or malformed key gives Authentication (401) without
--- the key in the message; sandbox list (metadata filter, state filter,
--- pagination, the fixture's sandbox with its template and metadata);
+-- The control plane as a client first meets it. Auth with a valid key
+-- (list works, this file's sandbox is listed); an invalid, empty or
+-- malformed key gives Authentication (401) without the key in the message;
+-- sandbox list (metadata filter, state filter, pagination, the fixture's
+-- sandbox with its template and metadata);
 -- error mapping (unknown sandbox -> NotFound / kill false, bad template ->
 -- an error naming it, timeout above the platform's 24 h -> InvalidArgument).
 -- Fixtures: base_sandbox (file scope), sandbox_factory.
@@ -45,7 +45,7 @@ end
 
 -- The error of list{api_key = key}: Authentication, 401, key not quoted.
 local function expect_auth_error(key)
-  local err = suite.raises("Authentication", sandbox.list, { api_key = key })
+  local err = expect(function() return sandbox.list({ api_key = key }) end):raises("Authentication")
   expect(err.status, "HTTP status"):eq(401)
   if #key > 0 then
     expect(err.message:find(key, 1, true), "key echoed in the message"):is_nil()
@@ -83,7 +83,9 @@ describe("auth", function()
   end)
 
   test("a key with a line break is refused before any request", { platform = true }, function()
-    local err = suite.catch(sandbox.list, { api_key = "e2b_abc\r\nX-Evil: 1" })
+    local err = expect(function()
+      return sandbox.list({ api_key = "e2b_abc\r\nX-Evil: 1" })
+    end):raises()
     expect(type(err)):eq("string")
     expect(err):contains("option 'api_key': contains a line break")
     expect(err:find("X-Evil", 1, true)):is_nil()
@@ -152,7 +154,7 @@ end)
 describe("error mapping", function()
   test("connect to an unknown sandbox raises NotFound naming it", { platform = true }, function()
     local id = unknown_id()
-    local err = suite.raises("NotFound", sandbox.connect, id)
+    local err = expect(function() return sandbox.connect(id) end):raises("NotFound")
     expect(err.status):eq(404)
     expect(err.message):contains(id)
   end)
@@ -163,7 +165,9 @@ describe("error mapping", function()
 
   test("an unknown template is NotFound naming the template", function(sandbox_factory)
     local name = suite.unique("no-such-template")
-    local err = suite.raises("NotFound", sandbox_factory, { template = name })
+    local err = expect(function()
+      return sandbox_factory({ template = name })
+    end):raises("NotFound")
     expect(err.status):eq(404)
     if e2e.has("e2b-messages") then
       expect(err.message):contains(name)
@@ -173,7 +177,9 @@ describe("error mapping", function()
 
   test("a timeout above 24 hours is InvalidArgument", function(sandbox_factory)
     for _, t in ipairs { 86401, 2592000 } do
-      local err = suite.raises("InvalidArgument", sandbox_factory, { timeout = t })
+      local err = expect(function()
+        return sandbox_factory({ timeout = t })
+      end):raises("InvalidArgument")
       expect(err.status):eq(400)
       if e2e.has("e2b-messages") then expect(err.message:lower()):contains("timeout") end
     end
@@ -181,7 +187,7 @@ describe("error mapping", function()
 
   test("a timeout out of the client's range is refused before any request", function(sandbox_factory)
     for _, t in ipairs { 0, -1, 2592001 } do
-      local err = suite.catch(sandbox_factory, { timeout = t })
+      local err = expect(function() return sandbox_factory({ timeout = t }) end):raises()
       expect(type(err)):eq("string")
       expect(err):contains("out of range")
     end

@@ -1,4 +1,4 @@
--- Issue 5, row test_02_lifecycle: create / connect / info / list / kill;
+-- The sandbox lifecycle: create / connect / info / list / kill;
 -- kill twice; set_timeout extends and shortens (end_at moves); connect
 -- never shortens; metadata tagging in info and list filters (caller's
 -- metadata kept, e2e / e2e_test added, a forged e2e overwritten);
@@ -107,7 +107,7 @@ describe("lifecycle", function()
     e2e.eventually(function() return listed(id, { probe = probe }) == nil end,
       { timeout = 30, message = "killed sandbox no longer listed" })
     -- Killed for the platform too, not only for this handle.
-    local err = suite.raises("NotFound", sandbox.connect, id)
+    local err = expect(function() return sandbox.connect(id) end):raises("NotFound")
     expect(err.message):contains(id)
   end)
 
@@ -124,7 +124,9 @@ describe("lifecycle", function()
     local sbx = sandbox_factory {}
     local id = sbx.id
     expect(sandbox.kill(id)):eq(true)
-    local err = suite.raises("NotFound", sandbox.connect, id, { timeout = 60 })
+    local err = expect(function()
+      return sandbox.connect(id, { timeout = 60 })
+    end):raises("NotFound")
     expect(err.status):eq(404)
   end)
 end)
@@ -179,7 +181,7 @@ describe("timeouts", function()
       return not sbx:is_running() and listed(id, { probe = probe }) == nil
     end, { timeout = sandbox.short_ttl + 90, interval = 1,
            message = "sandbox gone after its TTL" })
-    suite.raises("NotFound", sandbox.connect, id)
+    expect(function() return sandbox.connect(id) end):raises("NotFound")
   end)
 
   test("shorten then lengthen keeps it alive past the short one", {

@@ -1,8 +1,8 @@
--- Issue 5, row test_03_commands: commands.run and run_code; exit codes and
--- the CommandExit error; stdout/stderr separation and large output; special
+-- Commands in a sandbox: commands.run and run_code; exit codes and the
+-- CommandExit error; stdout/stderr separation and large output; special
 -- characters and invalid UTF-8; cwd, envs, user; command timeout;
 -- background processes (wait, kill, stdin, close stdin); process list;
--- connect by pid; signals. Depth: runner-semantics.md 5.4 A.
+-- connect by pid; signals. Depth: that of E2B's own SDK tests of commands.
 -- Fixtures: base_sandbox (+ workdir), code_sandbox, sandbox_factory (envs
 -- at create).
 local e2e = require "e2e"
@@ -17,7 +17,7 @@ local NO_PID = 999999
 
 -- Runs cmd in sbx and returns the CommandExit error it must raise.
 local function run_fails(sbx, cmd, opts)
-  return suite.raises("CommandExit", sbx.commands.run, sbx.commands, cmd, opts)
+  return expect(function() return sbx.commands:run(cmd, opts) end):raises("CommandExit")
 end
 
 -- The running process with this pid in commands:list(), or nil.
@@ -175,8 +175,9 @@ describe("cwd, envs and user", function()
 
   test("a missing cwd is an error naming it", function(base_sandbox, workdir)
     local missing = workdir .. "/no/such/dir"
-    local e = suite.raises("InvalidArgument", base_sandbox.commands.run,
-      base_sandbox.commands, "pwd", { cwd = missing })
+    local e = expect(function()
+      return base_sandbox.commands:run("pwd", { cwd = missing })
+    end):raises("InvalidArgument")
     expect(e.message):contains(missing)
     if e2e.has("e2b-messages") then expect(e.message):contains("does not exist") end
   end)
@@ -225,8 +226,9 @@ describe("cwd, envs and user", function()
   end)
 
   test("an unknown user is refused naming it", function(base_sandbox)
-    local e = suite.raises("Authentication", base_sandbox.commands.run,
-      base_sandbox.commands, "whoami", { user = "nobody_e2e" })
+    local e = expect(function()
+      return base_sandbox.commands:run("whoami", { user = "nobody_e2e" })
+    end):raises("Authentication")
     expect(e.message):contains("nobody_e2e")
   end)
 end)
@@ -234,8 +236,8 @@ end)
 describe("timeout", function()
   test("a command longer than its timeout raises Timeout", function(base_sandbox)
     local m = suite.unique("to")
-    suite.raises("Timeout", base_sandbox.commands.run, base_sandbox.commands,
-      "sleep 30 # " .. m, { timeout = 2 })
+    expect(function() return base_sandbox.commands:run(
+      "sleep 30 # " .. m, { timeout = 2 }) end):raises("Timeout")
     -- envd ends it at the deadline (the client may give up first)
     e2e.eventually(function()
       for _, p in ipairs(base_sandbox.commands:list()) do
@@ -253,7 +255,7 @@ describe("timeout", function()
   test("a background command is killed at its timeout", function(base_sandbox)
     local h = base_sandbox.commands:run("echo started; sleep 30",
       { background = true, timeout = 2 })
-    suite.raises("Timeout", h.wait, h)
+    expect(function() return h:wait() end):raises("Timeout")
     e2e.eventually(function() return listed(base_sandbox, h.pid) == nil end,
       { timeout = 10 })
     expect(base_sandbox.commands:kill(h.pid)):eq(false)
@@ -272,8 +274,10 @@ describe("children holding the output", function()
 
   test("a child holding stdout keeps the command until its timeout", function(base_sandbox, workdir)
     local pidfile = workdir .. "/holder.pid"
-    suite.raises("Timeout", base_sandbox.commands.run, base_sandbox.commands,
-      "sleep 30 & echo $! > " .. q(pidfile) .. "; echo started", { timeout = 3 })
+    expect(function()
+      return base_sandbox.commands:run(
+        "sleep 30 & echo $! > " .. q(pidfile) .. "; echo started", { timeout = 3 })
+    end):raises("Timeout")
     local child = base_sandbox.files:read(pidfile):match("^(%d+)\n$")
     expect(child, "child pid"):truthy()
     -- the deadline ends the whole group, the child included
@@ -302,17 +306,17 @@ describe("background processes", function()
     expect(r.stdout):eq("bg\n")
     expect(r.stderr):eq("bgerr\n")
     h = base_sandbox.commands:run("echo partial; exit 7", { background = true })
-    local e = suite.raises("CommandExit", h.wait, h)
+    local e = expect(function() return h:wait() end):raises("CommandExit")
     expect(e.exit_code):eq(7)
     expect(e.stdout):eq("partial\n")
     -- after the end, wait gives the same outcome again
-    expect(suite.raises("CommandExit", h.wait, h).exit_code):eq(7)
+    expect(expect(function() return h:wait() end):raises("CommandExit").exit_code):eq(7)
   end)
 
   test("kill ends a background process", function(base_sandbox)
     local h = base_sandbox.commands:run("sleep 30", { background = true })
     expect(base_sandbox.commands:kill(h.pid)):eq(true)
-    local e = suite.raises("CommandExit", h.wait, h)
+    local e = expect(function() return h:wait() end):raises("CommandExit")
     expect(e.exit_code):eq(-1)
     expect(e.error):eq("signal: killed")
     expect(run_fails(base_sandbox, "kill -0 " .. h.pid).exit_code):eq(1)
@@ -324,7 +328,7 @@ describe("background processes", function()
       { background = true, timeout = 30 })
     e2e.eventually(function() return h.stdout == "ready\n" end, { timeout = 10 })
     expect(h:kill()):eq(true)
-    local e = suite.raises("CommandExit", h.wait, h)
+    local e = expect(function() return h:wait() end):raises("CommandExit")
     expect(e.exit_code):eq(-1)
     expect(e.stdout):eq("ready\n")
     expect(h:kill()):eq(false)
@@ -379,7 +383,7 @@ describe("background processes", function()
   test("stdin to a process started without stdin is refused", function(base_sandbox)
     local h = base_sandbox.commands:run("sleep 30", { background = true })
     e2e.defer(function() h:kill() end)
-    local e = suite.raises("Sandbox", h.send_stdin, h, "x")
+    local e = expect(function() return h:send_stdin("x") end):raises("Sandbox")
     if e2e.has("e2b-messages") then expect(e.message):contains("stdin not enabled") end
   end)
 
@@ -435,12 +439,12 @@ describe("process list and connect", function()
 
   test("connect to a non-existing pid raises NotFound", function(base_sandbox)
     local c = base_sandbox.commands
-    local e = suite.raises("NotFound", c.connect, c, NO_PID)
+    local e = expect(function() return c:connect(NO_PID) end):raises("NotFound")
     if e2e.has("e2b-messages") then
       expect(e.message):contains("process with pid " .. NO_PID .. " not found")
     end
-    suite.raises("NotFound", c.send_stdin, c, NO_PID, "x")
-    suite.raises("NotFound", c.close_stdin, c, NO_PID)
+    expect(function() return c:send_stdin(NO_PID, "x") end):raises("NotFound")
+    expect(function() return c:close_stdin(NO_PID) end):raises("NotFound")
   end)
 end)
 
@@ -458,7 +462,7 @@ describe("signals", function()
       { background = true, timeout = 30 })
     e2e.eventually(function() return h.stdout == "ready\n" end, { timeout = 10 })
     base_sandbox.commands:run("kill -TERM " .. h.pid)
-    local e = suite.raises("CommandExit", h.wait, h)
+    local e = expect(function() return h:wait() end):raises("CommandExit")
     expect(e.exit_code):eq(42)
     expect(e.stdout):eq("ready\ngot TERM\n")
   end)
@@ -471,7 +475,7 @@ describe("signals", function()
     expect(child, "child pid in " .. h.stdout):truthy()
     e2e.defer(function() base_sandbox.commands:run("kill -9 " .. child .. " || true") end)
     expect(h:kill()):eq(true)
-    local e = suite.raises("CommandExit", h.wait, h)
+    local e = expect(function() return h:wait() end):raises("CommandExit")
     expect(e.exit_code):eq(-1)
     expect(e.error):eq("signal: killed")
   end)

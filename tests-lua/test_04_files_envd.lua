@@ -1,9 +1,10 @@
--- Issue 5, row test_04_files_envd: write/read text and binary (all 256 byte
--- values); list with depth, stat, exists; make_dir (twice), rename, remove
--- (missing path); size boundaries (0, 1, 64 KiB and 1 MiB chunk edges, 10
+-- Files through envd: write/read text and binary (all 256 byte values);
+-- list with depth, stat, exists; make_dir (twice), rename, remove (missing
+-- path); size boundaries (0, 1, 64 KiB and 1 MiB chunk edges, 10
 -- MiB, 100 MiB e2e_slow); unicode and spaces in paths; reading a directory
 -- or a missing file; watch_dir events; signed URLs on a secure sandbox
--- (valid, expired, tampered, unsigned). Depth: runner-semantics.md 5.4 B.
+-- (valid, expired, tampered, unsigned). Depth: that of E2B's own SDK tests
+-- of the filesystem.
 -- Fixtures: base_sandbox + workdir; sandbox_factory{secure=true} for the
 -- signed URLs (reached with e2e.http, which sends no credential).
 local e2e = require "e2e"
@@ -128,12 +129,14 @@ describe("read and write", function()
   end)
 
   test("reading a directory is an invalid argument", function(base_sandbox, workdir)
-    local err = suite.raises("InvalidArgument", base_sandbox.files.read, base_sandbox.files, workdir)
+    local err = expect(function()
+      return base_sandbox.files:read(workdir)
+    end):raises("InvalidArgument")
     if e2e.has("e2b-messages") then expect(err.message):contains("directory") end
   end)
 
   test("reading a missing file is not found", function(base_sandbox, workdir)
-    suite.raises("NotFound", base_sandbox.files.read, base_sandbox.files, workdir .. "/nope.txt")
+    expect(function() return base_sandbox.files:read(workdir .. "/nope.txt") end):raises("NotFound")
   end)
 end)
 
@@ -219,8 +222,8 @@ describe("entries", function()
   end)
 
   test("list depth 0 is an invalid argument naming depth", function(base_sandbox, workdir)
-    local err = suite.raises("InvalidArgument", base_sandbox.files.list, base_sandbox.files,
-      workdir, { depth = 0 })
+    local err = expect(function() return base_sandbox.files:list(
+      workdir, { depth = 0 }) end):raises("InvalidArgument")
     expect(err.message):contains("depth")
   end)
 
@@ -260,7 +263,7 @@ describe("entries", function()
   end)
 
   test("stat of a missing path is not found", function(base_sandbox, workdir)
-    suite.raises("NotFound", base_sandbox.files.stat, base_sandbox.files, workdir .. "/missing")
+    expect(function() return base_sandbox.files:stat(workdir .. "/missing") end):raises("NotFound")
   end)
 
   test("stat of a symlink gives its target", function(base_sandbox, workdir)
@@ -304,8 +307,8 @@ describe("entries", function()
   end)
 
   test("rename of a missing path is not found", function(base_sandbox, workdir)
-    suite.raises("NotFound", base_sandbox.files.rename, base_sandbox.files,
-      workdir .. "/ghost", workdir .. "/ghost2")
+    expect(function() return base_sandbox.files:rename(
+      workdir .. "/ghost", workdir .. "/ghost2") end):raises("NotFound")
     expect(base_sandbox.files:exists(workdir .. "/ghost2")):eq(false)
   end)
 
@@ -388,18 +391,18 @@ describe("watch_dir", function()
   end)
 
   test("watching a missing directory is not found", function(base_sandbox, workdir)
-    suite.raises("NotFound", function()
+    expect(function()
       local w <close> = base_sandbox.files:watch_dir(workdir .. "/absent")
       w:next()
-    end)
+    end):raises("NotFound")
   end)
 
   test("watching a file raises an error naming it", function(base_sandbox, workdir)
     base_sandbox.files:write(workdir .. "/plain.txt", "p")
-    local err = suite.catch(function()
+    local err = expect(function()
       local w <close> = base_sandbox.files:watch_dir(workdir .. "/plain.txt")
       w:next()
-    end)
+    end):raises()
     expect(type(err), tostring(err)):eq("table")
     expect(err.class):eq("InvalidArgument")
     expect(err.message):contains("plain.txt")
@@ -562,12 +565,14 @@ while (1) {
 
   test("a server that never answers raises Timeout", function(base_sandbox, workdir)
     local url = serve(base_sandbox, workdir, 8432, "mute")
-    suite.raises("Timeout", http.request, { url = url, timeout = 2 })
+    expect(function() return http.request({ url = url, timeout = 2 }) end):raises("Timeout")
   end)
 
   test("a refused connection raises Connection", function()
     -- port 1 on loopback: nothing listens there on a test machine
-    local err = suite.raises("Connection", http.request, { url = "http://127.0.0.1:1/", timeout = 10 })
+    local err = expect(function()
+      return http.request({ url = "http://127.0.0.1:1/", timeout = 10 })
+    end):raises("Connection")
     expect(err.message):contains("127.0.0.1")
   end)
 end)

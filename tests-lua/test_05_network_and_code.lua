@@ -1,6 +1,6 @@
--- Issue 5, row test_05: port URLs and in-sandbox HTTP services (E2B's
--- test_host "ping server", closed port, non-running sandbox; runner-
--- semantics 5.4 A and C network) and code execution on port 49999
+-- Port URLs and in-sandbox HTTP services (E2B's test_host "ping server",
+-- closed port, non-running sandbox, as E2B's own SDK tests of commands and
+-- of the sandbox's network) and code execution on port 49999
 -- (run_code: state, errors, stdout vs results, contexts, bash, streaming,
 -- timeout). Fixtures: base_sandbox, sandbox_factory, code_sandbox. The
 -- servers are Python, so they run in code-interpreter-v1 sandboxes (the
@@ -232,8 +232,8 @@ describe("port urls", function()
 
   test("internet access disabled blocks outbound connections", function(sandbox_factory)
     local sbx = sandbox_factory { template = CODE, timeout = 120, allow_internet_access = false }
-    local err = suite.raises("CommandExit", sbx.commands.run, sbx.commands,
-      "timeout 5 bash -c 'exec 3<>/dev/tcp/1.1.1.1/80'", { timeout = 30 })
+    local err = expect(function() return sbx.commands:run(
+      "timeout 5 bash -c 'exec 3<>/dev/tcp/1.1.1.1/80'", { timeout = 30 }) end):raises("CommandExit")
     expect(err.exit_code):ne(0)
     -- the sandbox's own loopback still works
     start_echo(sbx, "/tmp", 8005, "local")
@@ -345,8 +345,8 @@ print("seen" if os.path.exists(%q) else "not streamed", flush=True)
 
   test("a timeout ends run_code with Timeout", function(code_sandbox)
     local ctx = code_sandbox:create_code_context {}
-    local err = suite.raises("Timeout", code_sandbox.run_code, code_sandbox,
-      "import time\ntime.sleep(30)", { context = ctx, timeout = 2 })
+    local err = expect(function() return code_sandbox:run_code(
+      "import time\ntime.sleep(30)", { context = ctx, timeout = 2 }) end):raises("Timeout")
     expect(err.message):match("timed out")
   end)
 end)

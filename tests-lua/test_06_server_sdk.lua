@@ -1,6 +1,5 @@
--- Issue 5, row test_06: agent-sandbox-server inside a real sandbox
--- (E2E_SERVER_TEMPLATE, port sandbox.server_port), driven through the data
--- plane: /health, /hello, /capabilities, /system/info, /commands, /files/,
+-- agent-sandbox-server inside a real sandbox (E2E_SERVER_TEMPLATE, port
+-- sandbox.server_port), driven through the data plane: /health, /hello, /capabilities, /system/info, /commands, /files/,
 -- /process/, /env (secrets masked), /ports, and the JSON errors (400, 404,
 -- 405, 409, 411, 413). The contract is abx-local/templates/python-hello/
 -- CONTRACT.md. Fixtures: server_sandbox, sandbox_factory.
@@ -290,8 +289,8 @@ describe("process", function()
     local _, l = api(server_sandbox, "GET", "/process/")
     expect(set_of(l.processes, "id")[p.id]):is_nil()
     -- the process is gone from the sandbox too
-    local err = suite.raises("CommandExit", server_sandbox.commands.run, server_sandbox.commands,
-      "kill -0 " .. p.pid)
+    local err = expect(function() return server_sandbox.commands:run(
+      "kill -0 " .. p.pid) end):raises("CommandExit")
     expect(err.exit_code):eq(1)
     api_error(server_sandbox, "DELETE", "/process/p999999", nil, 404, "not_found")
   end)

@@ -1,8 +1,8 @@
--- Issue 5, row test_07_declarative: declarative remote execution with
--- e2e.remote. A test declares a remote Python function with its sandbox
--- requirements (template, envs, files, timeout); a call runs it in a fresh
--- sandbox that is tagged (e2e=<run id>, the test's node id), tracked and
--- gone after the call, and returns the decoded result. Remote exceptions
+-- Declarative remote execution with e2e.remote. A test declares a remote
+-- Python function with its sandbox requirements (template, envs, files,
+-- timeout); a call runs it in a fresh sandbox that is tagged (e2e=<run
+-- id>, the test's node id), tracked and gone after the call, and returns
+-- the decoded result. Remote exceptions
 -- come back as RemoteError with the remote traceback; the call timeout is
 -- Timeout; a bad template is NotFound naming it; arguments and results
 -- round-trip (nested tables, unicode, binary incl. all 256 bytes, big ints,
@@ -139,14 +139,14 @@ def helper(x):
 def main(x):
     return helper(x)
 ]] }
-    local err = suite.raises("RemoteError", fn, 1)
+    local err = expect(function() return fn(1) end):raises("RemoteError")
     expect(err.name):eq("ZeroDivisionError")
     expect(err.message):eq("division by zero")
     expect(tostring(err)):eq("RemoteError: ZeroDivisionError: division by zero")
-    expect(err.traceback):contains('remote_fn.py", line 8, in main')
-    expect(err.traceback):contains('remote_fn.py", line 5, in helper')
-    expect(err.traceback):contains("ZeroDivisionError: division by zero")
-    expect(err.traceback:find("runner.py", 1, true), "runner frames in " .. err.traceback):is_nil()
+    expect(err.remote_traceback):contains('remote_fn.py", line 8, in main')
+    expect(err.remote_traceback):contains('remote_fn.py", line 5, in helper')
+    expect(err.remote_traceback):contains("ZeroDivisionError: division by zero")
+    expect(err.remote_traceback:find("runner.py", 1, true), "runner frames in " .. err.remote_traceback):is_nil()
     expect(err.stdout):eq("before the error\n")
     expect(err.stderr):eq("to stderr\n")
   end)
@@ -158,30 +158,30 @@ class Boom(ValueError):
 def go(what):
     raise Boom("bad " + what)
 ]] }
-    local err = suite.raises("RemoteError", fn, "thing ✓")
+    local err = expect(function() return fn("thing ✓") end):raises("RemoteError")
     expect(err.name):eq("Boom")
     expect(err.message):eq("bad thing ✓")
-    expect(err.traceback):contains("in go")
+    expect(err.remote_traceback):contains("in go")
   end)
 
   test("a syntax error names its line", opts(), function()
     local fn = remote.fn { python = "def main():\n    return (1 +\n\nx = = 2\n" }
-    local err = suite.raises("RemoteError", fn)
+    local err = expect(function() return fn() end):raises("RemoteError")
     expect(err.name):eq("SyntaxError")
-    expect(err.traceback):contains("remote_fn.py")
-    expect(err.traceback):match("line [24]")
+    expect(err.remote_traceback):contains("remote_fn.py")
+    expect(err.remote_traceback):match("line [24]")
   end)
 
   test("a missing entry function is a NameError", opts(), function()
     local fn = remote.fn { entry = "nope", python = "def main():\n    return 1\n" }
-    local err = suite.raises("RemoteError", fn)
+    local err = expect(function() return fn() end):raises("RemoteError")
     expect(err.name):eq("NameError")
     expect(err.message):contains("'nope'")
   end)
 
   test("a runner that dies before its result is RunnerExit", opts(), function()
     local fn = remote.fn { python = "import os\ndef main():\n    print('bye', flush=True)\n    os._exit(3)\n" }
-    local err = suite.raises("RemoteError", fn)
+    local err = expect(function() return fn() end):raises("RemoteError")
     expect(err.name):eq("RunnerExit")
     expect(err.message):contains("code 3")
     expect(err.stdout):eq("bye\n")
@@ -196,18 +196,20 @@ def main(kind):
         return 2 ** 64
     return object()
 ]] }
-    local err = suite.raises("RemoteError", fn, "set")
+    local err = expect(function() return fn("set") end):raises("RemoteError")
     expect(err.name):eq("TypeError")
     expect(err.message):contains("set")
     expect(err.message):contains("result['a'][1]")
-    expect(suite.raises("RemoteError", fn, "big").message):contains("beyond int64")
-    expect(suite.raises("RemoteError", fn, "obj").message):contains("object")
+    expect(expect(function()
+      return fn("big")
+    end):raises("RemoteError").message):contains("beyond int64")
+    expect(expect(function() return fn("obj") end):raises("RemoteError").message):contains("object")
   end)
 
   test("exceeding the call timeout is Timeout and kills the sandbox", opts(), function()
     local fn = remote.fn { timeout = 2, python = "import time\ndef main():\n    time.sleep(60)\n" }
     local call = fn:spawn()
-    local err = suite.raises("Timeout", call.wait, call)
+    local err = expect(function() return call:wait() end):raises("Timeout")
     expect(err.message):contains("timeout of 2 s")
     gone(call.sandbox_id)
   end)
@@ -215,7 +217,7 @@ def main(kind):
   test("a bad template is NotFound naming it", opts(), function()
     local name = suite.unique("no-such-template")
     local fn = remote.fn { template = name, python = "def main():\n    return 1\n" }
-    local err = suite.raises("NotFound", fn)
+    local err = expect(function() return fn() end):raises("NotFound")
     expect(err.message):contains(name)
   end)
 
@@ -364,11 +366,13 @@ def main(x):
     return x * 10
 ]] }
     local ok1, bad, ok2 = fn:spawn(1), fn:spawn(-2), fn:spawn(3)
-    local err = suite.raises("RemoteError", remote.gather, { ok1, bad, ok2 })
+    local err = expect(function() return remote.gather({ ok1, bad, ok2 }) end):raises("RemoteError")
     expect(err.message):eq("negative -2")
     expect(ok1:wait()):eq(10)
     expect(ok2:wait()):eq(30)
-    expect(suite.raises("RemoteError", bad.wait, bad).message, "wait again"):eq("negative -2")
+    expect(expect(function()
+      return bad:wait()
+    end):raises("RemoteError").message, "wait again"):eq("negative -2")
     for _, c in ipairs { ok1, bad, ok2 } do gone(c.sandbox_id) end
     expect(remote.gather {}):eq({})
   end)

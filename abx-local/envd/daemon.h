@@ -1,10 +1,12 @@
 /* abx-envd internals shared between its files (one concern per file):
  * sbx_config.c (config file), compat.c (its `compat` object), users.c (users,
- * Basic auth, paths), http.c (MHD routing, auth, REST responses), files.c
- * (GET /files, /files access), download.c (its body), upload.c (POST
- * /files), meta.c (file metadata), rpc.c (Connect framing and dispatch),
- * stream.c (streamed responses), proc.c / proc_rpc.c (process.Process),
- * fs_rpc.c / entry.c / watch.c (filesystem.Filesystem). */
+ * Basic auth, paths), router.c (MHD front, routing, auth, small REST
+ * endpoints), reply.c (replies every handler queues), files.c (GET /files,
+ * /files access), download.c (its body), upload.c (POST /files), meta.c
+ * (file metadata), rpc.c (Connect framing and calls), stream.c (streamed
+ * responses), proc.c / proc_rpc.c (process.Process), fs_rpc.c / entry.c /
+ * watch.c (filesystem.Filesystem). The router uses the handlers, handlers
+ * use reply.c and rpc.c, never the other way. */
 #ifndef ABXL_ENVD_H
 #define ABXL_ENVD_H
 
@@ -68,19 +70,22 @@ struct abxl_envd_user {
 /* 0, or -1 with a message naming the problem in err. */
 int abxl_envd_user_lookup(const char *name, struct abxl_envd_user *u, char *err,
                      size_t errlen);
-/* Resolves a request path for user u (e2b-protocol.md 3.3): "~" and
- * relative paths are under the user's home, the result is cleaned. */
+/* Resolves a request path for user u (docs/protocol.md "Users and
+ * paths"): "~" and relative paths are under the user's home, the result
+ * is cleaned. */
 int abxl_envd_path_resolve(const char *in, const struct abxl_envd_user *u, char *out,
                       size_t outlen, char *err, size_t errlen);
 /* mkdir -p of the parents of path (or of path itself with self=1), new
  * directories 0755 chowned to u. 0 or -1 (errno set). */
 int abxl_envd_mkdirs(const char *path, int self, const struct abxl_envd_user *u);
 
-/* ---- http.c ---- */
+/* ---- router.c ---- */
 int abxl_envd_http_start(const char *addr, unsigned port, char *err,
                     size_t errlen);
 /* Closes the listener and every connection (waits for their threads). */
 void abxl_envd_http_stop(void);
+
+/* ---- reply.c ---- */
 /* Queues a {"code":N,"message":...} REST error. */
 enum MHD_Result abxl_envd_reply_error(struct MHD_Connection *c, unsigned status,
                                  const char *msg);
@@ -166,10 +171,13 @@ struct abxl_envd_rpc {
 /* Sets rpc->code/msg; returns the code for convenience. */
 int abxl_envd_rpc_fail(struct abxl_envd_rpc *rpc, enum abx_connect_code code,
                   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Handles a /pkg.Service/Method request whose whole body is in body. */
-enum MHD_Result abxl_envd_rpc_handle(struct MHD_Connection *c, const char *url,
-                                const char *method, struct abx_buf *body,
-                                int body_overflow);
+struct abxl_envd_method;
+/* Handles a /pkg.Service/Method request whose whole body is in body; m is
+ * the method the router found for url (NULL: none, answered 404). */
+enum MHD_Result abxl_envd_rpc_handle(struct MHD_Connection *c,
+                                const struct abxl_envd_method *m,
+                                const char *url, const char *method,
+                                struct abx_buf *body, int body_overflow);
 
 int64_t abxl_envd_now_ms(void);  /* CLOCK_MONOTONIC */
 

@@ -1,6 +1,7 @@
-/* GET /files (e2b-protocol.md 3.3, 3.4) and what POST /files shares with
- * it: signed-URL and token checks, user and path resolution; downloads
- * streamed from the file (download.c). Uploads: upload.c. */
+/* GET /files (docs/protocol.md "File download", "Signed URLs") and what
+ * POST /files shares with it: signed-URL and token checks, user and path
+ * resolution; downloads streamed from the file (download.c). Uploads:
+ * upload.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

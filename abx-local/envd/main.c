@@ -1,23 +1,24 @@
 /* abx-envd: the in-sandbox daemon of abx-local.
  *   abx-envd --config FILE [--port 49983] [--listen-addr 127.0.0.1]
  * Serves envd's REST API and the Connect JSON services process.Process and
- * filesystem.Filesystem (shared/reference/e2b-protocol.md sections 3-5). */
+ * filesystem.Filesystem (docs/protocol.md "envd REST", "Connect RPC"). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "log.h"
 #include "version.h"
 
-static void usage(FILE *f)
+static void usage(bool error)
 {
-    fprintf(f, "usage: abx-envd --config FILE [--port N] [--listen-addr IPV4]\n"
-               "       abx-envd --version\n");
+    abxl_usage("usage: abx-envd --config FILE [--port N] [--listen-addr IPV4]\n"
+               "       abx-envd --version\n", error);
 }
 
 /* The template's start command, run once at boot and never listed. */
@@ -32,7 +33,7 @@ static void run_start_command(void)
     if (!abxl_envd_cfg.start_cmd)
         return;
     if (abxl_envd_user_lookup(abxl_envd_cfg.start_user, &u, err, sizeof err)) {
-        fprintf(stderr, "abx-envd: start command not run: %s\n", err);
+        abxl_log(ABXL_LOG_ERROR, "start command not run: %s", err);
         return;
     }
     /* Without all three arguments bash would start interactive. */
@@ -40,7 +41,7 @@ static void run_start_command(void)
         !cJSON_AddItemToArray(args, cJSON_CreateString("-l")) ||
         !cJSON_AddItemToArray(args, cJSON_CreateString("-c")) ||
         !cJSON_AddItemToArray(args, cJSON_CreateString(abxl_envd_cfg.start_cmd))) {
-        fprintf(stderr, "abx-envd: start command not run: out of memory\n");
+        abxl_log(ABXL_LOG_ERROR, "start command not run: out of memory");
         cJSON_Delete(args);
         return;
     }
@@ -51,9 +52,9 @@ static void run_start_command(void)
     sp.hidden = 1;
     sp.user = &u;
     if (abxl_envd_proc_start(&sp, NULL, &pid, err, sizeof err))
-        fprintf(stderr, "abx-envd: start command failed: %s\n", err);
+        abxl_log(ABXL_LOG_ERROR, "start command failed: %s", err);
     else
-        fprintf(stderr, "abx-envd: start command running as pid %u\n", pid);
+        abxl_log(ABXL_LOG_INFO, "start command running as pid %u", pid);
     cJSON_Delete(args);
 }
 
@@ -84,10 +85,10 @@ int main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
         if (strcmp(a, "--version") == 0) {
-            printf("%s\n", ABXL_ENVD_VERSION);
+            abxl_out("%s\n", ABXL_ENVD_VERSION);
             return 0;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
+            usage(false);
             return 0;
         } else if (strcmp(a, "--config") == 0 && v) {
             config = v;
@@ -101,23 +102,23 @@ int main(int argc, char **argv)
             errno = 0;
             port = strtoul(v, &end, 10);
             if (errno || end == v || *end || port == 0 || port > 65535) {
-                fprintf(stderr, "abx-envd: invalid --port '%s'\n", v);
+                abxl_log(ABXL_LOG_ERROR, "invalid --port '%s'", v);
                 return 2;
             }
             i++;
         } else {
-            fprintf(stderr, "abx-envd: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
+            abxl_log(ABXL_LOG_ERROR, "unknown or incomplete option '%s'", a);
+            usage(true);
             return 2;
         }
     }
     if (!config) {
-        fprintf(stderr, "abx-envd: --config FILE is required\n");
-        usage(stderr);
+        abxl_log(ABXL_LOG_ERROR, "--config FILE is required");
+        usage(true);
         return 2;
     }
     if (abxl_envd_config_load(config, err, sizeof err)) {
-        fprintf(stderr, "abx-envd: %s\n", err);
+        abxl_log(ABXL_LOG_ERROR, "%s", err);
         return 1;
     }
     /* SIGTERM/SIGINT are taken by sigwait below for an orderly stop;
@@ -128,15 +129,15 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &term, NULL);
     abxl_envd_proc_init();
     if (abxl_envd_http_start(addr, (unsigned)port, err, sizeof err)) {
-        fprintf(stderr, "abx-envd: %s\n", err);
+        abxl_log(ABXL_LOG_ERROR, "%s", err);
         return 1;
     }
-    fprintf(stderr, "abx-envd %s (as envd %s) listening on %s:%lu\n",
-            ABXL_ENVD_VERSION, abxl_envd_compat.version, addr, port);
+    abxl_log_banner("%s (as envd %s) listening on %s:%lu", ABXL_ENVD_VERSION,
+                    abxl_envd_compat.version, addr, port);
     run_start_command();
     while (sigwait(&term, &sig) != 0)
         ;
-    fprintf(stderr, "abx-envd: stopping on signal %d\n", sig);
+    abxl_log(ABXL_LOG_INFO, "stopping on signal %d", sig);
     abxl_envd_http_stop();
     return 0;
 }

@@ -1,6 +1,6 @@
-/* Connect JSON protocol on the server side: procedure lookup, method and
- * content-type negotiation, unary request/response and server streams
- * (one request envelope in, envelopes out). */
+/* Connect JSON protocol on the server side: method and content-type
+ * negotiation, unary request/response and server streams (one request
+ * envelope in, envelopes out) for the procedure the router looked up. */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -249,29 +249,6 @@ static enum MHD_Result run_unary(struct MHD_Connection *c, abxl_envd_handler h,
     return rc;
 }
 
-/* The method a /pkg.Service/Method path names, or NULL. */
-static const struct abxl_envd_method *find_method(const char *url)
-{
-    static const struct {
-        const char *prefix;
-        const struct abxl_envd_method *methods;
-    } services[] = {
-        {"/process.Process/", abxl_envd_process_methods},
-        {"/filesystem.Filesystem/", abxl_envd_filesystem_methods},
-    };
-
-    for (size_t i = 0; i < sizeof services / sizeof services[0]; i++) {
-        size_t n = strlen(services[i].prefix);
-
-        if (strncmp(url, services[i].prefix, n) != 0)
-            continue;
-        for (const struct abxl_envd_method *m = services[i].methods; m->name; m++)
-            if (strcmp(m->name, url + n) == 0)
-                return m;
-    }
-    return NULL;
-}
-
 /* An empty answer with one header (Allow, Accept-Post). */
 static enum MHD_Result reply_empty_with(struct MHD_Connection *c,
                                         unsigned status, const char *name,
@@ -289,14 +266,14 @@ static enum MHD_Result reply_empty_with(struct MHD_Connection *c,
     return rc;
 }
 
-enum MHD_Result abxl_envd_rpc_handle(struct MHD_Connection *c, const char *url,
-                                const char *method, struct abx_buf *body,
-                                int body_overflow)
+enum MHD_Result abxl_envd_rpc_handle(struct MHD_Connection *c,
+                                const struct abxl_envd_method *m,
+                                const char *url, const char *method,
+                                struct abx_buf *body, int body_overflow)
 {
     const char *ct = abxl_envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
     const char *ver = abxl_envd_header(c, "Connect-Protocol-Version");
     struct abxl_envd_rpc rpc;
-    const struct abxl_envd_method *m = find_method(url);
     const char *want;
     int64_t timeout;
 

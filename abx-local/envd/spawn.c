@@ -1,7 +1,8 @@
-/* fork/exec of a user process: environment as envd builds it (section
- * 3.5), own process group, credentials of the selected user, and exec
- * errors reported back through a close-on-exec pipe. Between fork and exec
- * the child only makes async-signal-safe calls. */
+/* fork/exec of a user process: environment as envd builds it
+ * (docs/protocol.md "Process events"), own process group, credentials of
+ * the selected user, and exec errors reported back through a
+ * close-on-exec pipe. Between fork and exec the child only makes
+ * async-signal-safe calls. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>

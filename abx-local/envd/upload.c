@@ -1,8 +1,8 @@
-/* POST /files (e2b-protocol.md 3.3): uploads streamed to disk, multipart
- * via MHD's post processor or octet-stream, either optionally gzip'd;
- * X-Metadata-* stored with each file (meta.c). What envd 0.5.2 did
- * instead, where compat says so: multipart only, Content-Encoding and
- * metadata ignored. */
+/* POST /files (docs/protocol.md "File upload"): uploads streamed to disk,
+ * multipart via MHD's post processor or octet-stream, either optionally
+ * gzip'd; X-Metadata-* stored with each file (meta.c). What envd 0.5.2
+ * did instead, where compat says so: multipart only, Content-Encoding
+ * and metadata ignored. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>

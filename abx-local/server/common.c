@@ -1,4 +1,4 @@
-/* Small helpers: randomness, ids, time, rm -rf, query strings. */
+/* Small helpers: randomness, ids, time, rm -rf, small files, query strings. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 
 static int fill_random(void *p, size_t n)
@@ -106,7 +107,7 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
     /* FTW_PHYS: a symlink a sandbox planted is removed, never followed. */
     int r = (flag == FTW_DP) ? rmdir(p) : unlink(p);
     if (r != 0 && errno != ENOENT)
-        fprintf(stderr, "abx-local: cannot remove %s: %s\n", p, strerror(errno));
+        abxl_log(ABXL_LOG_ERROR, "cannot remove %s: %s", p, strerror(errno));
     return 0;
 }
 
@@ -140,6 +141,31 @@ int abxl_write_small(const char *path, const char *data, mode_t mode)
     if (close(fd) != 0)
         rc = -1;
     return rc;
+}
+
+char *abxl_read_text(const char *path, size_t max)
+{
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return NULL;
+    struct abx_buf b;
+    abx_buf_init(&b, max);
+    char chunk[4096];
+    size_t n;
+    int ok = 1;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        if (abx_buf_append(&b, chunk, n) != 0) {
+            ok = 0;
+            break;
+        }
+    fclose(f);
+    if (!ok) {
+        abx_buf_free(&b);
+        return NULL;
+    }
+    abx_buf_appends(&b, "");
+    size_t len;
+    return abx_buf_steal(&b, &len);
 }
 
 static int hexval(char c)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "filesig.h"
+#include "log.h"
 #include "server.h"
 
 static bool key_ok(struct MHD_Connection *c)
@@ -28,7 +29,7 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method,
     cJSON_Delete(o);
     if (rc != 0)
         return abxl_http_error(c, 400, "%s", err);
-    fprintf(stderr, "abx-local: fault injection updated\n");
+    abxl_log(ABXL_LOG_INFO, "fault injection updated");
     return abxl_http_json(c, 200, abxl_faults_json());
 }
 
@@ -105,4 +106,4 @@ static enum MHD_Result api_end(struct MHD_Connection *c, struct abxl_req *r, con
     return dispatch(c, method, r->uri, &r->body);
 }
 
-const struct abxl_plane abxl_ctl_plane = {api_begin, api_upload, api_end};
+const struct abxl_plane abxl_ctl_plane = {api_begin, api_upload, api_end, NULL};

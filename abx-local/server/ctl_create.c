@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "server.h"
 
 /* v2 create (NewSandboxV2) is always secured: no `secure` flag. */
@@ -193,7 +194,7 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
     if (sr != 0 || abxl_spawn_wait_ready(s, &t, err, sizeof err) != 0) {
         char tail[256];
         abxl_spawn_log_tail(s, tail, sizeof tail);
-        fprintf(stderr, "abx-local: sandbox %s failed to start: %s%s%s\n", s->id, err,
+        abxl_log(ABXL_LOG_ERROR, "sandbox %s failed to start: %s%s%s", s->id, err,
                 tail[0] ? "; envd.log: " : "", tail);
         abxl_life_kill(s);
         ret = abxl_http_error(c, 500, "sandbox failed to start: %s", err);
@@ -212,7 +213,7 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
         goto out;
     }
     abxl_metrics_sample(s, false);   /* the first sample: its start */
-    fprintf(stderr, "abx-local: sandbox %s created (template %s, timeout %lds)\n", s->id, t.id,
+    abxl_log(ABXL_LOG_INFO, "sandbox %s created (template %s, timeout %lds)", s->id, t.id,
             timeout);
     if (abxl_faults_take_create_drop())   /* a lost reply: the sandbox stays */
         ret = abxl_http_error(c, 503, "injected fault: create reply dropped (sandbox %s exists)",

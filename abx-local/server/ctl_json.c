@@ -1,5 +1,6 @@
 /* The JSON shapes of the control plane (Sandbox, SandboxDetail,
- * ListedSandbox, SandboxMetric), as in shared/reference/e2b-protocol.md. */
+ * ListedSandbox, SandboxMetric), as in docs/protocol.md "Sandbox
+ * object". */
 #include <stdio.h>
 #include <string.h>
 #include <sys/vfs.h>

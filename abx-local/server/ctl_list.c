@@ -12,9 +12,9 @@ struct filter {
     char key[512], val[1024];
 };
 
-/* The metadata triple encoding (e2b-protocol.md 1.3): the framework decoded
- * the parameter once already; unescape the whole string, split on & and =,
- * unescape each key and value. */
+/* The metadata triple encoding (docs/protocol.md "List and paging"): the
+ * framework decoded the parameter once already; unescape the whole
+ * string, split on & and =, unescape each key and value. */
 static int parse_metadata(const char *raw, struct filter *f, int *nf, char *err, size_t errlen)
 {
     size_t n = strlen(raw);
@@ -174,7 +174,8 @@ enum MHD_Result abxl_ctl_list(struct MHD_Connection *c, const char *uri, bool v2
         pthread_mutex_lock(&abxl_reg_lock);
         enum abxl_sbx_state st = s->state;
         pthread_mutex_unlock(&abxl_reg_lock);
-        bool keep = ((st == ABXL_SBX_RUNNING && want_run) || (st == ABXL_SBX_PAUSED && want_pause)) &&
+        bool keep = ((st == ABXL_SBX_RUNNING && want_run) ||
+                     (st == ABXL_SBX_PAUSED && want_pause)) &&
                     meta_match(s, flt, nf) && s->started_ms > after_ms &&
                     (tmpl[0] == '\0' || strcmp(tmpl, s->template_id) == 0 ||
                      strcmp(tmpl, s->alias) == 0);

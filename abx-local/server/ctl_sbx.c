@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "server.h"
 
 /* Exact match of method against a "GET, DELETE" list. */
@@ -113,7 +114,7 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
         ret = abxl_http_json(c, 200, abxl_json_detail(s, false));
     } else if (sub == NULL) {
         abxl_life_kill(s);
-        fprintf(stderr, "abx-local: sandbox %s killed\n", s->id);
+        abxl_log(ABXL_LOG_INFO, "sandbox %s killed", s->id);
         ret = abxl_http_send(c, 204, NULL, "", 0);
     } else if (strcmp(sub, "metrics") == 0) {
         int64_t start, end;
@@ -132,7 +133,9 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
         if (refresh) {
             cJSON *o = abxl_body_parse(c, body, &ret);
             char err[256];
-            int r = o || !body->len ? abxl_body_int(o, "duration", 0, 3600, &t, err, sizeof err) : -2;
+            int r = o || !body->len
+                        ? abxl_body_int(o, "duration", 0, 3600, &t, err, sizeof err)
+                        : -2;
             cJSON_Delete(o);
             if (r == -1)
                 ret = abxl_http_error(c, 400, "%s", err);

@@ -24,13 +24,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 
 #define MAX_CGROUPS 8
 
 static int die(const char *what, const char *path)
 {
-    fprintf(stderr, "abx-local: sandbox root: %s %s: %s\n", what, path ? path : "",
+    abxl_log(ABXL_LOG_ERROR, "sandbox root: %s %s: %s", what, path ? path : "",
             strerror(errno));
     return 125;
 }
@@ -89,8 +90,8 @@ int abxl_enter_main(int argc, char **argv)
     }
     if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc || dir == NULL ||
         lower == NULL || disk_mb <= 0 || !plain_path(dir) || !plain_path(lower)) {
-        fprintf(stderr, "abx-local sandbox-enter: internal command, used by the server: "
-                "--dir DIR --lower ROOTFS --disk-mb N [--cgroup FILE]... -- BWRAP ARGS\n");
+        abxl_log_cmd("sandbox-enter", ABXL_LOG_ERROR, "internal command, used by the server: "
+                     "--dir DIR --lower ROOTFS --disk-mb N [--cgroup FILE]... -- BWRAP ARGS");
         return 2;
     }
     char **bwrap = argv + i + 1;

@@ -1,6 +1,6 @@
-/* libmicrohttpd glue shared by the control and data planes. */
-#include <stdarg.h>
-#include <stdio.h>
+/* The listeners: libmicrohttpd daemons shared by the control and data
+ * planes, each request handed to its plane's callbacks (abxl_plane). */
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +8,7 @@
 
 /* Called by MHD with the raw request target before any parsing; what we
  * return becomes *con_cls, so every request carries its raw URI. */
-void *abxl_http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+static void *uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 {
     (void)cls;
     (void)c;
@@ -20,33 +20,34 @@ void *abxl_http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
     return r;
 }
 
-void abxl_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                        enum MHD_RequestTerminationCode toe)
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
     (void)c;
     (void)toe;
+    const struct abxl_plane *plane = cls;
     struct abxl_req *r = *con_cls;
     if (r == NULL)
         return;
-    if (r->proxy)
-        abxl_proxy_free(r->proxy);
+    if (plane->release)
+        plane->release(r);
     free(r->uri);
     abx_buf_free(&r->body);
     free(r);
     *con_cls = NULL;
 }
 
-enum MHD_Result abxl_http_handle(void *cls, struct MHD_Connection *c, const char *url,
-                                const char *method, const char *version, const char *upload,
-                                size_t *upload_size, void **con_cls)
+/* The access handler; cls is the listener's plane. */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **con_cls)
 {
     (void)url;   /* r->uri is the raw target, query string included */
     (void)version;
     const struct abxl_plane *plane = cls;
     struct abxl_req *r = *con_cls;
     if (r == NULL || r->uri == NULL)
-        return MHD_NO;   /* abxl_http_uri_log ran out of memory */
+        return MHD_NO;   /* uri_log ran out of memory */
     if (!r->started) {
         r->started = true;
         return plane->begin(c, r, method);
@@ -59,104 +60,20 @@ enum MHD_Result abxl_http_handle(void *cls, struct MHD_Connection *c, const char
     return plane->end(c, r, method);
 }
 
-enum MHD_Result abxl_http_send(struct MHD_Connection *c, unsigned status, const char *ctype,
-                              const char *body, size_t len)
+struct MHD_Daemon *abxl_http_start(struct sockaddr_in *sa, const struct abxl_plane *plane,
+                                   unsigned timeout_s)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
-    if (resp == NULL)
-        return MHD_NO;
-    if (ctype)
-        MHD_add_response_header(resp, "Content-Type", ctype);
-    enum MHD_Result ret = MHD_queue_response(c, status, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
-
-enum MHD_Result abxl_http_json_hdr(struct MHD_Connection *c, unsigned status, cJSON *v,
-                                  const char *hname, const char *hval)
-{
-    char *text = v ? cJSON_PrintUnformatted(v) : NULL;
-    cJSON_Delete(v);
-    if (text == NULL)
-        return abxl_http_send(c, 500, "application/json",
-                             "{\"code\":500,\"message\":\"out of memory\"}", 38);
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    if (resp == NULL) {
-        free(text);
-        return MHD_NO;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG,
+        ntohs(sa->sin_port), NULL, NULL, handle, (void *)plane, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)sa, MHD_OPTION_URI_LOG_CALLBACK, uri_log, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, (void *)plane,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
+    if (d != NULL && sa->sin_port == 0) {
+        const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+        sa->sin_port = htons(i ? i->port : 0);
     }
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    if (hname && hval)
-        MHD_add_response_header(resp, hname, hval);
-    enum MHD_Result ret = MHD_queue_response(c, status, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
-
-enum MHD_Result abxl_http_json(struct MHD_Connection *c, unsigned status, cJSON *v)
-{
-    return abxl_http_json_hdr(c, status, v, NULL, NULL);
-}
-
-/* FC publishes no error texts (docs/profiles.md): the fc
- * profile words them as an Alibaba API would, a code name first, so a
- * test that matches E2B's wording fails here before it fails there. */
-static const char *fc_code(unsigned status)
-{
-    switch (status) {
-    case 400: return "InvalidParameter";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "ResourceNotFound";
-    case 405: return "MethodNotAllowed";
-    case 409: return "Conflict";
-    case 413: return "EntityTooLarge";
-    case 429: return "LimitExceeded";
-    default: return status >= 500 ? "InternalError" : "RequestError";
-    }
-}
-
-static cJSON *error_body(unsigned status, const char *fmt, va_list ap)
-{
-    char msg[1024], fcmsg[1100];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    cJSON *o = cJSON_CreateObject();
-    if (o) {
-        bool fc = abxl_sw(ABXL_SW_FC_MESSAGES);
-        if (fc)
-            snprintf(fcmsg, sizeof fcmsg, "%s: %s", fc_code(status), msg);
-        cJSON_AddNumberToObject(o, "code", status);
-        cJSON_AddStringToObject(o, "message", fc ? fcmsg : msg);
-    }
-    return o;
-}
-
-static cJSON *error_json(unsigned status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static cJSON *error_json(unsigned status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    cJSON *o = error_body(status, fmt, ap);
-    va_end(ap);
-    return o;
-}
-
-enum MHD_Result abxl_http_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    cJSON *o = error_body(status, fmt, ap);
-    va_end(ap);
-    return abxl_http_json(c, status, o);
-}
-
-enum MHD_Result abxl_http_405(struct MHD_Connection *c, const char *allow, const char *method,
-                             const char *path)
-{
-    cJSON *o = error_json(405, "method %.16s not allowed on %.200s (allowed: %s)", method, path,
-                          allow);
-    return abxl_http_json_hdr(c, 405, o, "Allow", allow);
+    return d;
 }

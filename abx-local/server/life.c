@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include "log.h"
 #include "server.h"
 
 void abxl_life_kill(struct abxl_sbx *s)
@@ -87,7 +88,7 @@ static void reap_once(void)
             s->bwrap_pid = 0;
         pthread_mutex_unlock(&abxl_reg_lock);
         if (exited) {
-            fprintf(stderr, "abx-local: sandbox %s exited on its own\n", s->id);
+            abxl_log(ABXL_LOG_INFO, "sandbox %s exited on its own", s->id);
             abxl_life_kill(s);
             continue;
         }
@@ -101,7 +102,7 @@ static void reap_once(void)
         if (pause) {
             abxl_life_pause(s);
         } else {
-            fprintf(stderr, "abx-local: sandbox %s reached its end time, killing\n", s->id);
+            abxl_log(ABXL_LOG_INFO, "sandbox %s reached its end time, killing", s->id);
             abxl_life_kill(s);
         }
     }

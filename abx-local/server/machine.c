@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 
 static int run_probe(char *err, size_t errlen)
@@ -170,7 +171,7 @@ static void kill_left(const char *dir)
     kill((pid_t)pid, SIGKILL);
     for (int i = 0; i < 200 && abxl_proc_starttime((pid_t)pid) == start; i++)
         abxl_sleep_ms(10);
-    fprintf(stderr, "abx-local: killed sandbox left by a previous run (pid %ld)\n", pid);
+    abxl_log(ABXL_LOG_INFO, "killed sandbox left by a previous run (pid %ld)", pid);
 }
 
 void abxl_spawn_recover(void)
@@ -189,10 +190,10 @@ void abxl_spawn_recover(void)
         kill_left(dir);
         abxl_cgroup_destroy(e->d_name);
         if (abxl_rm_rf(dir) != 0)
-            fprintf(stderr, "abx-local: cannot remove %s\n", dir);
+            abxl_log(ABXL_LOG_ERROR, "cannot remove %s", dir);
         n++;
     }
     closedir(d);
     if (n > 0)
-        fprintf(stderr, "abx-local: removed %d sandbox folder(s) left by a previous run\n", n);
+        abxl_log(ABXL_LOG_INFO, "removed %d sandbox folder(s) left by a previous run", n);
 }

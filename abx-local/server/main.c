@@ -10,7 +10,6 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,18 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 
 #ifndef ABXL_VERSION
 #define ABXL_VERSION "0.0.0"
 #endif
-#ifndef ABXL_TEMPLATES_DIR
-#define ABXL_TEMPLATES_DIR ""
-#endif
-
-struct abxl_srv_config abxl_cfg;
-volatile int abxl_shutting_down;
-
 static const char usage[] =
     "usage: abx-local serve [options]\n"
     "       abx-local template list|build|import|rm ...  (abx-local template --help)\n"
@@ -84,69 +77,6 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
     return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, const struct abxl_plane *plane,
-                                       unsigned timeout_s)
-{
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-            MHD_USE_ERROR_LOG,
-        ntohs(sa->sin_port), NULL, NULL, abxl_http_handle, (void *)plane, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
-        MHD_OPTION_URI_LOG_CALLBACK, abxl_http_uri_log, NULL, MHD_OPTION_NOTIFY_COMPLETED,
-        abxl_http_completed, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_END);
-    if (d != NULL && sa->sin_port == 0) {
-        const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-        sa->sin_port = htons(i ? i->port : 0);
-    }
-    return d;
-}
-
-/* This binary's path (sandbox-enter is run from it) and its folder. */
-static void exe_dir(char *out, size_t n)
-{
-    char p[4096];
-    ssize_t len = readlink("/proc/self/exe", p, sizeof p - 1);
-    p[len > 0 ? len : 0] = '\0';
-    abxl_fmt(abxl_cfg.self_exe, sizeof abxl_cfg.self_exe, "%s", p);
-    snprintf(out, n, "%s", len > 0 ? dirname(p) : ".");
-}
-
-static bool is_dir(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static void defaults(void)
-{
-    char ed[4096], p[4200];
-    exe_dir(ed, sizeof ed);
-    snprintf(abxl_cfg.listen, sizeof abxl_cfg.listen, "127.0.0.1:3000");
-    abxl_cfg.max_sandboxes = 100;
-    snprintf(abxl_cfg.state_dir, sizeof abxl_cfg.state_dir, "/var/tmp/abx-local");
-    snprintf(p, sizeof p, "%s/../share/abx-local/templates", ed);
-    abxl_fmt(abxl_cfg.templates_dir, sizeof abxl_cfg.templates_dir, "%s",
-            is_dir(p) || ABXL_TEMPLATES_DIR[0] == '\0' ? p : ABXL_TEMPLATES_DIR);
-    snprintf(p, sizeof p, "%s/../envd/abx-envd", ed);
-    if (access(p, X_OK) != 0)
-        snprintf(p, sizeof p, "%s/abx-envd", ed);
-    abxl_fmt(abxl_cfg.envd_path, sizeof abxl_cfg.envd_path, "%s", access(p, X_OK) == 0 ? p : "");
-    const char *cache = getenv("ABX_LOCAL_CACHE");
-    abxl_fmt(abxl_cfg.cache_dir, sizeof abxl_cfg.cache_dir, "%s",
-            cache && cache[0] ? cache : "/var/cache/abx-local");
-    snprintf(abxl_cfg.bwrap, sizeof abxl_cfg.bwrap, "/usr/bin/bwrap");
-    const char *path = getenv("PATH");
-    char *copy = path ? strdup(path) : NULL, *save = NULL;
-    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(p, sizeof p, "%s/bwrap", d);
-        if (access(p, X_OK) == 0) {
-            abxl_fmt(abxl_cfg.bwrap, sizeof abxl_cfg.bwrap, "%s", p);
-            break;
-        }
-    }
-    free(copy);
-}
-
 static int parse_args(int argc, char **argv)
 {
     struct {
@@ -169,7 +99,8 @@ static int parse_args(int argc, char **argv)
             continue;
         }
         if (i + 1 >= argc) {
-            fprintf(stderr, "abx-local: unknown option or missing value: %s\n%s", a, usage);
+            abxl_log(ABXL_LOG_ERROR, "unknown option or missing value: %s", a);
+            abxl_usage(usage, true);
             return -1;
         }
         size_t k;
@@ -178,7 +109,7 @@ static int parse_args(int argc, char **argv)
                 break;
         if (k < sizeof opts / sizeof opts[0]) {
             if (strlen(argv[i + 1]) >= opts[k].n || argv[i + 1][0] == '\0') {
-                fprintf(stderr, "abx-local: %s: value empty or too long\n", a);
+                abxl_log(ABXL_LOG_ERROR, "%s: value empty or too long", a);
                 return -1;
             }
             snprintf(opts[k].dst, opts[k].n, "%s", argv[++i]);
@@ -188,7 +119,7 @@ static int parse_args(int argc, char **argv)
             char *end;
             long n = strtol(argv[i + 1], &end, 10);
             if (argv[i + 1][0] == '\0' || *end != '\0' || n < 1 || n > 100000) {
-                fprintf(stderr, "abx-local: --max-sandboxes wants an integer from 1 to 100000\n");
+                abxl_log(ABXL_LOG_ERROR, "--max-sandboxes wants an integer from 1 to 100000");
                 return -1;
             }
             abxl_cfg.max_sandboxes = n;
@@ -199,7 +130,7 @@ static int parse_args(int argc, char **argv)
         if (strcmp(a, "--profile") == 0 || strcmp(a, "--switch") == 0) {
             if ((a[2] == 'p' ? abxl_profile_set(argv[i + 1], err, sizeof err)
                              : abxl_switch_set(argv[i + 1], err, sizeof err)) != 0) {
-                fprintf(stderr, "abx-local: %s: %s\n", a, err);
+                abxl_log(ABXL_LOG_ERROR, "%s: %s", a, err);
                 return -1;
             }
             i++;
@@ -207,11 +138,12 @@ static int parse_args(int argc, char **argv)
         }
         int r = abxl_faults_flag(a, argv[i + 1], err, sizeof err);
         if (r < 0) {
-            fprintf(stderr, "abx-local: %s: %s\n", a, err);
+            abxl_log(ABXL_LOG_ERROR, "%s: %s", a, err);
             return -1;
         }
         if (r > 0) {
-            fprintf(stderr, "abx-local: unknown option: %s\n%s", a, usage);
+            abxl_log(ABXL_LOG_ERROR, "unknown option: %s", a);
+            abxl_usage(usage, true);
             return -1;
         }
         i++;
@@ -224,12 +156,12 @@ static void *signal_main(void *arg)
     sigset_t *set = arg;
     int sig = 0;
     sigwait(set, &sig);
-    fprintf(stderr, "abx-local: signal %d, stopping and killing all sandboxes\n", sig);
+    abxl_log(ABXL_LOG_INFO, "signal %d, stopping and killing all sandboxes", sig);
     abxl_shutting_down = 1;
     abxl_spawner_stop();
     /* Watchdog: a stuck connection must not keep us (and sandboxes) alive. */
     abxl_sleep_ms(30000);
-    fprintf(stderr, "abx-local: shutdown took over 30s, exiting\n");
+    abxl_log(ABXL_LOG_ERROR, "shutdown took over 30s, exiting");
     abxl_life_kill_all();
     _exit(2);
 }
@@ -240,7 +172,7 @@ static int lock_state_dir(void)
     snprintf(p, sizeof p, "%s/lock", abxl_cfg.state_dir);
     int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        fprintf(stderr, "abx-local: state dir %s is in use by another abx-local (%s)\n",
+        abxl_log(ABXL_LOG_ERROR, "state dir %s is in use by another abx-local (%s)",
                 abxl_cfg.state_dir, strerror(errno));
         return -1;
     }
@@ -253,7 +185,7 @@ static int serve(void)
     struct sockaddr_in csa, dsa;
     if (parse_addr(abxl_cfg.listen, &csa) != 0 ||
         (abxl_cfg.data_listen[0] && parse_addr(abxl_cfg.data_listen, &dsa) != 0)) {
-        fprintf(stderr, "abx-local: bad listen address (want IPV4:PORT)\n");
+        abxl_log(ABXL_LOG_ERROR, "bad listen address (want IPV4:PORT)");
         return 2;
     }
     /* Absolute paths: bwrap binds them from its own working directory. */
@@ -263,7 +195,7 @@ static int serve(void)
     if (realpath(abxl_cfg.templates_dir, abs) != NULL)
         abxl_fmt(abxl_cfg.templates_dir, sizeof abxl_cfg.templates_dir, "%s", abs);
     if (abxl_spawn_check_machine(err, sizeof err) != 0) {
-        fprintf(stderr, "abx-local: cannot run sandboxes here: %s\n", err);
+        abxl_log(ABXL_LOG_ERROR, "cannot run sandboxes here: %s", err);
         return 1;
     }
     /* Sandbox pid 1s that bwrap leaves unreaped (envd died on its own)
@@ -271,7 +203,7 @@ static int serve(void)
      * them; abxl_spawn_destroy reaps them. After the probe, whose own
      * leftovers we do not track. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) != 0) {
-        fprintf(stderr, "abx-local: cannot become a child subreaper: %s\n", strerror(errno));
+        abxl_log(ABXL_LOG_ERROR, "cannot become a child subreaper: %s", strerror(errno));
         return 1;
     }
     if (abxl_cfg.api_key[0] == '\0') {
@@ -281,24 +213,26 @@ static int serve(void)
         snprintf(abxl_cfg.api_key, sizeof abxl_cfg.api_key, "e2b_%s", hex);
     }
     const char *k = abxl_cfg.api_key;
-    if (strncmp(k, "e2b_", 4) != 0 || k[4] == '\0' || strspn(k + 4, "0123456789abcdef") != strlen(k + 4))
-        fprintf(stderr, "abx-local: warning: the API key is not e2b_<lowercase hex>; newer E2B "
-                "SDKs refuse such keys unless E2B_VALIDATE_API_KEY=false\n");
+    if (strncmp(k, "e2b_", 4) != 0 || k[4] == '\0' ||
+        strspn(k + 4, "0123456789abcdef") != strlen(k + 4))
+        abxl_log(ABXL_LOG_WARN, "the API key is not e2b_<lowercase hex>; newer E2B "
+                "SDKs refuse such keys unless E2B_VALIDATE_API_KEY=false");
     char sd[4200], real[PATH_MAX];
     snprintf(sd, sizeof sd, "%s/sandboxes", abxl_cfg.state_dir);
     if ((mkdir(abxl_cfg.state_dir, 0700) != 0 && errno != EEXIST) ||
         (mkdir(sd, 0700) != 0 && errno != EEXIST) ||
         realpath(abxl_cfg.state_dir, real) == NULL ||
         abxl_fmt(abxl_cfg.state_dir, sizeof abxl_cfg.state_dir, "%s", real) != 0 ||
-        abxl_fmt(abxl_cfg.sandboxes_dir, sizeof abxl_cfg.sandboxes_dir, "%s/sandboxes", real) != 0) {
-        fprintf(stderr, "abx-local: cannot create state dir %s: %s\n", abxl_cfg.state_dir,
+        abxl_fmt(abxl_cfg.sandboxes_dir, sizeof abxl_cfg.sandboxes_dir, "%s/sandboxes",
+                 real) != 0) {
+        abxl_log(ABXL_LOG_ERROR, "cannot create state dir %s: %s", abxl_cfg.state_dir,
                 strerror(errno));
         return 1;
     }
     if (lock_state_dir() < 0)
         return 1;
     if (abxl_overlay_check(err, sizeof err) != 0 || abxl_envd_bundle(err, sizeof err) != 0) {
-        fprintf(stderr, "abx-local: cannot run sandboxes here: %s\n", err);
+        abxl_log(ABXL_LOG_ERROR, "cannot run sandboxes here: %s", err);
         return 1;
     }
     abxl_spawn_recover();
@@ -306,7 +240,7 @@ static int serve(void)
     if (abxl_templates_build_missing() != 0)
         return 1;
     if (abxl_nsnet_init() != 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        fprintf(stderr, "abx-local: cannot initialise network namespaces or libcurl\n");
+        abxl_log(ABXL_LOG_ERROR, "cannot initialise network namespaces or libcurl");
         return 1;
     }
     sigset_t set;
@@ -321,7 +255,7 @@ static int serve(void)
      * crowded (TIME_WAIT), settle for any free data port. */
     for (int attempt = 0; attempt < 21 && dd == NULL; attempt++) {
         struct sockaddr_in c = csa;
-        cd = start_daemon(&c, &abxl_ctl_plane, 120);
+        cd = abxl_http_start(&c, &abxl_ctl_plane, 120);
         if (cd == NULL)
             break;
         struct sockaddr_in d = c;
@@ -330,7 +264,7 @@ static int serve(void)
         else
             d.sin_port = htons(attempt == 20 ? 0 : (uint16_t)(ntohs(c.sin_port) + 1));
         /* Idle timeout only: a request blocked in the proxy is not idle. */
-        dd = ntohs(c.sin_port) < 65535 ? start_daemon(&d, &abxl_proxy_plane, 600) : NULL;
+        dd = ntohs(c.sin_port) < 65535 ? abxl_http_start(&d, &abxl_proxy_plane, 600) : NULL;
         if (dd == NULL) {
             MHD_stop_daemon(cd);
             cd = NULL;
@@ -342,7 +276,7 @@ static int serve(void)
         dsa = d;
     }
     if (cd == NULL || dd == NULL) {
-        fprintf(stderr, "abx-local: cannot listen on %s (and the data port)\n", abxl_cfg.listen);
+        abxl_log(ABXL_LOG_ERROR, "cannot listen on %s (and the data port)", abxl_cfg.listen);
         return 1;
     }
     char host[INET_ADDRSTRLEN], dhost[INET_ADDRSTRLEN];
@@ -355,20 +289,20 @@ static int serve(void)
     pthread_t sig_tid;
     pthread_create(&sig_tid, NULL, signal_main, &set);
     pthread_detach(sig_tid);
-    printf("export ABX_SANDBOX_BASE_URL=http://%s:%u\n"
-           "export ABX_SANDBOX_URL=http://%s:%u\n"
-           "export ABX_SANDBOX_DOMAIN=%s\n"
-           "export ABX_SANDBOX_API_KEY=%s\n"
-           "export E2B_API_URL=http://%s:%u\n"
-           "export E2B_SANDBOX_URL=http://%s:%u\n"
-           "export E2B_DOMAIN=%s\n"
-           "export E2B_API_KEY=%s\n"
-           "ready\n",
-           host, cport, dhost, dport, abxl_cfg.data_domain, abxl_cfg.api_key, host, cport, dhost,
-           dport, abxl_cfg.data_domain, abxl_cfg.api_key);
-    fflush(stdout);
-    fprintf(stderr, "abx-local: serving control plane on %s:%u, data plane on %s:%u "
-            "(profile %s, envd %s, templates %s, state %s)\n", host, cport, dhost, dport,
+    abxl_out("export ABX_SANDBOX_BASE_URL=http://%s:%u\n"
+             "export ABX_SANDBOX_URL=http://%s:%u\n"
+             "export ABX_SANDBOX_DOMAIN=%s\n"
+             "export ABX_SANDBOX_API_KEY=%s\n"
+             "export E2B_API_URL=http://%s:%u\n"
+             "export E2B_SANDBOX_URL=http://%s:%u\n"
+             "export E2B_DOMAIN=%s\n"
+             "export E2B_API_KEY=%s\n"
+             "ready\n",
+             host, cport, dhost, dport, abxl_cfg.data_domain, abxl_cfg.api_key, host, cport, dhost,
+             dport, abxl_cfg.data_domain, abxl_cfg.api_key);
+    abxl_out_flush();
+    abxl_log(ABXL_LOG_INFO, "serving control plane on %s:%u, data plane on %s:%u "
+            "(profile %s, envd %s, templates %s, state %s)", host, cport, dhost, dport,
             abxl_profile_name(), abxl_envd_version(), abxl_cfg.templates_dir, abxl_cfg.state_dir);
     abxl_spawner_run();   /* until SIGTERM/SIGINT */
     abxl_reaper_stop();
@@ -377,7 +311,7 @@ static int serve(void)
     MHD_stop_daemon(cd);
     abxl_life_kill_all();
     curl_global_cleanup();
-    fprintf(stderr, "abx-local: stopped\n");
+    abxl_log(ABXL_LOG_INFO, "stopped");
     return 0;
 }
 
@@ -387,7 +321,7 @@ static int profile_default(void)
     char err[128];
     const char *p = getenv("ABX_LOCAL_PROFILE");
     if (abxl_profile_set(p && p[0] ? p : "e2b", err, sizeof err) != 0) {
-        fprintf(stderr, "abx-local: ABX_LOCAL_PROFILE: %s\n", err);
+        abxl_log(ABXL_LOG_ERROR, "ABX_LOCAL_PROFILE: %s", err);
         return -1;
     }
     return 0;
@@ -395,20 +329,20 @@ static int profile_default(void)
 
 int main(int argc, char **argv)
 {
-    defaults();
+    abxl_config_defaults();
     if (profile_default() != 0)
         return 2;
     if (argc >= 2 && strcmp(argv[1], "switches") == 0) {
-        abxl_switches_print(stdout);
+        abxl_switches_print();
         return 0;
     }
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(usage, stdout);
+        abxl_usage(usage, false);
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
-        printf("abx-local %s (envd %s, profile %s)\n", ABXL_VERSION, abxl_envd_version(),
-               abxl_profile_name());
+        abxl_out("abx-local %s (envd %s, profile %s)\n", ABXL_VERSION, abxl_envd_version(),
+                 abxl_profile_name());
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "sandbox-enter") == 0)
@@ -416,7 +350,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "template") == 0)
         return abxl_template_main(argc, argv);
     if (argc < 2 || strcmp(argv[1], "serve") != 0) {
-        fputs(usage, stderr);
+        abxl_usage(usage, true);
         return 2;
     }
     if (parse_args(argc, argv) != 0)

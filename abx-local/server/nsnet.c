@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 
 static int host_netns = -1;
@@ -34,7 +35,7 @@ static curl_socket_t open_in_ns(void *clientp, curlsocktype purpose,
     if (setns(host_netns, CLONE_NEWNET) != 0) {
         /* A thread stuck in a sandbox's namespace would leak traffic
          * between sandboxes: better to stop. */
-        fprintf(stderr, "abx-local: fatal: cannot return to the host network namespace\n");
+        abxl_log(ABXL_LOG_FATAL, "cannot return to the host network namespace");
         abort();
     }
     errno = saved;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "server.h"
 #include "../envd/version.h"   /* what abx-envd implements: the e2b answer */
 
@@ -35,7 +36,8 @@ static const struct sw table[ABXL_SW_COUNT] = {
     [ABXL_SW_TOKENS_IN_INFO] = {"tokens-in-info", true, false,
                                "GET /sandboxes/{id} carries envdAccessToken"},
     [ABXL_SW_TRAFFIC_GATE_ENVD] = {"traffic-gate-envd", false, true,
-                                  "allowPublicTraffic=false gates envd too (X-Access-Token passes)"},
+                                  "allowPublicTraffic=false gates envd too "
+                                  "(X-Access-Token passes)"},
     [ABXL_SW_SIGNED_URLS] = {"signed-urls", true, false,
                             "envd honours signed file URLs on secure sandboxes"},
     [ABXL_SW_LOGS] = {"logs", true, false, "GET /sandboxes/{id}/logs has entries (off: empty)"},
@@ -95,8 +97,8 @@ int abxl_switch_set(const char *spec, char *err, size_t errlen)
             on[i] = v;
             return 0;
         }
-    snprintf(err, errlen, "unknown switch '%.*s' (abx-local switches lists them)", (int)(n < 64 ? n : 64),
-             spec);
+    snprintf(err, errlen, "unknown switch '%.*s' (abx-local switches lists them)",
+             (int)(n < 64 ? n : 64), spec);
     return -1;
 }
 
@@ -139,10 +141,10 @@ cJSON *abxl_profile_json(void)
     return o;
 }
 
-void abxl_switches_print(FILE *f)
+void abxl_switches_print(void)
 {
-    fprintf(f, "%-18s %-4s %-4s %s\n", "switch", "e2b", "fc", "what it decides");
+    abxl_out("%-18s %-4s %-4s %s\n", "switch", "e2b", "fc", "what it decides");
     for (int i = 0; i < ABXL_SW_COUNT; i++)
-        fprintf(f, "%-18s %-4s %-4s %s\n", table[i].name, table[i].e2b ? "on" : "off",
-                table[i].fc ? "on" : "off", table[i].what);
+        abxl_out("%-18s %-4s %-4s %s\n", table[i].name, table[i].e2b ? "on" : "off",
+                 table[i].fc ? "on" : "off", table[i].what);
 }

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "filesig.h"
+#include "log.h"
 #include "server.h"
 
 #define RING_CAP (256 * 1024)
@@ -547,7 +548,7 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abxl_req *r, co
     /* lifecycle.autoResume: a request to a paused sandbox wakes it, for
      * the timeout it was created with. */
     if (wake && abxl_life_resume(s, end) >= 0) {
-        fprintf(stderr, "abx-local: sandbox %s resumed by a request (autoResume)\n", s->id);
+        abxl_log(ABXL_LOG_INFO, "sandbox %s resumed by a request (autoResume)", s->id);
         pthread_mutex_lock(&abxl_reg_lock);
         paused = s->state != ABXL_SBX_RUNNING;
         pthread_mutex_unlock(&abxl_reg_lock);
@@ -582,9 +583,12 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abxl_req *r, co
     return MHD_YES;
 }
 
-void abxl_proxy_free(void *proxy)
+/* The request is over (answered, or its client gone): stops the transfer. */
+static void px_release(struct abxl_req *r)
 {
-    struct px *p = proxy;
+    struct px *p = r->proxy;
+    if (p == NULL)
+        return;
     pthread_mutex_lock(&p->mu);
     p->aborted = true;   /* no-op if the transfer is over; else stops it */
     pthread_cond_broadcast(&p->cv);
@@ -619,4 +623,4 @@ static enum MHD_Result px_end(struct MHD_Connection *c, struct abxl_req *r, cons
     return respond(c, p, method);
 }
 
-const struct abxl_plane abxl_proxy_plane = {px_begin, px_upload, px_end};
+const struct abxl_plane abxl_proxy_plane = {px_begin, px_upload, px_end, px_release};

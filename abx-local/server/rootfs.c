@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 
 /* Part of every key: bump when the customize step or the layout changes. */
@@ -91,7 +92,7 @@ int abxl_rootfs_lock(const struct abxl_tmpl *t, char *err, size_t errlen)
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        fprintf(stderr, "abx-local: template %s: waiting for another build of it\n", t->id);
+        abxl_log(ABXL_LOG_INFO, "template %s: waiting for another build of it", t->id);
         while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
         }
     }
@@ -129,14 +130,14 @@ int abxl_rootfs_commit(const struct abxl_tmpl *t, const char *tmp_root, int64_t 
         unlink(mtmp);
         return -1;
     }
-    fprintf(stderr, "abx-local: template %s ready in %.1f s (%lld MiB, %s)\n", t->id, secs,
+    abxl_log(ABXL_LOG_INFO, "template %s ready in %.1f s (%lld MiB, %s)", t->id, secs,
             bytes >> 20, t->rootfs);
     return 0;
 }
 
 void abxl_rootfs_progress(const struct abxl_tmpl *t, const char *verb, int pct, const char *what)
 {
-    fprintf(stderr, "abx-local: %s template %s: %d %% (%s)\n", verb, t->id, pct, what);
+    abxl_log(ABXL_LOG_INFO, "%s template %s: %d %% (%s)", verb, t->id, pct, what);
 }
 
 /* ---- mmdebstrap ---- */

@@ -32,7 +32,8 @@ int abxl_run_lines(char *const argv[], abxl_line_fn fn, void *arg, char *err, si
         if (nul < 0 || dup2(nul, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(pfd[1], 2) < 0)
             _exit(126);
         execvp(argv[0], argv);
-        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+        /* The helper's own output, read by the parent like its other lines. */
+        dprintf(pfd[1], "cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     close(pfd[1]);

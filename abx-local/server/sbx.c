@@ -76,7 +76,8 @@ struct abxl_sbx *abxl_reg_find(const char *id, bool any_case)
     char key[ABXL_ID_MAX + 1];
     size_t n = strlen(id);
     /* The legacy "<id>-<clientID>" form; an fc id has a '-' of its own. */
-    if (n > sizeof ABXL_CLIENT_ID && strcmp(id + n - sizeof ABXL_CLIENT_ID + 1, ABXL_CLIENT_ID) == 0 &&
+    if (n > sizeof ABXL_CLIENT_ID &&
+        strcmp(id + n - sizeof ABXL_CLIENT_ID + 1, ABXL_CLIENT_ID) == 0 &&
         id[n - sizeof ABXL_CLIENT_ID] == '-')
         n -= sizeof ABXL_CLIENT_ID;
     if (n == 0 || n > ABXL_ID_MAX)

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 
 /* ---- the spawner queue, served by the main thread ---- */
@@ -444,5 +445,5 @@ void abxl_spawn_destroy(struct abxl_sbx *s)
     if (s->cgroup)
         abxl_cgroup_destroy(s->id);
     if (s->dir[0] && abxl_rm_rf(s->dir) != 0)
-        fprintf(stderr, "abx-local: sandbox %s: folder not fully removed\n", s->id);
+        abxl_log(ABXL_LOG_ERROR, "sandbox %s: folder not fully removed", s->id);
 }

@@ -23,7 +23,7 @@
 #define ABXL_MAX_TIMEOUT_S 86400
 #define ABXL_BODY_CAP ((size_t)1024 * 1024)
 
-/* ---- configuration (main.c) ---- */
+/* ---- configuration (config.c; the `serve` flags: main.c) ---- */
 struct abxl_srv_config {
     char listen[128], data_listen[128];
     char state_dir[4096], templates_dir[4096], envd_path[4096], bwrap[4096];
@@ -38,6 +38,9 @@ struct abxl_srv_config {
 };
 extern struct abxl_srv_config abxl_cfg;
 extern volatile int abxl_shutting_down;
+/* abxl_cfg's defaults: files next to this binary, $ABX_LOCAL_CACHE, bwrap
+ * in $PATH. */
+void abxl_config_defaults(void);
 
 /* ---- platform profiles (profile.c, docs/profiles.md) ---- */
 enum abxl_switch {
@@ -65,7 +68,7 @@ int abxl_switch_set(const char *spec, char *err, size_t errlen);   /* "NAME=on|o
 const char *abxl_envd_version(void);
 cJSON *abxl_profile_envd_compat(void);   /* run/config.json "compat" */
 cJSON *abxl_profile_json(void);
-void abxl_switches_print(FILE *f);
+void abxl_switches_print(void);   /* the table of `abx-local switches`, on stdout */
 
 /* ---- faults (faults.c) ---- */
 struct abxl_faults {
@@ -116,7 +119,6 @@ void abxl_tmpl_free(struct abxl_tmpl *t);
 int abxl_tmpl_each(int (*fn)(struct abxl_tmpl *t, const char *dir, const char *entry, int ok,
                             void *arg),
                   void *arg);
-char *abxl_read_text(const char *path, size_t max);   /* NUL-terminated, or NULL */
 
 int abxl_rootfs_key(struct abxl_tmpl *t, char *err, size_t errlen);   /* key, rootfs */
 int abxl_rootfs_paths(struct abxl_tmpl *t);                           /* rootfs from key */
@@ -276,16 +278,15 @@ void abxl_nsnet_setup(void *curl, int netns_fd);
 /* GET http://127.0.0.1:port/path inside the sandbox; HTTP status or -1. */
 int abxl_nsnet_probe(int netns_fd, int port, const char *path, long timeout_ms);
 
-/* ---- HTTP front ends (api*.c, proxy.c, httpd.c) ---- */
+/* ---- HTTP: listeners (httpd.c), replies (reply.c), the control plane
+ * (ctl*.c) and the data plane (proxy.c) ---- */
 struct abxl_req {
     char *uri;                 /* raw request target, owned */
     struct abx_buf body;
     bool too_big, started;
     void *proxy;               /* data plane state */
 };
-void *abxl_http_uri_log(void *cls, const char *uri, struct MHD_Connection *c);
-void abxl_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                        enum MHD_RequestTerminationCode toe);
+/* Replies (reply.c); errors are {"code":N,"message":...}, worded per profile. */
 enum MHD_Result abxl_http_send(struct MHD_Connection *c, unsigned status,
                               const char *ctype, const char *body, size_t len);
 enum MHD_Result abxl_http_json(struct MHD_Connection *c, unsigned status, cJSON *v);
@@ -296,24 +297,28 @@ enum MHD_Result abxl_http_405(struct MHD_Connection *c, const char *allow, const
 enum MHD_Result abxl_http_error(struct MHD_Connection *c, unsigned status,
                                const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Query parameter from a raw target, Go QueryUnescape'd. 1 found, 0 absent,
- * -1 bad escape. */
+/* Query parameter from a raw target, Go QueryUnescape'd (common.c). 1
+ * found, 0 absent, -1 bad escape. */
 int abxl_query_get(const char *uri, const char *name, char *out, size_t outlen);
 int abxl_unescape(const char *in, size_t n, char *out, size_t outlen);
 
-/* What a listener does with a request; abxl_http_handle calls it in MHD's
- * order: begin once the headers are in, upload for each body chunk (all
- * of it is consumed), end once the body is complete. */
+/* What a listener does with a request, called in MHD's order: begin once
+ * the headers are in, upload for each body chunk (all of it is consumed),
+ * end once the body is complete; release (may be NULL) when the request
+ * is over, answered or not. The planes sit above httpd.c, which only
+ * calls them through this table. */
 struct abxl_plane {
     enum MHD_Result (*begin)(struct MHD_Connection *c, struct abxl_req *r, const char *method);
     enum MHD_Result (*upload)(struct abxl_req *r, const char *data, size_t n);
     enum MHD_Result (*end)(struct MHD_Connection *c, struct abxl_req *r, const char *method);
+    void (*release)(struct abxl_req *r);
 };
 extern const struct abxl_plane abxl_ctl_plane, abxl_proxy_plane;
-/* The MHD access handler of both listeners; cls is their abxl_plane. */
-enum MHD_Result abxl_http_handle(void *cls, struct MHD_Connection *c, const char *url,
-                                const char *method, const char *version, const char *upload,
-                                size_t *upload_size, void **con_cls);
+struct sockaddr_in;
+/* A listener on sa serving plane (timeout_s: idle connections); port 0
+ * picks one and writes it back to sa. NULL if it cannot listen. */
+struct MHD_Daemon *abxl_http_start(struct sockaddr_in *sa, const struct abxl_plane *plane,
+                                   unsigned timeout_s);
 
 enum MHD_Result abxl_ctl_sandboxes(struct MHD_Connection *c, const char *method,
                                   const char *path, const char *uri,
@@ -345,7 +350,6 @@ void abxl_metrics_free(struct abxl_metrics *m);
 cJSON *abxl_logs_json(const struct abxl_sbx *s, long limit);
 void abxl_rfc3339(int64_t ms, char *out, size_t n);
 
-void abxl_proxy_free(void *proxy);
 
 /* ---- misc (common.c) ---- */
 int abxl_random_hex(char *out, size_t nbytes);   /* out gets 2*nbytes+1 */
@@ -354,5 +358,6 @@ int abxl_rm_rf(const char *path);
 /* snprintf that reports truncation: 0, or -1 if dst was too small. */
 int abxl_fmt(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int abxl_write_small(const char *path, const char *data, mode_t mode);
+char *abxl_read_text(const char *path, size_t max);   /* NUL-terminated, or NULL */
 
 #endif

@@ -10,31 +10,6 @@
 
 #define TMPL_JSON_MAX (256 * 1024)
 
-char *abxl_read_text(const char *path, size_t max)
-{
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
-        return NULL;
-    struct abx_buf b;
-    abx_buf_init(&b, max);
-    char chunk[4096];
-    size_t n;
-    int ok = 1;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        if (abx_buf_append(&b, chunk, n) != 0) {
-            ok = 0;
-            break;
-        }
-    fclose(f);
-    if (!ok) {
-        abx_buf_free(&b);
-        return NULL;
-    }
-    abx_buf_appends(&b, "");
-    size_t len;
-    return abx_buf_steal(&b, &len);
-}
-
 static int int_field(const cJSON *o, const char *name, int def)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -83,7 +58,8 @@ static int parse_rootfs(cJSON *o, struct abxl_tmpl *t, const char *path, char *e
     t->rootfs_kind = ABXL_ROOTFS_DEBIAN;
     abxl_fmt(t->release, sizeof t->release, "%s", deb->valuestring);
     const cJSON *var = cJSON_GetObjectItemCaseSensitive(rf, "variant");
-    abxl_fmt(t->variant, sizeof t->variant, "%s", cJSON_IsString(var) ? var->valuestring : "essential");
+    abxl_fmt(t->variant, sizeof t->variant, "%s",
+             cJSON_IsString(var) ? var->valuestring : "essential");
     if (!safe_word(t->variant, 31)) {
         abxl_fmt(err, errlen, "%s: bad rootfs.variant", path);
         return -1;

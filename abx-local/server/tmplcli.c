@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 
 static const char usage[] =
@@ -79,11 +80,11 @@ static int on_build(struct abxl_tmpl *t, const char *dir, const char *entry, int
     (void)dir;
     if (ok < 0) {
         if (e->n > 0 && wanted(e, t, entry)) {
-            fprintf(stderr, "abx-local: template %s is broken: %s\n", entry, t->dir);
+            abxl_log(ABXL_LOG_ERROR, "template %s is broken: %s", entry, t->dir);
             e->failed++;
             e->done++;
         } else if (e->n == 0) {
-            fprintf(stderr, "abx-local: warning: skipping broken template %s: %s\n", entry,
+            abxl_log(ABXL_LOG_WARN, "skipping broken template %s: %s", entry,
                     t->dir);
         }
         return 0;
@@ -95,11 +96,11 @@ static int on_build(struct abxl_tmpl *t, const char *dir, const char *entry, int
         return 0;
     char err[1024];
     if (abxl_rootfs_build(t, e->force, err, sizeof err) != 0) {
-        fprintf(stderr, "abx-local: %s\n", err);
+        abxl_log(ABXL_LOG_ERROR, "%s", err);
         /* serve: an import whose root is gone cannot be rebuilt; it is
          * unusable, the other templates are not. */
         if (e->n == 0 && t->rootfs_kind == ABXL_ROOTFS_IMAGE)
-            fprintf(stderr, "abx-local: warning: template %s stays unusable\n", t->id);
+            abxl_log(ABXL_LOG_WARN, "template %s stays unusable", t->id);
         else
             e->failed++;
     }
@@ -110,7 +111,7 @@ int abxl_templates_build_missing(void)
 {
     char err[1024];
     if (abxl_cache_prepare(err, sizeof err) != 0) {
-        fprintf(stderr, "abx-local: %s\n", err);
+        abxl_log(ABXL_LOG_ERROR, "%s", err);
         return -1;
     }
     struct each e = {.missing_only = true};
@@ -123,7 +124,7 @@ static int on_list(struct abxl_tmpl *t, const char *dir, const char *entry, int 
     (void)dir;
     (void)arg;
     if (ok < 0) {
-        printf("%-22s %-22s %-12s %s\n", entry, "-", "-", "broken");
+        abxl_out("%-22s %-22s %-12s %s\n", entry, "-", "-", "broken");
         return 0;
     }
     char state[128] = "missing", meta[4300];
@@ -132,14 +133,15 @@ static int on_list(struct abxl_tmpl *t, const char *dir, const char *entry, int 
         char *text = abxl_read_text(meta, 4096);
         cJSON *m = text ? cJSON_Parse(text) : NULL;
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(m, "bytes");
-        abxl_fmt(state, sizeof state, "built, %.0f MiB", cJSON_IsNumber(b) ? b->valuedouble / 1048576 : 0);
+        abxl_fmt(state, sizeof state, "built, %.0f MiB",
+                 cJSON_IsNumber(b) ? b->valuedouble / 1048576 : 0);
         cJSON_Delete(m);
         free(text);
     }
     char key[13];
     abxl_fmt(key, sizeof key, "%.12s", t->key);
-    printf("%-22s %-22s %-12s %-16s %s\n", t->id, t->alias[0] ? t->alias : "-", key, state,
-           t->source);
+    abxl_out("%-22s %-22s %-12s %-16s %s\n", t->id, t->alias[0] ? t->alias : "-", key, state,
+             t->source);
     return 0;
 }
 
@@ -167,7 +169,7 @@ static int on_rm(struct abxl_tmpl *t, const char *dir, const char *entry, int ok
     if (refs.refs > 0) {
         had = false;   /* still another template's root */
     } else if (abxl_rootfs_remove(t) != 0) {
-        fprintf(stderr, "abx-local: cannot remove %s\n", t->rootfs);
+        abxl_log(ABXL_LOG_ERROR, "cannot remove %s", t->rootfs);
         e->failed++;
     }
     char imports[4200];
@@ -175,8 +177,8 @@ static int on_rm(struct abxl_tmpl *t, const char *dir, const char *entry, int ok
     bool imported = strncmp(dir, imports, strlen(imports)) == 0;
     if (imported && abxl_rm_rf(dir) != 0)
         e->failed++;
-    printf("%s: %s%s\n", t->id, had ? "root removed" : "no root was built",
-           imported ? ", imported definition removed" : "");
+    abxl_out("%s: %s%s\n", t->id, had ? "root removed" : "no root was built",
+             imported ? ", imported definition removed" : "");
     return 0;
 }
 
@@ -187,7 +189,7 @@ int abxl_template_main(int argc, char **argv)
     bool force = false;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
+            abxl_usage(usage, false);
             return 0;
         }
         if (strcmp(argv[i], "--force") == 0) {
@@ -196,52 +198,53 @@ int abxl_template_main(int argc, char **argv)
             /* Templates can differ per profile (rootfs.profilePackages). */
             char perr[128];
             if (i + 1 >= argc || abxl_profile_set(argv[i + 1], perr, sizeof perr) != 0) {
-                fprintf(stderr, "abx-local template: --profile: %s\n",
-                        i + 1 >= argc ? "needs e2b or fc" : perr);
+                abxl_log_cmd("template", ABXL_LOG_ERROR, "--profile: %s",
+                             i + 1 >= argc ? "needs e2b or fc" : perr);
                 return 2;
             }
             i++;
         } else if (strcmp(argv[i], "--templates") == 0 || strcmp(argv[i], "--cache-dir") == 0) {
             if (i + 1 >= argc || argv[i + 1][0] == '\0' || strlen(argv[i + 1]) >= 4096) {
-                fprintf(stderr, "abx-local template: %s needs a folder\n", argv[i]);
+                abxl_log_cmd("template", ABXL_LOG_ERROR, "%s needs a folder", argv[i]);
                 return 2;
             }
             char *dst = argv[i][2] == 't' ? abxl_cfg.templates_dir : abxl_cfg.cache_dir;
             abxl_fmt(dst, 4096, "%s", argv[++i]);
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "abx-local template: unknown option %s\n%s", argv[i], usage);
+            abxl_log_cmd("template", ABXL_LOG_ERROR, "unknown option %s", argv[i]);
+            abxl_usage(usage, true);
             return 2;
         } else if (n <= MAX_NAMES) {
             args[n++] = argv[i];
         } else {
-            fprintf(stderr, "abx-local template: at most %d names\n", MAX_NAMES);
+            abxl_log_cmd("template", ABXL_LOG_ERROR, "at most %d names", MAX_NAMES);
             return 2;
         }
     }
     if (n == 0) {
-        fputs(usage, stderr);
+        abxl_usage(usage, true);
         return 2;
     }
     char err[1024];
     if (geteuid() != 0) {
-        fprintf(stderr, "abx-local template: must run as root (root filesystems hold files "
-                "of every owner)\n");
+        abxl_log_cmd("template", ABXL_LOG_ERROR, "must run as root (root filesystems hold "
+                     "files of every owner)");
         return 1;
     }
     if (abxl_cache_prepare(err, sizeof err) != 0) {
-        fprintf(stderr, "abx-local: %s\n", err);
+        abxl_log(ABXL_LOG_ERROR, "%s", err);
         return 1;
     }
     struct stat st;
     if (stat(abxl_cfg.templates_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "abx-local: templates dir not found: %s (pass --templates DIR)\n",
+        abxl_log(ABXL_LOG_ERROR, "templates dir not found: %s (pass --templates DIR)",
                 abxl_cfg.templates_dir);
         return 1;
     }
     const char *cmd = args[0];
     struct each e = {.names = args + 1, .n = n - 1, .force = force};
     if (strcmp(cmd, "list") == 0 && n == 1) {
-        printf("%-22s %-22s %-12s %-16s %s\n", "TEMPLATE", "ALIAS", "KEY", "ROOT", "SOURCE");
+        abxl_out("%-22s %-22s %-12s %-16s %s\n", "TEMPLATE", "ALIAS", "KEY", "ROOT", "SOURCE");
         abxl_tmpl_each(on_list, NULL);
         return 0;
     }
@@ -258,23 +261,24 @@ int abxl_template_main(int argc, char **argv)
             bool imported = strstr(t.dir, "/imports/") != NULL;
             abxl_tmpl_free(&t);
             if (!imported) {
-                fprintf(stderr, "abx-local: template %s exists already (shipped); pick "
-                        "another name\n", args[1]);
+                abxl_log(ABXL_LOG_ERROR, "template %s exists already (shipped); pick "
+                        "another name", args[1]);
                 return 1;
             }
         }
         if (abxl_rootfs_import(args[1], args[2], err, sizeof err) != 0) {
-            fprintf(stderr, "abx-local: %s\n", err);
+            abxl_log(ABXL_LOG_ERROR, "%s", err);
             return 1;
         }
         return 0;
     } else {
-        fprintf(stderr, "abx-local template: bad command\n%s", usage);
+        abxl_log_cmd("template", ABXL_LOG_ERROR, "bad command");
+        abxl_usage(usage, true);
         return 2;
     }
     for (int i = 0; i < e.n; i++)
         if (!e.matched[i]) {
-            fprintf(stderr, "abx-local: no template named %s\n", e.names[i]);
+            abxl_log(ABXL_LOG_ERROR, "no template named %s", e.names[i]);
             e.failed++;
         }
     return e.failed ? 1 : 0;

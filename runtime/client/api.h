@@ -1,6 +1,6 @@
-/* Control-plane client (shared/reference/e2b-protocol.md 1, FC notes in
- * fc-agent-sandbox.md): create (POST /sandboxes only), get, list
- * (GET /v2/sandboxes with metadata/state filters and X-Next-Token
+/* Control-plane client (docs/protocol.md "Control plane", FC's
+ * differences in "FC Agent Sandbox"): create (POST /sandboxes only), get,
+ * list (GET /v2/sandboxes with metadata/state filters and X-Next-Token
  * pagination), kill, set timeout, connect, pause, resume, metrics.
  * Errors map to classes as the E2B SDKs do (errclass.h). */
 #ifndef ABX_API_H
@@ -137,8 +137,9 @@ int abx_api_list_all(const struct abx_platform *p,
                      const struct abx_list_query *q, size_t max_items,
                      struct abx_list_page *out, struct abx_err *err);
 
-/* The metadata query value of 1.3 (percent-encoded k=v joined by '&',
- * before the HTTP layer's own escaping). 0 or -1. */
+/* The metadata query value (docs/protocol.md "List and paging":
+ * percent-encoded k=v joined by '&', before the HTTP layer's own
+ * escaping). 0 or -1. */
 struct abx_buf;
 /* GET /templates -> *out a JSON array of Template objects (caller frees).
  * 0, or -1 with err (err->status the HTTP status of a non-2xx reply). */

@@ -1,7 +1,7 @@
-/* Code interpreter client (e2b-protocol.md 7): POST /execute with the
- * NDJSON reply parsed line by line as bytes arrive, and /contexts. The
- * output callback runs outside curl's callbacks (it may call the HTTP
- * engine itself), from lines queued by the parser. */
+/* Code interpreter client (docs/protocol.md "Code interpreter"): POST
+ * /execute with the NDJSON reply parsed line by line as bytes arrive, and
+ * /contexts. The output callback runs outside curl's callbacks (it may
+ * call the HTTP engine itself), from lines queued by the parser. */
 #include "codeint.h"
 
 #include <stdio.h>

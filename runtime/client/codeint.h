@@ -1,4 +1,4 @@
-/* Code interpreter client (shared/reference/e2b-protocol.md 7): POST
+/* Code interpreter client (docs/protocol.md "Code interpreter"): POST
  * /execute on port 49999, NDJSON lines parsed as they arrive, and the
  * contexts API. */
 #ifndef ABX_CODEINT_H

@@ -1,6 +1,7 @@
 /* envd client core: the data-plane address of a sandbox port, request
- * headers, GET /health and unary Connect JSON calls (e2b-protocol.md 2,
- * 3.5, 5.2). Streams are in envd_stream.c, files in envd_files.c. */
+ * headers, GET /health and unary Connect JSON calls (docs/protocol.md
+ * "Data plane", "Health", "Unary calls"). Streams are in envd_stream.c,
+ * files in envd_files.c. */
 #include "envd.h"
 
 #include <arpa/inet.h>
@@ -232,7 +233,8 @@ int abx_headers_build(struct abx_headers *hb, const struct abx_endpoint *ep,
         add_line(hb, "E2B-Traffic-Access-Token: ", ep->traffic_token))
         goto out;
     if (user) {
-        /* Basic auth with an empty password selects the user (3.5). */
+        /* Basic auth with an empty password selects the user
+         * (docs/protocol.md "Request headers"). */
         if (!user_ok(user) ||
             abx_buf_appendf(&cred, "%s:", user) ||
             abx_b64_encode(cred.data, cred.len, 0, &enc) ||

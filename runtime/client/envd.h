@@ -1,9 +1,10 @@
-/* envd client (shared/reference/e2b-protocol.md 2-4, 6): the data-plane
- * address of a sandbox, Connect JSON unary calls, process and watch
- * streams parsed incrementally as bytes arrive, filesystem RPCs, /files
- * upload and download streamed from/to local files, signed URLs and
- * /health. Every request carries E2b-Sandbox-Id / E2b-Sandbox-Port and,
- * for secure sandboxes, X-Access-Token; users go in Basic auth.
+/* envd client (docs/protocol.md "Data plane", "envd REST", "Connect
+ * RPC"): the data-plane address of a sandbox, Connect JSON unary calls,
+ * process and watch streams parsed incrementally as bytes arrive,
+ * filesystem RPCs, /files upload and download streamed from/to local
+ * files, signed URLs and /health. Every request carries E2b-Sandbox-Id /
+ * E2b-Sandbox-Port and, for secure sandboxes, X-Access-Token; users go
+ * in Basic auth.
  * Errors: errclass.h (Connect codes and envd HTTP statuses mapped as the
  * SDKs do; a 200 stream that ends with an error envelope and a plain
  * HTTP error before the stream are both handled). */
@@ -204,10 +205,11 @@ int abx_envd_write_many(const struct abx_endpoint *ep,
 int abx_envd_upload(const struct abx_endpoint *ep, const char *local_path,
                     const char *path, const char *user, cJSON **info,
                     struct abx_err *err);
-/* Signed /files URL (3.4) on the direct (non shared-host) URL. op "read"
- * or "write"; expires_in s (< 0: no expiration). Unsigned when the
- * sandbox has no token (expires_in >= 0 is then InvalidArgument). The
- * signature and the whole signed URL join the masker. 0 or -1. */
+/* Signed /files URL (docs/protocol.md "Signed URLs") on the direct
+ * (host-form) URL. op "read" or "write"; expires_in s (< 0: no
+ * expiration). Unsigned when the sandbox has no token (expires_in >= 0
+ * is then InvalidArgument). The signature and the whole signed URL join
+ * the masker. 0 or -1. */
 int abx_envd_file_url(const struct abx_endpoint *ep, const char *path,
                       const char *op, const char *user, long expires_in,
                       char *out, size_t outlen, struct abx_err *err);

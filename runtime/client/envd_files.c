@@ -1,8 +1,8 @@
-/* envd /files (e2b-protocol.md 3.3, 3.4, 6.2): read into memory,
- * download streamed to a local file, multipart writes, upload streamed
- * from a local file (octet-stream from envd 0.5.7, multipart before),
- * signed URLs. The user goes in the `username` query value; the access
- * token only ever in a header. */
+/* envd /files (docs/protocol.md "File download", "File upload", "Signed
+ * URLs"): read into memory, download streamed to a local file,
+ * multipart writes, upload streamed from a local file (octet-stream from
+ * envd 0.5.7, multipart before), signed URLs. The user goes in the
+ * `username` query value; the access token only ever in a header. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Filesystem RPCs over envd's filesystem.Filesystem service
- * (e2b-protocol.md 4.2, 6.2) and the WatchDir stream. */
+ * (docs/protocol.md "Filesystem calls") and the WatchDir stream. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* Processes over envd's process.Process service (e2b-protocol.md 4.1,
- * 6.1): Start/Connect streams (events decoded as they arrive, the first
+/* Processes over envd's process.Process service (docs/protocol.md
+ * "Process events"): Start/Connect streams (events decoded as they arrive, the first
  * one must be start, exitCode absent = 0, keepalives skipped) and the
  * unary SendSignal, SendInput, CloseStdin and List. */
 #include <limits.h>

@@ -1,8 +1,8 @@
-/* Connect server streams over the HTTP engine (e2b-protocol.md 5.3):
- * the body is fed to an envelope decoder as curl delivers it (split
- * anywhere), each message is parsed and handed to the consumer's parser,
- * which queues events (capped) for a reader that takes them outside
- * curl's callbacks. A 200 stream ending with an error envelope and a
+/* Connect server streams over the HTTP engine (docs/protocol.md
+ * "Streams", "Stream errors"): the body is fed to an envelope decoder as
+ * curl delivers it (split anywhere), each message is parsed and handed to
+ * the consumer's parser, which queues events (capped) for a reader that
+ * takes them outside curl's callbacks. A 200 stream ending with an error envelope and a
  * plain HTTP error before the stream both end up in s->err. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* Error classes of the sandbox clients (control plane, envd, code
  * interpreter), after the E2B SDKs' exception mapping
- * (shared/reference/e2b-protocol.md 1.2, 3, 6.1, 7). One struct carries
- * the class, the HTTP status, the wire code and a message; the bindings
- * turn it into a Lua error table {class=, message=, status=, code=}.
+ * (docs/protocol.md "Error classes"). One struct carries the class, the
+ * HTTP status, the wire code and a message; the bindings turn it into a
+ * Lua error table {class=, message=, status=, code=}.
  * Messages never contain credentials: builders take bodies from servers,
  * never request headers, and everything printed passes the masker. */
 #ifndef ABX_ERRCLASS_H
@@ -47,21 +47,23 @@ void abx_err_set(struct abx_err *e, enum abx_errclass c, long status,
                  const char *code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* Control-plane error response (1.2): 401 Authentication, 404 NotFound,
- * 429 RateLimit, 400 InvalidArgument, else Sandbox. Message = body
- * "message" (or the body text, cleaned and capped), prefixed by what the
- * caller was doing (what may be NULL): "create sandbox: 404: ...". */
+/* Control-plane error response (docs/protocol.md "Control-plane
+ * errors"): 401 Authentication, 404 NotFound, 429 RateLimit, 400
+ * InvalidArgument, else Sandbox. Message = body "message" (or the body
+ * text, cleaned and capped), prefixed by what the caller was doing (what
+ * may be NULL): "create sandbox: 404: ...". */
 void abx_err_from_api(struct abx_err *e, const char *what, long status,
                       const char *body, size_t len);
-/* envd REST error (3): 400 InvalidArgument, 401 Authentication, 404
- * NotFound, 429 RateLimit, 502 Timeout ("sandbox is probably not
- * running"), 507 NotEnoughSpace, else Sandbox. */
+/* envd REST error (docs/protocol.md "envd HTTP errors"): 400
+ * InvalidArgument, 401 Authentication, 404 NotFound, 429 RateLimit, 502
+ * Timeout ("sandbox is probably not running"), 507 NotEnoughSpace, else
+ * Sandbox. */
 void abx_err_from_envd_http(struct abx_err *e, const char *what,
                             long status, const char *body, size_t len);
-/* Connect error (6.1 mapping): invalid_argument InvalidArgument,
- * unauthenticated Authentication, not_found NotFound, unavailable /
- * canceled / deadline_exceeded Timeout, resource_exhausted RateLimit,
- * else Sandbox ("<code>: <message>"). */
+/* Connect error (docs/protocol.md "Error classes"): invalid_argument
+ * InvalidArgument, unauthenticated Authentication, not_found NotFound,
+ * unavailable / canceled / deadline_exceeded Timeout, resource_exhausted
+ * RateLimit, else Sandbox ("<code>: <message>"). */
 void abx_err_from_connect(struct abx_err *e, const char *what,
                           enum abx_connect_code code, const char *message,
                           long status);

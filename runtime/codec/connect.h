@@ -1,7 +1,7 @@
 /* Connect protocol codec (JSON flavour), shared by abx-envd and the abx-e2e
  * client: 5-byte envelopes for server streams, an incremental envelope
  * decoder, the error-code tables and the error JSON shapes.
- * Wire reference: shared/reference/e2b-protocol.md section 5. */
+ * Wire reference: docs/protocol.md "Connect RPC". */
 #ifndef ABX_CONNECT_H
 #define ABX_CONNECT_H
 
@@ -38,9 +38,11 @@ enum abx_connect_code {
 const char *abx_connect_code_name(enum abx_connect_code code);
 /* Name -> code; -1 if the name is not a Connect code. */
 int abx_connect_code_from_name(const char *name);
-/* HTTP status a unary error with this code is sent with (section 5.2). */
+/* HTTP status a unary error with this code is sent with
+ * (docs/protocol.md "Unary calls"). */
 int abx_connect_code_http_status(enum abx_connect_code code);
-/* Code for a non-Connect error response (plain-HTTP mapping of 5.2). */
+/* Code for a non-Connect error response (the plain-HTTP mapping of
+ * docs/protocol.md "Unary calls"). */
 enum abx_connect_code abx_connect_code_from_http_status(int status);
 
 /* Appends one envelope (prefix + payload). 0 or -1 (buffer cap, or a

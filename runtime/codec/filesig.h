@@ -1,5 +1,6 @@
-/* Signature of envd /files URLs (e2b-protocol.md 3.4), shared by abx-envd
- * (which checks it) and the abx-e2e client (which builds signed URLs). */
+/* Signature of envd /files URLs (docs/protocol.md "Signed URLs"), shared
+ * by abx-envd (which checks it) and the abx-e2e client (which builds
+ * signed URLs). */
 #ifndef ABX_FILESIG_H
 #define ABX_FILESIG_H
 

@@ -14,23 +14,6 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-static void free_one(struct abx_attempt *a)
-{
-    free(a->message);
-    free(a->longrepr);
-    free(a->output);
-    memset(a, 0, sizeof *a);
-}
-
-void abx_result_free_attempts(struct abx_result *r)
-{
-    for (size_t i = 0; i < r->nattempts; i++)
-        free_one(&r->attempts[i]);
-    free(r->attempts);
-    r->attempts = NULL;
-    r->nattempts = 0;
-}
-
 /* Appends one attempt (owning its strings) to r. */
 static int push(struct abx_result *r, struct abx_attempt *a)
 {
@@ -60,7 +43,7 @@ int abx_result_add_attempt(struct abx_result *r,
 
     if ((failed->message && !a.message) || (failed->longrepr && !a.longrepr) ||
         (failed->output && !a.output) || push(r, &a) != 0) {
-        free_one(&a);
+        abx_attempt_free(&a);
         return -1;
     }
     r->rerun++;
@@ -133,7 +116,7 @@ int abx_attempts_from_json(const cJSON *j, struct abx_result *r)
         if (get_str(e, "message", &a.message) ||
             get_str(e, "longrepr", &a.longrepr) ||
             get_str(e, "output", &a.output) || push(r, &a) != 0) {
-            free_one(&a);
+            abx_attempt_free(&a);
             return -1;
         }
     }

@@ -96,7 +96,10 @@ struct abx_result {
  * earlier attempt of r and bumps r->rerun. 0, or -1 out of memory. */
 int abx_result_add_attempt(struct abx_result *r,
                            const struct abx_result *failed);
+/* Frees r's attempts (result.c: they belong to the record). */
 void abx_result_free_attempts(struct abx_result *r);
+/* Frees one attempt's strings and zeroes it (result.c). */
+void abx_attempt_free(struct abx_attempt *a);
 /* "attempts": [{outcome, when, message, longrepr, output, duration}] into
  * o (nothing without attempts); and back. 0, or -1 (bad value / OOM). */
 int abx_attempts_to_json(cJSON *o, const struct abx_result *r);

@@ -9,53 +9,34 @@ SIGKILL. Each scenario ends by listing the platform: nothing may be left.
 import json
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "local"))
-from abxlocal import Server, check, done, scenario_main  # noqa: E402,F401
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import abxlocal  # noqa: E402
+from abxlocal import scenario_main  # noqa: E402
+from abxtest import by_id, check, remove, run_reported, scratch  # noqa: E402
 
 
 def e2e_env(server, run_id, **extra):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ABX_SANDBOX_", "E2B_", "E2E_"))}
-    if server:
-        env.update({k: v for k, v in server.env.items() if k.startswith("ABX_SANDBOX_")})
-    env.update({"E2E_RUN_ID": run_id, "CI": "true", "ABX_E2E_SELFTEST": "1"})
-    env.update(extra)
-    return env
+    """An abx-e2e run's environment, with the self-test counters on."""
+    return abxlocal.e2e_env(server, run_id, ABX_E2E_SELFTEST="1", **extra)
 
 
 def workdir():
-    work = tempfile.mkdtemp(prefix="abx-bind-hostile-")
-    shutil.copytree(os.path.join(HERE, "hostile"), os.path.join(work, "cases"))
-    return work
+    return scratch("abx-bind-hostile-", os.path.join(HERE, "hostile"))
 
 
 def run(binary, work, env, *args, timeout=200):
-    p = subprocess.run([binary, "--json", "report.json", "-rA", *args], cwd=work, env=env,
-                       capture_output=True, text=True, timeout=timeout)
-    try:
-        with open(os.path.join(work, "report.json")) as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        doc = {"tests": []}
-    for marker in ("Sanitizer", "runtime error:"):
-        check(marker not in p.stderr + p.stdout, "no %r report" % marker)
-    return p, {t["nodeid"]: t for t in doc.get("tests", [])}
+    p, doc = run_reported(binary, args, work, env, timeout=timeout)
+    return p, by_id(doc)
 
 
 def tagged(server, run_id):
-    q = urllib.parse.urlencode({"metadata": "e2e=" + run_id, "state": "running,paused"})
-    st, js, _, text = server.request("GET", "/v2/sandboxes?" + q)
-    check(st == 200, "list sandboxes: %d %r" % (st, text[:200]))
-    return [s.get("sandboxID") for s in js or []]
+    return server.ids({"e2e": run_id})
 
 
 def sc_args(binary, server):
@@ -65,7 +46,7 @@ def sc_args(binary, server):
     try:
         p, got = run(binary, work, e2e_env(server, run_id), "cases/")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove(work)
     check(len(got) >= 9, "tests ran: %d" % len(got))
     bad = {k: t["outcome"] for k, t in got.items() if t["outcome"] != "passed"}
     if not check(bad == {}, "not passed: %r" % bad):
@@ -96,7 +77,7 @@ def sc_lost_create(binary, server):
                      "cases/test_late.lua")
     finally:
         server.request("POST", "/admin/faults", body={"latencyMs": 0})
-        shutil.rmtree(work, ignore_errors=True)
+        remove(work)
     t = got.get("cases/test_late.lua::create cut by the deadline", {})
     check(t.get("outcome") == "failed", "the test timed out: %r" % t.get("outcome"))
     check("Timeout: test exceeded 2 s" in (t.get("message") or ""), "as a timeout")
@@ -152,7 +133,7 @@ def sc_local_group(binary, server):
         if not check(not alive, "the wrapper's child %d was stopped" % child):
             os.kill(child, signal.SIGKILL)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove(work)
 
 
 HANG = """local e2e = require "e2e"
@@ -196,7 +177,7 @@ def sc_guardian(binary, server):
         check(tagged(server, run_id) == [], "the guardian deleted the sandbox")
         check(not os.path.exists(ledger), "the clean sweep removed the ledger")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove(work)
 
 
 TEARDOWN = """local e2e = require "e2e"
@@ -245,7 +226,7 @@ def sc_group_term(binary, server):
         check(tagged(server, run_id) == [], "nothing left")
     finally:
         server.request("POST", "/admin/faults", body={"deleteDelayMs": 0})
-        shutil.rmtree(work, ignore_errors=True)
+        remove(work)
 
 
 LONG = """local e2e = require "e2e"
@@ -288,7 +269,7 @@ def sc_same_run_id(binary, server):
         check(first.returncode == 0, "first run exit %d" % first.returncode)
         check(tagged(server, run_id) == [], "nothing left")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove(work)
 
 
 SCENARIOS = {

@@ -1,23 +1,19 @@
 """Sandbox bindings against abx-local: starts `abx-local serve` on free
-loopback ports (tests/local/abxlocal.py), runs the built abx-e2e on the
+loopback ports (tests/lib/abxlocal.py), runs the built abx-e2e on the
 Lua files in cases/ pointed at it, checks the outcome per node id (from
 --json), and then lists the platform: no sandbox may be left behind
 (except what --keep-failed keeps on purpose).
 
   run.py --bin ABX_E2E SCENARIO      (ABX_LOCAL_BIN / ABX_ENVD_BIN set)"""
-import json
 import os
 import re
 import secrets
-import shutil
-import subprocess
 import sys
-import tempfile
-import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "local"))
-from abxlocal import Server, check, done, scenario_main  # noqa: E402,F401
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from abxlocal import e2e_env, scenario_main  # noqa: E402
+from abxtest import check, outcomes, remove, run, run_reported, scratch  # noqa: E402
 
 
 def run_e2e(binary, server, files, extra=(), run_id=None, platform=True, drop=(),
@@ -25,48 +21,22 @@ def run_e2e(binary, server, files, extra=(), run_id=None, platform=True, drop=()
     """Runs abx-e2e in a fresh directory; returns (process, report, run id).
     drop: server variables left out (e.g. the single data-plane URL);
     selftest: ABX_E2E_SELFTEST=1 (open stream/watcher counters)."""
-    work = tempfile.mkdtemp(prefix="abx-bindings-")
-    os.symlink(os.path.join(HERE, "cases"), os.path.join(work, "cases"))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ABX_SANDBOX_", "E2B_", "E2E_"))}
-    if platform:
-        env.update({k: v for k, v in server.env.items()
-                    if k.startswith("ABX_SANDBOX_") and k not in drop})
+    work = scratch("abx-bindings-", os.path.join(HERE, "cases"), link=True)
     run_id = run_id or "bind-" + secrets.token_hex(4)
-    env.update({"E2E_RUN_ID": run_id, "CI": "true"})
-    if selftest:
-        env["ABX_E2E_SELFTEST"] = "1"
-    args = [binary, "--json", "report.json", "-rA", *extra, *files]
+    env = e2e_env(server if platform else None, run_id, hide=drop,
+                  ABX_E2E_SELFTEST="1" if selftest else None)
     try:
-        p = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=220)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    try:
-        with open(os.path.join(work, "report.json")) as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        doc = {"tests": []}
+        p, doc = run_reported(binary, [*extra, *files], work, env, timeout=220)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-    for marker in ("Sanitizer", "runtime error:"):
-        if not check(marker not in p.stderr + p.stdout, "no %r report" % marker):
-            print(p.stderr[-4000:])
+        remove(work)
     if p.returncode not in (0, 1):
         print(p.stdout[-6000:], p.stderr[-3000:])
     return p, doc, run_id
 
 
-def outcomes(doc):
-    return {t["nodeid"]: t["outcome"] for t in doc.get("tests", [])}
-
-
 def tagged(server, run_id):
     """Sandboxes on the platform carrying e2e=<run_id> (running or paused)."""
-    q = urllib.parse.urlencode({"metadata": "e2e=" + run_id, "state": "running,paused"})
-    st, js, _, text = server.request("GET", "/v2/sandboxes?" + q)
-    check(st == 200, "list sandboxes: %d %r" % (st, text[:200]))
-    return js or []
+    return server.list({"e2e": run_id})
 
 
 def expected_ids(rel):
@@ -148,7 +118,7 @@ def sc_keep_failed(binary, server):
 
 
 def sc_parallel(binary, server):
-    all_passed_files = ["cases/test_sandbox.lua", "cases/test_fixtures.lua", "cases/test_code.lua"]
+    all_passed_files = ["cases/test_sandbox.lua", "cases/test_builtin_fixtures.lua", "cases/test_code.lua"]
     p, doc, run_id = run_e2e(binary, server, ["-n", "2", *all_passed_files])
     got = outcomes(doc)
     check(len(got) >= 28, "all tests ran: %d" % len(got))
@@ -200,19 +170,14 @@ def sc_exec(binary, server):
     """`abx-e2e exec SCRIPT`: the script is a scope. Its sandboxes carry the
     run's tag, finalizers run before they are deleted, and nothing is left
     whether the script ends, fails or calls os.exit."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ABX_SANDBOX_", "E2B_", "E2E_"))}
-    env.update({k: v for k, v in server.env.items() if k.startswith("ABX_SANDBOX_")})
-    env["CI"] = "true"
     for mode, want in (("ok", 0), ("fail", 1), ("exit", 7)):
         run_id = "exec-" + secrets.token_hex(4)
-        env["E2E_RUN_ID"] = run_id
-        work = tempfile.mkdtemp(prefix="abx-exec-")
+        work = scratch("abx-exec-")
         try:
-            p = subprocess.run([binary, "exec", os.path.join(HERE, "cases", "exec_script.lua"), mode],
-                               cwd=work, env=env, capture_output=True, text=True, timeout=120)
+            p = run([binary, "exec", os.path.join(HERE, "cases", "exec_script.lua"), mode],
+                    cwd=work, env=e2e_env(server, run_id))
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            remove(work)
         out = p.stdout + p.stderr
         if not check(p.returncode == want, "exec %s: exit %d, want %d" % (mode, p.returncode, want)):
             print(out[-3000:])
@@ -233,7 +198,7 @@ SCENARIOS = {
     "no_credentials": sc_no_credentials,
     "sandbox": lambda b, s: all_passed(b, s, ["cases/test_sandbox.lua"]),
     "code": lambda b, s: all_passed(b, s, ["cases/test_code.lua"]),
-    "fixtures": lambda b, s: all_passed(b, s, ["cases/test_fixtures.lua"]),
+    "fixtures": lambda b, s: all_passed(b, s, ["cases/test_builtin_fixtures.lua"]),
     "commands": lambda b, s: all_passed(b, s, ["cases/test_commands.lua"], selftest=True),
     "files": lambda b, s: all_passed(b, s, ["cases/test_files.lua"], selftest=True),
     "failing": sc_failing,

@@ -81,7 +81,7 @@ static int trace_end(const char *needle, const char *secret)
         return -1;
     buf[n] = '\0';
     if (secret && secret[0] && strstr(buf, secret))
-        DRV_CHECK(0, "trace never shows the API key");
+        CHECK_LOG(0, "trace never shows the API key");
     int count = 0;
     for (char *line = buf, *nl; *line; line = nl) {
         nl = strchr(line, '\n');
@@ -130,45 +130,45 @@ static void scenario_basic(const struct abx_platform *p)
     cJSON *ma = meta("weird", weird), *mb = meta("idx", "2");
 
     int rc = create(p, ma, 1, &a, &err);
-    DRV_CHECK(rc == 0, "create secure sandbox (%s)", rc ? err.message : a.sandbox_id);
+    CHECK_LOG(rc == 0, "create secure sandbox (%s)", rc ? err.message : a.sandbox_id);
     if (rc != 0)
         goto out0;
-    DRV_CHECK(a.sandbox_id[0] && a.envd_version[0] && a.envd_access_token,
+    CHECK_LOG(a.sandbox_id[0] && a.envd_version[0] && a.envd_access_token,
               "create reply has id, envdVersion and an access token");
     rc = create(p, mb, 0, &b, &err);
-    DRV_CHECK(rc == 0, "create plain sandbox (%s)", rc ? err.message : b.sandbox_id);
+    CHECK_LOG(rc == 0, "create plain sandbox (%s)", rc ? err.message : b.sandbox_id);
     if (rc != 0)
         goto out1;
-    DRV_CHECK(b.envd_access_token == NULL, "no access token when not secure");
+    CHECK_LOG(b.envd_access_token == NULL, "no access token when not secure");
 
     rc = abx_api_get(p, a.sandbox_id, &g, &err);
-    DRV_CHECK(rc == 0, "get (%s)", rc ? err.message : g.state);
+    CHECK_LOG(rc == 0, "get (%s)", rc ? err.message : g.state);
     if (rc == 0) {
         const cJSON *w = cJSON_GetObjectItemCaseSensitive(g.metadata, "weird");
-        DRV_CHECK(strcmp(g.state, "running") == 0, "get: state running");
-        DRV_CHECK(cJSON_IsString(w) && strcmp(w->valuestring, weird) == 0,
+        CHECK_LOG(strcmp(g.state, "running") == 0, "get: state running");
+        CHECK_LOG(cJSON_IsString(w) && strcmp(w->valuestring, weird) == 0,
                   "get: metadata round-trips '&', '=', '%%', ' ', '+', unicode");
-        DRV_CHECK(strcmp(g.template_id, a.template_id) == 0 && g.end_at[0],
+        CHECK_LOG(strcmp(g.template_id, a.template_id) == 0 && g.end_at[0],
                   "get: template and endAt");
     }
 
     cJSON *run = meta(NULL, NULL), *only_a = meta("weird", weird);
-    DRV_CHECK(count_list(p, run, NULL) == 2, "list by run tag: 2 sandboxes");
-    DRV_CHECK(count_list(p, only_a, NULL) == 1,
+    CHECK_LOG(count_list(p, run, NULL) == 2, "list by run tag: 2 sandboxes");
+    CHECK_LOG(count_list(p, only_a, NULL) == 1,
               "list by a metadata value with '&', '=', '%%', space: 1 sandbox");
-    DRV_CHECK(count_list(p, run, "paused") == 0, "list state=paused: none");
-    DRV_CHECK(count_list(p, run, "running") == 2, "list state=running: 2");
+    CHECK_LOG(count_list(p, run, "paused") == 0, "list state=paused: none");
+    CHECK_LOG(count_list(p, run, "running") == 2, "list state=running: 2");
 
     struct abx_list_query q = {.metadata = run, .limit = 1};
     struct abx_list_page p1, p2;
     rc = abx_api_list(p, &q, &p1, &err);
-    DRV_CHECK(rc == 0 && p1.n == 1 && p1.next_token[0],
+    CHECK_LOG(rc == 0 && p1.n == 1 && p1.next_token[0],
               "list limit=1: one item and an X-Next-Token (%s)",
               rc ? err.message : "");
     if (rc == 0) {
         q.next_token = p1.next_token;
         rc = abx_api_list(p, &q, &p2, &err);
-        DRV_CHECK(rc == 0 && p2.n == 1 &&
+        CHECK_LOG(rc == 0 && p2.n == 1 &&
                       strcmp(p2.items[0].sandbox_id, p1.items[0].sandbox_id),
                   "list page 2: the other sandbox");
         if (rc == 0)
@@ -177,77 +177,77 @@ static void scenario_basic(const struct abx_platform *p)
     }
     q.next_token = NULL;
     rc = abx_api_list_all(p, &q, 0, &p1, &err);
-    DRV_CHECK(rc == 0 && p1.n == 2 && p1.next_token[0] == '\0',
+    CHECK_LOG(rc == 0 && p1.n == 2 && p1.next_token[0] == '\0',
               "list_all with limit=1 follows tokens: 2 items");
     if (rc == 0)
         abx_list_page_free(&p1);
     q.limit = 500;
     rc = abx_api_list(p, &q, &p1, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_INVALID, "limit 500 refused: %s",
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_INVALID, "limit 500 refused: %s",
               err.message);
 
     rc = abx_api_set_timeout(p, a.sandbox_id, 30, &err);
-    DRV_CHECK(rc == 0, "set_timeout 30 s");
+    CHECK_LOG(rc == 0, "set_timeout 30 s");
     if (rc == 0 && abx_api_get(p, a.sandbox_id, &c, &err) == 0) {
-        DRV_CHECK(strcmp(c.end_at, g.end_at) != 0, "set_timeout moved endAt (%s -> %s)",
+        CHECK_LOG(strcmp(c.end_at, g.end_at) != 0, "set_timeout moved endAt (%s -> %s)",
                   g.end_at, c.end_at);
         abx_sandbox_info_free(&c);
     }
     rc = abx_api_connect(p, a.sandbox_id, 60, &c, &err);
-    DRV_CHECK(rc == 0 && c.envd_access_token && a.envd_access_token &&
+    CHECK_LOG(rc == 0 && c.envd_access_token && a.envd_access_token &&
                   strcmp(c.envd_access_token, a.envd_access_token) == 0,
               "connect returns the same access token");
     if (rc == 0)
         abx_sandbox_info_free(&c);
 
     rc = abx_api_get(p, "nosuchsandbox0000000", &c, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_NOT_FOUND && err.status == 404,
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_NOT_FOUND && err.status == 404,
               "get unknown: NotFound (%s)", err.message);
     rc = abx_api_set_timeout(p, "nosuchsandbox0000000", 10, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_NOT_FOUND, "set_timeout unknown: NotFound");
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_NOT_FOUND, "set_timeout unknown: NotFound");
     rc = abx_api_connect(p, "nosuchsandbox0000000", 10, &c, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_NOT_FOUND, "connect unknown: NotFound");
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_NOT_FOUND, "connect unknown: NotFound");
     rc = abx_api_get(p, "", &c, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_INVALID, "get with empty id: InvalidArgument");
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_INVALID, "get with empty id: InvalidArgument");
 
     struct abx_platform bad = *p;
     snprintf(bad.api_key, sizeof bad.api_key, "e2b_0000000000wrong");
     rc = abx_api_get(&bad, a.sandbox_id, &c, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_AUTH && !strstr(err.message, "wrong"),
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_AUTH && !strstr(err.message, "wrong"),
               "wrong key: Authentication, key not in message (%s)", err.message);
 
     cJSON *mx = NULL;
     rc = abx_api_metrics(p, a.sandbox_id, 0, 0, &mx, &err);
-    DRV_CHECK(rc == 0 && cJSON_IsArray(mx), "metrics: a JSON array");
+    CHECK_LOG(rc == 0 && cJSON_IsArray(mx), "metrics: a JSON array");
     cJSON_Delete(mx);
-    DRV_CHECK(abx_api_pause(p, b.sandbox_id, 1, &err) == 1, "pause: 1");
-    DRV_CHECK(abx_api_pause(p, b.sandbox_id, 1, &err) == 0, "pause again: 0 (already paused)");
-    DRV_CHECK(count_list(p, run, "paused") == 1, "list state=paused: 1");
+    CHECK_LOG(abx_api_pause(p, b.sandbox_id, 1, &err) == 1, "pause: 1");
+    CHECK_LOG(abx_api_pause(p, b.sandbox_id, 1, &err) == 0, "pause again: 0 (already paused)");
+    CHECK_LOG(count_list(p, run, "paused") == 1, "list state=paused: 1");
     rc = abx_api_resume(p, b.sandbox_id, 60, &c, &err);
-    DRV_CHECK(rc == 0 && strcmp(c.sandbox_id, b.sandbox_id) == 0, "resume (%s)",
+    CHECK_LOG(rc == 0 && strcmp(c.sandbox_id, b.sandbox_id) == 0, "resume (%s)",
               rc ? err.message : "ok");
     if (rc == 0)
         abx_sandbox_info_free(&c);
-    DRV_CHECK(abx_api_pause(p, b.sandbox_id, 1, &err) == 1, "pause once more");
+    CHECK_LOG(abx_api_pause(p, b.sandbox_id, 1, &err) == 1, "pause once more");
     rc = abx_api_connect(p, b.sandbox_id, 60, &c, &err);
-    DRV_CHECK(rc == 0, "connect resumes a paused sandbox (%s)", rc ? err.message : "ok");
+    CHECK_LOG(rc == 0, "connect resumes a paused sandbox (%s)", rc ? err.message : "ok");
     if (rc == 0)
         abx_sandbox_info_free(&c);
-    DRV_CHECK(count_list(p, run, "running") == 2, "both running again");
+    CHECK_LOG(count_list(p, run, "running") == 2, "both running again");
 
     double t0 = abx_http_now();
-    DRV_CHECK(abx_api_kill(p, a.sandbox_id, &err) == 1, "kill: 1");
+    CHECK_LOG(abx_api_kill(p, a.sandbox_id, &err) == 1, "kill: 1");
     double t1 = abx_http_now();
-    DRV_CHECK(abx_api_kill(p, a.sandbox_id, &err) == 0, "kill again: 0 (not found)");
+    CHECK_LOG(abx_api_kill(p, a.sandbox_id, &err) == 0, "kill again: 0 (not found)");
     printf("note: kill %.1f ms, second kill %.1f ms\n", (t1 - t0) * 1000,
            (abx_http_now() - t1) * 1000);
     const char *ids[] = {b.sandbox_id, "nosuchsandbox0000000"};
     int res[2];
     struct abx_err errs[2];
     int nerr = abx_api_kill_many(p, ids, 2, res, errs, 30);
-    DRV_CHECK(nerr == 0 && res[0] == 1 && res[1] == 0,
+    CHECK_LOG(nerr == 0 && res[0] == 1 && res[1] == 0,
               "kill_many: [1, 0] (got [%d, %d])", res[0], res[1]);
-    DRV_CHECK(count_list(p, run, NULL) == 0, "list after kills: none");
+    CHECK_LOG(count_list(p, run, NULL) == 0, "list after kills: none");
     abx_sandbox_info_free(&g);
     cJSON_Delete(run);
     cJSON_Delete(only_a);
@@ -273,9 +273,9 @@ static void scenario_retry(const struct abx_platform *p)
     trace_begin();
     int rc = create(p, m, 1, &a, &err);
     int posts = trace_end("POST", p->api_key);
-    DRV_CHECK(reap(kid) == 0, "faults cleared by a forked child (after_fork)");
-    DRV_CHECK(rc == 0, "create under 429 for 0.5 s succeeds (%s)", rc ? err.message : "");
-    DRV_CHECK(posts >= 2, "create was retried on 429: %d attempts", posts);
+    CHECK_LOG(reap(kid) == 0, "faults cleared by a forked child (after_fork)");
+    CHECK_LOG(rc == 0, "create under 429 for 0.5 s succeeds (%s)", rc ? err.message : "");
+    CHECK_LOG(posts >= 2, "create was retried on 429: %d attempts", posts);
     if (rc != 0)
         goto out;
 
@@ -286,8 +286,8 @@ static void scenario_retry(const struct abx_platform *p)
     rc = abx_api_get(p, a.sandbox_id, &g, &err);
     int gets = trace_end("GET", p->api_key);
     reap(kid);
-    DRV_CHECK(rc == 0, "get under 503 for 0.5 s succeeds");
-    DRV_CHECK(gets >= 2, "get was retried on 503: %d attempts", gets);
+    CHECK_LOG(rc == 0, "get under 503 for 0.5 s succeeds");
+    CHECK_LOG(gets >= 2, "get was retried on 503: %d attempts", gets);
     if (rc == 0)
         abx_sandbox_info_free(&g);
 
@@ -297,21 +297,21 @@ static void scenario_retry(const struct abx_platform *p)
     trace_begin();
     rc = abx_api_get(p, a.sandbox_id, &g, &err);
     gets = trace_end("GET", p->api_key);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_SANDBOX && err.status == 503,
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_SANDBOX && err.status == 503,
               "get under lasting 503: Sandbox error (%s)", err.message);
-    DRV_CHECK(gets == 4, "get tried 4 times (1 + 3 retries): %d", gets);
+    CHECK_LOG(gets == 4, "get tried 4 times (1 + 3 retries): %d", gets);
     trace_begin();
     rc = create(p, m, 0, &g, &err);
     posts = trace_end("POST", p->api_key);
-    DRV_CHECK(rc == -1 && err.status == 503, "create under 503 fails: %s", err.message);
-    DRV_CHECK(posts == 1, "create without nonce not retried on 503: %d attempt(s)", posts);
+    CHECK_LOG(rc == -1 && err.status == 503, "create under 503 fails: %s", err.message);
+    CHECK_LOG(posts == 1, "create without nonce not retried on 503: %d attempt(s)", posts);
     trace_begin();
     rc = abx_api_pause(p, a.sandbox_id, 1, &err);
     posts = trace_end("POST", p->api_key);
-    DRV_CHECK(rc == -1 && posts == 1, "pause (POST) not retried on 503: %d attempt(s)",
+    CHECK_LOG(rc == -1 && posts == 1, "pause (POST) not retried on 503: %d attempt(s)",
               posts);
     drv_faults(p, "{\"errorRate\":0}");
-    DRV_CHECK(count_list(p, m, NULL) == 1, "exactly one sandbox exists");
+    CHECK_LOG(count_list(p, m, NULL) == 1, "exactly one sandbox exists");
     abx_api_kill(p, a.sandbox_id, &err);
     abx_sandbox_info_free(&a);
 out:
@@ -330,13 +330,13 @@ static void scenario_kill_many(const struct abx_platform *p)
 
     for (int i = 0; i < N; i++) {
         if (create(p, m, 0, &s[i], &err) != 0) {
-            DRV_CHECK(0, "create %d: %s", i, err.message);
+            CHECK_LOG(0, "create %d: %s", i, err.message);
             break;
         }
         ids[i] = s[i].sandbox_id;
         made++;
     }
-    DRV_CHECK(made == N, "created %d sandboxes", made);
+    CHECK_LOG(made == N, "created %d sandboxes", made);
     char f[96];
     snprintf(f, sizeof f, "{\"deleteDelayMs\":%d}", DELAY_MS);
     drv_faults(p, f);
@@ -347,11 +347,11 @@ static void scenario_kill_many(const struct abx_platform *p)
     int killed = 0;
     for (int i = 0; i < made; i++)
         killed += res[i] == 1;
-    DRV_CHECK(nerr == 0 && killed == made, "kill_many killed %d/%d", killed, made);
+    CHECK_LOG(nerr == 0 && killed == made, "kill_many killed %d/%d", killed, made);
     printf("note: kill_many of %d with %d ms delay each: %.2f s (serial would be "
            "%.2f s)\n", made, DELAY_MS, t, made * DELAY_MS / 1000.0);
-    DRV_CHECK(t < made * DELAY_MS / 1000.0, "kill_many ran concurrently");
-    DRV_CHECK(count_list(p, m, NULL) == 0, "none left");
+    CHECK_LOG(t < made * DELAY_MS / 1000.0, "kill_many ran concurrently");
+    CHECK_LOG(count_list(p, m, NULL) == 0, "none left");
 
     /* A deadline shorter than the delay: Timeout errors, not a hang. */
     drv_faults(p, "{\"deleteDelayMs\":3000}");
@@ -360,7 +360,7 @@ static void scenario_kill_many(const struct abx_platform *p)
     nerr = abx_api_kill_many(p, ghost, 2, res, errs, 0.5);
     t = abx_http_now() - t0;
     drv_faults(p, "{\"deleteDelayMs\":0}");
-    DRV_CHECK(nerr == 2 && errs[0].cls == ABX_E_TIMEOUT,
+    CHECK_LOG(nerr == 2 && errs[0].cls == ABX_E_TIMEOUT,
               "kill_many past its deadline: Timeout (%s) after %.2f s", errs[0].message, t);
     for (int i = 0; i < made; i++)
         abx_sandbox_info_free(&s[i]);
@@ -382,13 +382,14 @@ static void scenario_lost_create(const struct abx_platform *p)
     trace_begin();
     int rc = abx_api_create(p, &o, &a, &err);
     int posts = trace_end("POST", p->api_key);
-    DRV_CHECK(rc == 0, "create with a lost reply recovers (%s)", rc ? err.message : a.sandbox_id);
-    DRV_CHECK(count_list(p, m, NULL) == 1, "exactly one sandbox with the nonce");
+    CHECK_LOG(rc == 0, "create with a lost reply recovers (%s)", rc ? err.message : a.sandbox_id);
+    CHECK_LOG(count_list(p, m, NULL) == 1, "exactly one sandbox with the nonce");
     if (rc == 0) {
-        DRV_CHECK(a.envd_access_token != NULL, "adopted sandbox has its access token (via connect)");
-        DRV_CHECK(posts == 2, "one create POST and one connect POST: %d", posts);
+        CHECK_LOG(a.envd_access_token != NULL,
+                  "adopted sandbox has its access token (via connect)");
+        CHECK_LOG(posts == 2, "one create POST and one connect POST: %d", posts);
         if (abx_api_get(p, a.sandbox_id, &g, &err) == 0) {
-            DRV_CHECK(strcmp(g.state, "running") == 0, "adopted sandbox runs");
+            CHECK_LOG(strcmp(g.state, "running") == 0, "adopted sandbox runs");
             abx_sandbox_info_free(&g);
         }
         abx_api_kill(p, a.sandbox_id, &err);
@@ -399,11 +400,11 @@ static void scenario_lost_create(const struct abx_platform *p)
     o.nonce_key = NULL;
     drv_faults(p, "{\"dropCreateReplies\":1}");
     rc = abx_api_create(p, &o, &a, &err);
-    DRV_CHECK(rc == -1 && err.status == 503, "without nonce: error (%s)", err.message);
+    CHECK_LOG(rc == -1 && err.status == 503, "without nonce: error (%s)", err.message);
     struct abx_list_query q = {.metadata = m};
     struct abx_list_page pg;
     if (abx_api_list(p, &q, &pg, &err) == 0) {
-        DRV_CHECK(pg.n == 1, "the orphan exists once (%zu)", pg.n);
+        CHECK_LOG(pg.n == 1, "the orphan exists once (%zu)", pg.n);
         for (size_t i = 0; i < pg.n; i++)
             abx_api_kill(p, pg.items[i].sandbox_id, &err);
         abx_list_page_free(&pg);
@@ -426,13 +427,13 @@ static void scenario_unreachable(const struct abx_platform *p)
     int rc = abx_api_get(&d, "abc", &g, &err);
     double t = abx_http_now() - t0;
     int tries = trace_end("GET", p->api_key);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_CONNECTION, "closed port: Connection (%s)",
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_CONNECTION, "closed port: Connection (%s)",
               err.message);
-    DRV_CHECK(strstr(err.message, host) != NULL, "message names the host %s", host);
-    DRV_CHECK(tries == 4, "connect failures retried: %d attempts in %.2f s", tries, t);
+    CHECK_LOG(strstr(err.message, host) != NULL, "message names the host %s", host);
+    CHECK_LOG(tries == 4, "connect failures retried: %d attempts in %.2f s", tries, t);
     struct abx_create_opts o = {.template_id = "base", .timeout = 10};
     rc = abx_api_create(&d, &o, &g, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_CONNECTION, "create: Connection too");
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_CONNECTION, "create: Connection too");
 }
 
 static void scenario_malformed(const struct abx_platform *p)
@@ -445,30 +446,30 @@ static void scenario_malformed(const struct abx_platform *p)
     snprintf(f.api_url, sizeof f.api_url, "%s", drv_env("ABX_FAKE_URL"));
 
     int rc = abx_api_list(&f, &q, &pg, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_PROTOCOL, "broken JSON list: Protocol (%s)",
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_PROTOCOL, "broken JSON list: Protocol (%s)",
               err.message);
     rc = abx_api_get(&f, "trunc", &g, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_PROTOCOL, "truncated body: Protocol (%s)",
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_PROTOCOL, "truncated body: Protocol (%s)",
               err.message);
     rc = abx_api_get(&f, "badtype", &g, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_PROTOCOL && strstr(err.message, "sandboxID"),
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_PROTOCOL && strstr(err.message, "sandboxID"),
               "wrong-typed field: Protocol naming it (%s)", err.message);
     rc = abx_api_get(&f, "html", &g, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_SANDBOX && err.status == 500 &&
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_SANDBOX && err.status == 500 &&
                   !strchr(err.message, '\n') && strlen(err.message) < 500,
               "HTML 500 page: Sandbox error, one capped line (%s)", err.message);
     rc = abx_api_get(&f, "hangup", &g, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_CONNECTION, "no reply at all: Connection (%s)",
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_CONNECTION, "no reply at all: Connection (%s)",
               err.message);
     struct abx_create_opts o = {.template_id = "base", .timeout = 10};
     rc = abx_api_create(&f, &o, &g, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_PROTOCOL, "create reply not JSON: Protocol (%s)",
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_PROTOCOL, "create reply not JSON: Protocol (%s)",
               err.message);
     const char *ids[] = {"x"};
     int res[1];
     struct abx_err errs[1];
     abx_api_kill_many(&f, ids, 1, res, errs, 10);
-    DRV_CHECK(res[0] == -1 && errs[0].cls == ABX_E_SANDBOX,
+    CHECK_LOG(res[0] == -1 && errs[0].cls == ABX_E_SANDBOX,
               "kill answered 418: Sandbox error (%s)", errs[0].message);
 }
 
@@ -548,24 +549,24 @@ static void scenario_gates(const struct abx_platform *p)
         o.template_id = old[i].tmpl;
         snprintf(id, sizeof id, "gate-%s", old[i].tmpl);
         rc = abx_api_create(&f, &o, &g, &err);
-        DRV_CHECK(rc == -1 && err.cls == old[i].cls &&
+        CHECK_LOG(rc == -1 && err.cls == old[i].cls &&
                       strstr(err.message, old[i].msg) &&
                       strstr(err.message, "(the sandbox was killed)"),
                   "%s: create raises %s (%s)", old[i].tmpl,
                   abx_errclass_name(old[i].cls), err.message);
-        DRV_CHECK(g.sandbox_id[0] == '\0' && g.envd_access_token == NULL,
+        CHECK_LOG(g.sandbox_id[0] == '\0' && g.envd_access_token == NULL,
                   "%s: nothing handed out", old[i].tmpl);
-        DRV_CHECK(was_deleted(&f, id), "%s: the sandbox was deleted",
+        CHECK_LOG(was_deleted(&f, id), "%s: the sandbox was deleted",
                   old[i].tmpl);
     }
 
     o.template_id = "net";
     rc = abx_api_create(&f, &o, &g, &err);
-    DRV_CHECK(rc == 0 && strcmp(g.envd_version, "0.5.2") == 0,
+    CHECK_LOG(rc == 0 && strcmp(g.envd_version, "0.5.2") == 0,
               "envd 0.5.2 is accepted (%s)", rc ? err.message : "ok");
     abx_sandbox_info_free(&g);
     body = last_create(&f, "network");
-    DRV_CHECK(strcmp(body, "(none)") == 0, "no network option: no 'network' "
+    CHECK_LOG(strcmp(body, "(none)") == 0, "no network option: no 'network' "
               "member (%s)", body);
     free(body);
 
@@ -575,10 +576,10 @@ static void scenario_gates(const struct abx_platform *p)
     o.allow_out = allow;
     o.deny_out = deny;
     rc = abx_api_create(&f, &o, &g, &err);
-    DRV_CHECK(rc == 0, "create with network (%s)", rc ? err.message : "ok");
+    CHECK_LOG(rc == 0, "create with network (%s)", rc ? err.message : "ok");
     abx_sandbox_info_free(&g);
     body = last_create(&f, "network");
-    DRV_CHECK(strcmp(body, "{\"allowPublicTraffic\":false,\"allowOut\":"
+    CHECK_LOG(strcmp(body, "{\"allowPublicTraffic\":false,\"allowOut\":"
                      "[\"1.1.1.1\",\"8.8.8.0/24\"],\"denyOut\":"
                      "[\"0.0.0.0/0\"]}") == 0,
               "network sent as allowPublicTraffic/allowOut/denyOut: %s", body);
@@ -588,7 +589,7 @@ static void scenario_gates(const struct abx_platform *p)
     rc = abx_api_create(&f, &o, &g, &err);
     abx_sandbox_info_free(&g);
     body = last_create(&f, "network");
-    DRV_CHECK(rc == 0 && strcmp(body, "{\"allowOut\":[\"1.1.1.1\","
+    CHECK_LOG(rc == 0 && strcmp(body, "{\"allowOut\":[\"1.1.1.1\","
                                 "\"8.8.8.0/24\"]}") == 0,
               "only what was given is sent: %s", body);
     free(body);
@@ -597,13 +598,13 @@ static void scenario_gates(const struct abx_platform *p)
     rc = abx_api_create(&f, &o, &g, &err);
     abx_sandbox_info_free(&g);
     body = last_create(&f, "network");
-    DRV_CHECK(rc == 0 && strcmp(body, "{\"allowPublicTraffic\":true}") == 0,
+    CHECK_LOG(rc == 0 && strcmp(body, "{\"allowPublicTraffic\":true}") == 0,
               "allowPublicTraffic true: %s", body);
     free(body);
     cJSON *bad = cJSON_Parse("[\"ok\", 5]");
     o.deny_out = bad;
     rc = abx_api_create(&f, &o, &g, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_INVALID &&
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_INVALID &&
                   strstr(err.message, "network.denyOut"),
               "a non-string in denyOut: InvalidArgument before sending (%s)",
               err.message);
@@ -611,15 +612,15 @@ static void scenario_gates(const struct abx_platform *p)
     cJSON_Delete(allow);
     cJSON_Delete(deny);
 
-    DRV_CHECK(abx_api_pause(&f, "gate-net", 1, &err) == 1, "pause");
-    DRV_CHECK(abx_api_pause(&f, "gate-net", 0, &err) == 1, "pause, no memory");
+    CHECK_LOG(abx_api_pause(&f, "gate-net", 1, &err) == 1, "pause");
+    CHECK_LOG(abx_api_pause(&f, "gate-net", 0, &err) == 1, "pause, no memory");
     cJSON *st = fake_state(&f);
     cJSON *pz = cJSON_GetObjectItem(st, "pauses");
     const char *p0 = cJSON_GetStringValue(cJSON_GetArrayItem(pz, 0));
     const char *p1 = cJSON_GetStringValue(cJSON_GetArrayItem(pz, 1));
-    DRV_CHECK(p0 && strcmp(p0, "{\"memory\":true}") == 0,
+    CHECK_LOG(p0 && strcmp(p0, "{\"memory\":true}") == 0,
               "pause body {\"memory\":true} (%s)", p0 ? p0 : "none");
-    DRV_CHECK(p1 && strcmp(p1, "{\"memory\":false}") == 0,
+    CHECK_LOG(p1 && strcmp(p1, "{\"memory\":false}") == 0,
               "keep_memory 0: {\"memory\":false} (%s)", p1 ? p1 : "none");
     cJSON_Delete(st);
 }
@@ -652,6 +653,5 @@ int main(int argc, char **argv)
         return 2;
     }
     abx_http_shutdown();
-    printf("%d check(s) failed\n", drv_failures);
-    return drv_failures ? 1 : 0;
+    return CHECK_DONE();
 }

@@ -82,65 +82,65 @@ int scenario_code(struct tctx *t)
     const char *id;
 
     if (abx_endpoint_init(&cep, &t->p, &t->info, ABX_CODE_PORT, &err)) {
-        TCHECK_OK(-1, &err);
+        CHECK_OK(-1, &err);
         return -1;
     }
-    TCHECK_OK(exec(&cep, "x = 41", NULL, 60, NULL, &out, &err), &err);
-    TCHECK(cJSON_GetObjectItem(out, "error") == NULL);
+    CHECK_OK(exec(&cep, "x = 41", NULL, 60, NULL, &out, &err), &err);
+    CHECK(cJSON_GetObjectItem(out, "error") == NULL);
     cJSON_Delete(out);
-    TCHECK_OK(exec(&cep, "x + 1", NULL, 60, NULL, &out, &err), &err);
-    TCHECK_STR(main_text(out), "42");
-    TCHECK(cJSON_IsNumber(cJSON_GetObjectItem(out, "execution_count")));
+    CHECK_OK(exec(&cep, "x + 1", NULL, 60, NULL, &out, &err), &err);
+    CHECK_STR(main_text(out), "42");
+    CHECK(cJSON_IsNumber(cJSON_GetObjectItem(out, "execution_count")));
     cJSON_Delete(out);
 
     memset(&o, 0, sizeof o);
     abx_buf_init(&o.text, 0);
-    TCHECK_OK(exec(&cep, "import sys\nprint('hi')\nprint('oops', "
-                         "file=sys.stderr)", NULL, 60, &o, &out, &err), &err);
+    CHECK_OK(exec(&cep, "import sys\nprint('hi')\nprint('oops', "
+                        "file=sys.stderr)", NULL, 60, &o, &out, &err), &err);
     /* Lines may come in pieces: compare the joined text. */
-    TCHECK_STR(joined(out, "stdout"), "hi\n");
-    TCHECK_STR(joined(out, "stderr"), "oops\n");
-    TCHECK(strstr(abx_buf_cstr(&o.text), "stdout:hi") != NULL);
-    TCHECK(strstr(abx_buf_cstr(&o.text), "stderr:oops") != NULL);
+    CHECK_STR(joined(out, "stdout"), "hi\n");
+    CHECK_STR(joined(out, "stderr"), "oops\n");
+    CHECK(strstr(abx_buf_cstr(&o.text), "stdout:hi") != NULL);
+    CHECK(strstr(abx_buf_cstr(&o.text), "stderr:oops") != NULL);
     cJSON_Delete(out);
 
     /* A callback that asks to stop. */
     abx_buf_reset(&o.text);
     o.n = 0;
     o.stop_after = 1;
-    TCHECK_ERR(exec(&cep, "import time\nfor i in range(50):\n print(i, "
-                          "flush=True)\n time.sleep(0.1)", NULL, 60, &o, &out,
-                    &err), &err, ABX_E_CANCELED);
+    CHECK_ERR(exec(&cep, "import time\nfor i in range(50):\n print(i, "
+                         "flush=True)\n time.sleep(0.1)", NULL, 60, &o, &out,
+                   &err), &err, ABX_E_CANCELED);
     abx_buf_free(&o.text);
 
-    TCHECK_OK(exec(&cep, "1/0", NULL, 60, NULL, &out, &err), &err);
+    CHECK_OK(exec(&cep, "1/0", NULL, 60, NULL, &out, &err), &err);
     e = cJSON_GetObjectItem(out, "error");
-    TCHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(e, "name")),
-               "ZeroDivisionError");
-    TCHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(e, "traceback"))
-                      ?: "", "ZeroDivisionError") != NULL);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(e, "name")),
+              "ZeroDivisionError");
+    CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(e, "traceback"))
+                     ?: "", "ZeroDivisionError") != NULL);
     cJSON_Delete(out);
 
     /* Contexts keep their own state. */
-    TCHECK_OK(abx_code_create_context(&cep, "python", NULL, &ctx, &err),
-              &err);
+    CHECK_OK(abx_code_create_context(&cep, "python", NULL, &ctx, &err),
+             &err);
     id = cJSON_GetStringValue(cJSON_GetObjectItem(ctx, "id"));
     if (id) {
-        TCHECK_OK(exec(&cep, "y = 5", id, 60, NULL, &out, &err), &err);
+        CHECK_OK(exec(&cep, "y = 5", id, 60, NULL, &out, &err), &err);
         cJSON_Delete(out);
-        TCHECK_OK(exec(&cep, "y * 2", id, 60, NULL, &out, &err), &err);
-        TCHECK_STR(main_text(out), "10");
+        CHECK_OK(exec(&cep, "y * 2", id, 60, NULL, &out, &err), &err);
+        CHECK_STR(main_text(out), "10");
         cJSON_Delete(out);
-        TCHECK_OK(exec(&cep, "y", NULL, 60, NULL, &out, &err), &err);
-        TCHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(
-                       cJSON_GetObjectItem(out, "error"), "name")),
-                   "NameError");
+        CHECK_OK(exec(&cep, "y", NULL, 60, NULL, &out, &err), &err);
+        CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(
+                      cJSON_GetObjectItem(out, "error"), "name")),
+                  "NameError");
         cJSON_Delete(out);
-        TCHECK_OK(abx_code_delete_context(&cep, id, &err), &err);
-        TCHECK_ERR(abx_code_delete_context(&cep, id, &err), &err,
-                   ABX_E_NOT_FOUND);
-        TCHECK_ERR(exec(&cep, "1", id, 60, NULL, &out, &err), &err,
-                   ABX_E_NOT_FOUND);
+        CHECK_OK(abx_code_delete_context(&cep, id, &err), &err);
+        CHECK_ERR(abx_code_delete_context(&cep, id, &err), &err,
+                  ABX_E_NOT_FOUND);
+        CHECK_ERR(exec(&cep, "1", id, 60, NULL, &out, &err), &err,
+                  ABX_E_NOT_FOUND);
     }
     cJSON_Delete(ctx);
 
@@ -148,15 +148,15 @@ int scenario_code(struct tctx *t)
     opts.code = "1";
     opts.language = "python";
     opts.context_id = "abc";
-    TCHECK_ERR(abx_code_execute(&cep, &opts, &out, &err), &err,
-               ABX_E_INVALID);
+    CHECK_ERR(abx_code_execute(&cep, &opts, &out, &err), &err,
+              ABX_E_INVALID);
     opts.context_id = NULL;
     opts.language = "Python ";
-    TCHECK_OK(abx_code_execute(&cep, &opts, &out, &err), &err);
+    CHECK_OK(abx_code_execute(&cep, &opts, &out, &err), &err);
     cJSON_Delete(out);
 
-    TCHECK_ERR(exec(&cep, "import time\ntime.sleep(20)", NULL, 1, NULL, &out,
-                    &err), &err, ABX_E_TIMEOUT);
+    CHECK_ERR(exec(&cep, "import time\ntime.sleep(20)", NULL, 1, NULL, &out,
+                   &err), &err, ABX_E_TIMEOUT);
     abx_endpoint_free(&cep);
     return 0;
 }
@@ -172,49 +172,49 @@ int scenario_faults(struct tctx *t)
     double t0;
 
     if (abx_endpoint_init(&cep, &t->p, &t->info, ABX_CODE_PORT, &err)) {
-        TCHECK_OK(-1, &err);
+        CHECK_OK(-1, &err);
         return -1;
     }
     memset(big, 'z', sizeof big);
-    TCHECK_OK(abx_envd_write(&t->ep, "big.txt", NULL, big, sizeof big, NULL,
-                             &err), &err);
+    CHECK_OK(abx_envd_write(&t->ep, "big.txt", NULL, big, sizeof big, NULL,
+                            &err), &err);
 
-    TCHECK_INT(t_faults(t, "{\"dropStreamAfterBytes\": 3000}"), 0);
+    CHECK_INT(t_faults(t, "{\"dropStreamAfterBytes\": 3000}"), 0);
     run_result_init(&r);
     t0 = abx_http_now();
-    TCHECK_ERR(t_run(&t->ep, "head -c 200000 /dev/zero | tr '\\0' a", NULL,
-                     NULL, 60, &r, &err), &err, ABX_E_PROTOCOL);
-    TCHECK(strstr(err.message, "truncated") != NULL);
+    CHECK_ERR(t_run(&t->ep, "head -c 200000 /dev/zero | tr '\\0' a", NULL,
+                    NULL, 60, &r, &err), &err, ABX_E_PROTOCOL);
+    CHECK(strstr(err.message, "truncated") != NULL);
     printf("dropped stream: %s (%.2f s)\n", err.message,
            abx_http_now() - t0);
     run_result_free(&r);
-    TCHECK_ERR(exec(&cep, "for i in range(3000): print(i)", NULL, 60, NULL,
-                    &out, &err), &err, ABX_E_PROTOCOL);
-    TCHECK(strstr(err.message, "truncated") != NULL);
+    CHECK_ERR(exec(&cep, "for i in range(3000): print(i)", NULL, 60, NULL,
+                   &out, &err), &err, ABX_E_PROTOCOL);
+    CHECK(strstr(err.message, "truncated") != NULL);
     abx_buf_init(&b, 0);
-    TCHECK(abx_envd_read(&t->ep, "big.txt", NULL, &b, &err) < 0);
+    CHECK(abx_envd_read(&t->ep, "big.txt", NULL, &b, &err) < 0);
     printf("dropped read: %s: %s\n", abx_errclass_name(err.cls), err.message);
     abx_buf_free(&b);
 
     /* Every data-plane request answered 503: retried, then Timeout
      * (unavailable); 429: RateLimit. */
-    TCHECK_INT(t_faults(t, "{\"dropStreamAfterBytes\": 0, "
-                           "\"dataErrorRate\": 1.0, \"errorStatus\": 503}"),
-               0);
-    TCHECK_ERR(abx_envd_stat(&t->ep, "big.txt", NULL, &e, &err), &err,
-               ABX_E_TIMEOUT);
-    TCHECK_INT(t_faults(t, "{\"errorStatus\": 429}"), 0);
-    TCHECK_ERR(abx_envd_stat(&t->ep, "big.txt", NULL, &e, &err), &err,
-               ABX_E_RATE_LIMIT);
+    CHECK_INT(t_faults(t, "{\"dropStreamAfterBytes\": 0, "
+                          "\"dataErrorRate\": 1.0, \"errorStatus\": 503}"),
+              0);
+    CHECK_ERR(abx_envd_stat(&t->ep, "big.txt", NULL, &e, &err), &err,
+              ABX_E_TIMEOUT);
+    CHECK_INT(t_faults(t, "{\"errorStatus\": 429}"), 0);
+    CHECK_ERR(abx_envd_stat(&t->ep, "big.txt", NULL, &e, &err), &err,
+              ABX_E_RATE_LIMIT);
     run_result_init(&r);
-    TCHECK_ERR(t_run(&t->ep, "true", NULL, NULL, 60, &r, &err), &err,
-               ABX_E_RATE_LIMIT);
+    CHECK_ERR(t_run(&t->ep, "true", NULL, NULL, 60, &r, &err), &err,
+              ABX_E_RATE_LIMIT);
     run_result_free(&r);
 
-    TCHECK_INT(t_faults(t, "{\"dataErrorRate\": 0}"), 0);
+    CHECK_INT(t_faults(t, "{\"dataErrorRate\": 0}"), 0);
     run_result_init(&r);
-    TCHECK_OK(t_run(&t->ep, "echo back", NULL, NULL, 60, &r, &err), &err);
-    TCHECK_STR(abx_buf_cstr(&r.out), "back\n");
+    CHECK_OK(t_run(&t->ep, "echo back", NULL, NULL, 60, &r, &err), &err);
+    CHECK_STR(abx_buf_cstr(&r.out), "back\n");
     run_result_free(&r);
     abx_endpoint_free(&cep);
     return 0;

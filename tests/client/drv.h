@@ -1,6 +1,7 @@
-/* Shared bits of the client test drivers: checks that print ok/FAIL
- * lines (the python wrapper shows them), the platform from the
- * environment the wrapper sets, and a raw admin call to abx-local. */
+/* Shared bits of the client test drivers: the platform from the
+ * environment the wrapper sets, and a raw admin call to abx-local. Their
+ * checks are tests/lib/check.h's CHECK_LOG: ok/FAIL lines the python
+ * wrapper shows. */
 #ifndef ABX_TEST_DRV_H
 #define ABX_TEST_DRV_H
 
@@ -9,19 +10,8 @@
 #include <string.h>
 
 #include "api.h"
+#include "check.h"
 #include "http.h"
-
-static int drv_failures;
-
-#define DRV_CHECK(cond, ...)                                              \
-    do {                                                                  \
-        int ok_ = (cond) != 0;                                            \
-        printf("%s ", ok_ ? "ok  " : "FAIL");                             \
-        printf(__VA_ARGS__);                                              \
-        printf("%s\n", ok_ ? "" : "  [" #cond "]");                       \
-        fflush(stdout);                                                   \
-        drv_failures += !ok_;                                             \
-    } while (0)
 
 static inline const char *drv_env(const char *name)
 {
@@ -37,8 +27,7 @@ static inline int drv_platform(struct abx_platform *p, const char *api_url)
                           api_url ? api_url : drv_env("E2B_API_URL"),
                           drv_env("E2B_DOMAIN"), drv_env("E2B_SANDBOX_URL"),
                           err, sizeof err) != 0) {
-        printf("FAIL platform: %s\n", err);
-        drv_failures++;
+        CHECK_LOG(0, "platform: %s", err);
         return -1;
     }
     return 0;

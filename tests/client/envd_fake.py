@@ -13,14 +13,13 @@ import hashlib
 import http.server
 import json
 import os
-import struct
 import sys
 import threading
 import time
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from abxtest import envelope  # noqa: E402
+from abxtest import FakeHandler, envelope  # noqa: E402
 
 
 def ev(kind, body):
@@ -76,21 +75,7 @@ def multipart_file(ctype, body):
     return None
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def read_body(self):
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            data = b""
-            while True:
-                n = int(self.rfile.readline().split(b";")[0], 16)
-                if n == 0:
-                    self.rfile.readline()
-                    return data
-                data += self.rfile.read(n)
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
+class Handler(FakeHandler):
     def gate(self, sid, method, body):
         """A version-gate case: record the request, answer it."""
         u = urllib.parse.urlparse(self.path)
@@ -129,16 +114,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if u.path == "/filesystem.Filesystem/Stat":
             return self.reply(200, b'{"entry":{"name":"x","type":"FILE_TYPE_FILE","path":"/x"}}')
         return self.reply(200, b"{}")
-
-    def log_message(self, *a):
-        pass
-
-    def reply(self, status, body, ctype="application/json"):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def chunked(self, pieces, ctype, finish=True, delay=0.0):
         self.send_response(200)

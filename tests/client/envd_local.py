@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "local"))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 
 
 def with_fake(argv):
@@ -33,7 +33,7 @@ def with_local(argv):
     rc = 1
     try:
         env = dict(os.environ)
-        env.update({k: v for k, v in s.env.items() if k.startswith("E2B_")})
+        env.update(s.vars("E2B_"))
         rc = subprocess.run(argv, env=env, timeout=240).returncode
         if rc != 0:
             sys.stderr.write(s.stderr()[-3000:])

@@ -1,75 +1,40 @@
 /* Integration driver for the envd and code-interpreter clients against a
  * running abx-local (E2B_* from the environment; envd_local.py starts
- * one). Shared helpers and check macros (counters shared by every file
- * of the driver, unlike tests/unit/check.h's per-file statics). */
+ * one). Shared helpers, and check macros for the clients' calls built on
+ * tests/lib/check.h. */
 #ifndef ABX_ENVD_TEST_H
 #define ABX_ENVD_TEST_H
 
 #include <stdio.h>
 #include <string.h>
 
+/* The driver's files share one pair of check counters (envd_test_main.c
+ * defines them). */
+#define CHECK_SHARED_COUNTERS
+#include "check.h"
+
 #include "api.h"
 #include "buf.h"
 #include "codeint.h"
 #include "envd.h"
 
-extern int t_failures, t_checks;
-
-#define TCHECK(cond)                                                      \
+/* Calls of the runtime's clients (rc < 0 and an abx_err on failure),
+ * rc evaluated first. A call that must succeed: */
+#define CHECK_OK(rc, err)                                                 \
     do {                                                                  \
-        t_checks++;                                                       \
-        if (!(cond)) {                                                    \
-            t_failures++;                                                 \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__,        \
-                    __LINE__, #cond);                                     \
-        }                                                                 \
+        long long rc_ = (long long)(rc);                                  \
+        CHECK_MSG(rc_ >= 0, "%s failed: %s: %s", #rc,                     \
+                  abx_errclass_name((err)->cls), (err)->message);         \
     } while (0)
 
-#define TCHECK_INT(got, want)                                             \
+/* A call that must fail with class want_cls. */
+#define CHECK_ERR(rc, err, want_cls)                                      \
     do {                                                                  \
-        long long g_ = (long long)(got), w_ = (long long)(want);          \
-        t_checks++;                                                       \
-        if (g_ != w_) {                                                   \
-            t_failures++;                                                 \
-            fprintf(stderr, "%s:%d: %s == %lld, want %lld\n", __FILE__,   \
-                    __LINE__, #got, g_, w_);                              \
-        }                                                                 \
-    } while (0)
-
-#define TCHECK_STR(got, want)                                             \
-    do {                                                                  \
-        const char *g_ = (got), *w_ = (want);                             \
-        t_checks++;                                                       \
-        if (!g_ || strcmp(g_, w_) != 0) {                                 \
-            t_failures++;                                                 \
-            fprintf(stderr, "%s:%d: %s == \"%s\", want \"%s\"\n",         \
-                    __FILE__, __LINE__, #got, g_ ? g_ : "(null)", w_);    \
-        }                                                                 \
-    } while (0)
-
-/* A call that must succeed (rc >= 0); prints the error otherwise. */
-#define TCHECK_OK(rc, err)                                                \
-    do {                                                                  \
-        t_checks++;                                                       \
-        if ((rc) < 0) {                                                   \
-            t_failures++;                                                 \
-            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__,       \
-                    __LINE__, #rc, abx_errclass_name((err)->cls),         \
-                    (err)->message);                                      \
-        }                                                                 \
-    } while (0)
-
-/* A call that must fail with class cls. */
-#define TCHECK_ERR(rc, err, want_cls)                                     \
-    do {                                                                  \
-        t_checks++;                                                       \
-        if ((rc) >= 0 || (err)->cls != (want_cls)) {                      \
-            t_failures++;                                                 \
-            fprintf(stderr, "%s:%d: %s: rc %d, class %s (%s), want %s\n", \
-                    __FILE__, __LINE__, #rc, (int)(rc),                   \
-                    abx_errclass_name((err)->cls), (err)->message,        \
-                    abx_errclass_name(want_cls));                         \
-        }                                                                 \
+        long long rc_ = (long long)(rc);                                  \
+        CHECK_MSG(rc_ < 0 && (err)->cls == (want_cls),                    \
+                  "%s: rc %lld, class %s (%s), want %s", #rc, rc_,        \
+                  abx_errclass_name((err)->cls), (err)->message,          \
+                  abx_errclass_name(want_cls));                           \
     } while (0)
 
 struct tctx {

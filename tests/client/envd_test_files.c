@@ -42,55 +42,55 @@ static void small(struct tctx *t)
 
     for (i = 0; i < 256; i++)
         all[i] = (unsigned char)i;
-    TCHECK_OK(abx_envd_write(&t->ep, "bytes.bin", NULL, all, sizeof all,
-                             &info, &err), &err);
-    TCHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "path")),
-               "/home/user/bytes.bin");
-    TCHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "name")),
-               "bytes.bin");
-    TCHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "type")),
-               "file");
+    CHECK_OK(abx_envd_write(&t->ep, "bytes.bin", NULL, all, sizeof all,
+                            &info, &err), &err);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "path")),
+              "/home/user/bytes.bin");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "name")),
+              "bytes.bin");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "type")),
+              "file");
     cJSON_Delete(info);
     abx_buf_init(&b, 0);
-    TCHECK_OK(abx_envd_read(&t->ep, "/home/user/bytes.bin", NULL, &b, &err),
-              &err);
-    TCHECK_INT(b.len, 256);
-    TCHECK(b.len == 256 && memcmp(b.data, all, 256) == 0);
+    CHECK_OK(abx_envd_read(&t->ep, "/home/user/bytes.bin", NULL, &b, &err),
+             &err);
+    CHECK_INT(b.len, 256);
+    CHECK(b.len == 256 && memcmp(b.data, all, 256) == 0);
 
     /* 0 bytes. */
-    TCHECK_OK(abx_envd_write(&t->ep, "empty", NULL, NULL, 0, NULL, &err),
-              &err);
+    CHECK_OK(abx_envd_write(&t->ep, "empty", NULL, NULL, 0, NULL, &err),
+             &err);
     abx_buf_reset(&b);
-    TCHECK_OK(abx_envd_read(&t->ep, "empty", NULL, &b, &err), &err);
-    TCHECK_INT(b.len, 0);
+    CHECK_OK(abx_envd_read(&t->ep, "empty", NULL, &b, &err), &err);
+    CHECK_INT(b.len, 0);
 
     /* Read cap. */
     b.max = 100;
     abx_buf_reset(&b);
-    TCHECK_ERR(abx_envd_read(&t->ep, "bytes.bin", NULL, &b, &err), &err,
-               ABX_E_PROTOCOL);
-    TCHECK(strstr(err.message, "cap") != NULL);
+    CHECK_ERR(abx_envd_read(&t->ep, "bytes.bin", NULL, &b, &err), &err,
+              ABX_E_PROTOCOL);
+    CHECK(strstr(err.message, "cap") != NULL);
     b.max = ABX_BUF_DEFAULT_MAX;
 
     /* As root, in root's home; the user cannot read it back. */
-    TCHECK_OK(abx_envd_write(&t->ep, "r.txt", "root", "secret", 6, &info,
-                             &err), &err);
-    TCHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "path")),
-               "/root/r.txt");
+    CHECK_OK(abx_envd_write(&t->ep, "r.txt", "root", "secret", 6, &info,
+                            &err), &err);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "path")),
+              "/root/r.txt");
     cJSON_Delete(info);
     abx_buf_reset(&b);
-    TCHECK_OK(abx_envd_read(&t->ep, "/root/r.txt", "root", &b, &err), &err);
-    TCHECK_STR(abx_buf_cstr(&b), "secret");
+    CHECK_OK(abx_envd_read(&t->ep, "/root/r.txt", "root", &b, &err), &err);
+    CHECK_STR(abx_buf_cstr(&b), "secret");
 
     /* Errors. */
-    TCHECK_ERR(abx_envd_read(&t->ep, "/no/such/file", NULL, &b, &err), &err,
-               ABX_E_NOT_FOUND);
-    TCHECK_ERR(abx_envd_read(&t->ep, "/home/user", NULL, &b, &err), &err,
-               ABX_E_INVALID);
-    TCHECK_ERR(abx_envd_read(&t->ep, "x", "nosuchuser", &b, &err), &err,
-               ABX_E_AUTH);
-    TCHECK_ERR(abx_envd_write(&t->ep, "/home/user", NULL, "x", 1, NULL, &err),
-               &err, ABX_E_INVALID);
+    CHECK_ERR(abx_envd_read(&t->ep, "/no/such/file", NULL, &b, &err), &err,
+              ABX_E_NOT_FOUND);
+    CHECK_ERR(abx_envd_read(&t->ep, "/home/user", NULL, &b, &err), &err,
+              ABX_E_INVALID);
+    CHECK_ERR(abx_envd_read(&t->ep, "x", "nosuchuser", &b, &err), &err,
+              ABX_E_AUTH);
+    CHECK_ERR(abx_envd_write(&t->ep, "/home/user", NULL, "x", 1, NULL, &err),
+              &err, ABX_E_INVALID);
     abx_buf_free(&b);
 }
 
@@ -105,24 +105,24 @@ static void write_many(struct tctx *t)
     struct abx_err err;
     cJSON *infos = NULL;
 
-    TCHECK_OK(abx_envd_write_many(&t->ep, items, 3, NULL, &infos, &err),
-              &err);
-    TCHECK_INT(cJSON_GetArraySize(infos), 3);
+    CHECK_OK(abx_envd_write_many(&t->ep, items, 3, NULL, &infos, &err),
+             &err);
+    CHECK_INT(cJSON_GetArraySize(infos), 3);
     cJSON_Delete(infos);
     abx_buf_init(&b, 0);
-    TCHECK_OK(abx_envd_read(&t->ep, "/tmp/wm/a.txt", NULL, &b, &err), &err);
-    TCHECK_STR(abx_buf_cstr(&b), "alpha");
+    CHECK_OK(abx_envd_read(&t->ep, "/tmp/wm/a.txt", NULL, &b, &err), &err);
+    CHECK_STR(abx_buf_cstr(&b), "alpha");
     abx_buf_reset(&b);
-    TCHECK_OK(abx_envd_read(&t->ep, "/home/user/wm/b/c.txt", NULL, &b, &err),
-              &err);
-    TCHECK_INT(b.len, 0);
+    CHECK_OK(abx_envd_read(&t->ep, "/home/user/wm/b/c.txt", NULL, &b, &err),
+             &err);
+    CHECK_INT(b.len, 0);
     abx_buf_reset(&b);
-    TCHECK_OK(abx_envd_read(&t->ep, "wm/d.bin", NULL, &b, &err), &err);
-    TCHECK(b.len == 3 && memcmp(b.data, "\0\1\2", 3) == 0);
+    CHECK_OK(abx_envd_read(&t->ep, "wm/d.bin", NULL, &b, &err), &err);
+    CHECK(b.len == 3 && memcmp(b.data, "\0\1\2", 3) == 0);
     abx_buf_free(&b);
-    TCHECK_OK(abx_envd_write_many(&t->ep, items, 0, NULL, &infos, &err),
-              &err);
-    TCHECK_INT(cJSON_GetArraySize(infos), 0);
+    CHECK_OK(abx_envd_write_many(&t->ep, items, 0, NULL, &infos, &err),
+             &err);
+    CHECK_INT(cJSON_GetArraySize(infos), 0);
     cJSON_Delete(infos);
 }
 
@@ -140,7 +140,7 @@ static void big(struct tctx *t)
     int fd;
 
     fd = mkstemp(src);
-    TCHECK(fd >= 0);
+    CHECK(fd >= 0);
     if (fd < 0)
         return;
     data = malloc(size);
@@ -148,34 +148,34 @@ static void big(struct tctx *t)
         seed = seed * 1103515245u + 12345u;
         data[i] = (unsigned char)(seed >> 16);
     }
-    TCHECK(write(fd, data, size) == (ssize_t)size);
+    CHECK(write(fd, data, size) == (ssize_t)size);
     close(fd);
     free(data);
     snprintf(dst, sizeof dst, "%s.down", src);
 
     t0 = abx_http_now();
-    TCHECK_OK(abx_envd_upload(&t->ep, src, "big/ten.bin", NULL, &info, &err),
-              &err);
+    CHECK_OK(abx_envd_upload(&t->ep, src, "big/ten.bin", NULL, &info, &err),
+             &err);
     up = abx_http_now() - t0;
-    TCHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "path")),
-               "/home/user/big/ten.bin");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "path")),
+              "/home/user/big/ten.bin");
     cJSON_Delete(info);
     t0 = abx_http_now();
-    TCHECK_OK(abx_envd_download(&t->ep, "big/ten.bin", NULL, dst, &err),
-              &err);
+    CHECK_OK(abx_envd_download(&t->ep, "big/ten.bin", NULL, dst, &err),
+             &err);
     down = abx_http_now() - t0;
-    TCHECK(sha_file(src, md1) == 0 && sha_file(dst, md2) == 0 &&
-           memcmp(md1, md2, sizeof md1) == 0);
+    CHECK(sha_file(src, md1) == 0 && sha_file(dst, md2) == 0 &&
+          memcmp(md1, md2, sizeof md1) == 0);
     printf("10 MiB upload %.1f MB/s, download %.1f MB/s\n",
            10.0 / (up > 0 ? up : 1e-9), 10.0 / (down > 0 ? down : 1e-9));
     unlink(dst);
 
     /* A failed download leaves no file behind. */
-    TCHECK_ERR(abx_envd_download(&t->ep, "big/missing", NULL, dst, &err),
-               &err, ABX_E_NOT_FOUND);
-    TCHECK(access(dst, F_OK) != 0);
-    TCHECK_ERR(abx_envd_upload(&t->ep, "/no/such/local", "x", NULL, NULL,
-                               &err), &err, ABX_E_INVALID);
+    CHECK_ERR(abx_envd_download(&t->ep, "big/missing", NULL, dst, &err),
+              &err, ABX_E_NOT_FOUND);
+    CHECK(access(dst, F_OK) != 0);
+    CHECK_ERR(abx_envd_upload(&t->ep, "/no/such/local", "x", NULL, NULL,
+                              &err), &err, ABX_E_INVALID);
     unlink(src);
 }
 

@@ -30,57 +30,57 @@ int scenario_fs(struct tctx *t)
     struct abx_err err;
     cJSON *e = NULL, *list = NULL;
 
-    TCHECK_INT(abx_envd_make_dir(&t->ep, "d1/sub", NULL, &err), 1);
-    TCHECK_INT(abx_envd_make_dir(&t->ep, "d1/sub", NULL, &err), 0);
-    TCHECK_OK(abx_envd_write(&t->ep, "d1/sub/f.txt", NULL, "12345", 5, NULL,
-                             &err), &err);
-    TCHECK_OK(abx_envd_write(&t->ep, "d1/g.txt", NULL, "x", 1, NULL, &err),
-              &err);
-    TCHECK_ERR(abx_envd_make_dir(&t->ep, "d1/g.txt", NULL, &err), &err,
-               ABX_E_INVALID);
+    CHECK_INT(abx_envd_make_dir(&t->ep, "d1/sub", NULL, &err), 1);
+    CHECK_INT(abx_envd_make_dir(&t->ep, "d1/sub", NULL, &err), 0);
+    CHECK_OK(abx_envd_write(&t->ep, "d1/sub/f.txt", NULL, "12345", 5, NULL,
+                            &err), &err);
+    CHECK_OK(abx_envd_write(&t->ep, "d1/g.txt", NULL, "x", 1, NULL, &err),
+             &err);
+    CHECK_ERR(abx_envd_make_dir(&t->ep, "d1/g.txt", NULL, &err), &err,
+              ABX_E_INVALID);
 
-    TCHECK_OK(abx_envd_list(&t->ep, "d1", 1, NULL, &list, &err), &err);
-    TCHECK_INT(cJSON_GetArraySize(list), 2);
-    TCHECK(has_path(list, "/home/user/d1/g.txt"));
-    TCHECK(has_path(list, "/home/user/d1/sub"));
+    CHECK_OK(abx_envd_list(&t->ep, "d1", 1, NULL, &list, &err), &err);
+    CHECK_INT(cJSON_GetArraySize(list), 2);
+    CHECK(has_path(list, "/home/user/d1/g.txt"));
+    CHECK(has_path(list, "/home/user/d1/sub"));
     cJSON_Delete(list);
-    TCHECK_OK(abx_envd_list(&t->ep, "/home/user/d1", 2, NULL, &list, &err),
-              &err);
-    TCHECK_INT(cJSON_GetArraySize(list), 3);
-    TCHECK(has_path(list, "/home/user/d1/sub/f.txt"));
+    CHECK_OK(abx_envd_list(&t->ep, "/home/user/d1", 2, NULL, &list, &err),
+             &err);
+    CHECK_INT(cJSON_GetArraySize(list), 3);
+    CHECK(has_path(list, "/home/user/d1/sub/f.txt"));
     cJSON_Delete(list);
-    TCHECK_ERR(abx_envd_list(&t->ep, "d1", 0, NULL, &list, &err), &err,
-               ABX_E_INVALID);
-    TCHECK_ERR(abx_envd_list(&t->ep, "nope", 1, NULL, &list, &err), &err,
-               ABX_E_NOT_FOUND);
+    CHECK_ERR(abx_envd_list(&t->ep, "d1", 0, NULL, &list, &err), &err,
+              ABX_E_INVALID);
+    CHECK_ERR(abx_envd_list(&t->ep, "nope", 1, NULL, &list, &err), &err,
+              ABX_E_NOT_FOUND);
 
-    TCHECK_OK(abx_envd_stat(&t->ep, "d1/sub/f.txt", NULL, &e, &err), &err);
-    TCHECK_STR(str_of(e, "type"), "FILE_TYPE_FILE");
-    TCHECK_STR(str_of(e, "name"), "f.txt");
-    TCHECK_STR(str_of(e, "path"), "/home/user/d1/sub/f.txt");
-    TCHECK_STR(str_of(e, "size"), "5");
-    TCHECK_STR(str_of(e, "owner"), "user");
+    CHECK_OK(abx_envd_stat(&t->ep, "d1/sub/f.txt", NULL, &e, &err), &err);
+    CHECK_STR(str_of(e, "type"), "FILE_TYPE_FILE");
+    CHECK_STR(str_of(e, "name"), "f.txt");
+    CHECK_STR(str_of(e, "path"), "/home/user/d1/sub/f.txt");
+    CHECK_STR(str_of(e, "size"), "5");
+    CHECK_STR(str_of(e, "owner"), "user");
     cJSON_Delete(e);
-    TCHECK_OK(abx_envd_stat(&t->ep, "/etc", "root", &e, &err), &err);
-    TCHECK_STR(str_of(e, "type"), "FILE_TYPE_DIRECTORY");
+    CHECK_OK(abx_envd_stat(&t->ep, "/etc", "root", &e, &err), &err);
+    CHECK_STR(str_of(e, "type"), "FILE_TYPE_DIRECTORY");
     cJSON_Delete(e);
-    TCHECK_ERR(abx_envd_stat(&t->ep, "nope", NULL, &e, &err), &err,
-               ABX_E_NOT_FOUND);
+    CHECK_ERR(abx_envd_stat(&t->ep, "nope", NULL, &e, &err), &err,
+              ABX_E_NOT_FOUND);
 
-    TCHECK_INT(abx_envd_exists(&t->ep, "d1/g.txt", NULL, &err), 1);
-    TCHECK_INT(abx_envd_exists(&t->ep, "d1/nope", NULL, &err), 0);
+    CHECK_INT(abx_envd_exists(&t->ep, "d1/g.txt", NULL, &err), 1);
+    CHECK_INT(abx_envd_exists(&t->ep, "d1/nope", NULL, &err), 0);
 
-    TCHECK_OK(abx_envd_move(&t->ep, "d1/g.txt", "d2/h.txt", NULL, &e, &err),
-              &err);
-    TCHECK_STR(str_of(e, "path"), "/home/user/d2/h.txt");
+    CHECK_OK(abx_envd_move(&t->ep, "d1/g.txt", "d2/h.txt", NULL, &e, &err),
+             &err);
+    CHECK_STR(str_of(e, "path"), "/home/user/d2/h.txt");
     cJSON_Delete(e);
-    TCHECK_INT(abx_envd_exists(&t->ep, "d1/g.txt", NULL, &err), 0);
-    TCHECK_ERR(abx_envd_move(&t->ep, "d1/g.txt", "d3", NULL, NULL, &err),
-               &err, ABX_E_NOT_FOUND);
+    CHECK_INT(abx_envd_exists(&t->ep, "d1/g.txt", NULL, &err), 0);
+    CHECK_ERR(abx_envd_move(&t->ep, "d1/g.txt", "d3", NULL, NULL, &err),
+              &err, ABX_E_NOT_FOUND);
 
-    TCHECK_OK(abx_envd_remove(&t->ep, "missing/thing", NULL, &err), &err);
-    TCHECK_OK(abx_envd_remove(&t->ep, "d2", NULL, &err), &err);
-    TCHECK_INT(abx_envd_exists(&t->ep, "d2/h.txt", NULL, &err), 0);
+    CHECK_OK(abx_envd_remove(&t->ep, "missing/thing", NULL, &err), &err);
+    CHECK_OK(abx_envd_remove(&t->ep, "d2", NULL, &err), &err);
+    CHECK_INT(abx_envd_exists(&t->ep, "d2/h.txt", NULL, &err), 0);
     return 0;
 }
 
@@ -106,32 +106,32 @@ int scenario_watch(struct tctx *t)
     struct abx_watch *w, *wr;
     struct abx_err err;
 
-    TCHECK_INT(abx_envd_make_dir(&t->ep, "wd", NULL, &err), 1);
+    CHECK_INT(abx_envd_make_dir(&t->ep, "wd", NULL, &err), 1);
     w = abx_envd_watch(&t->ep, "wd", 0, NULL, 120, &err);
-    TCHECK_OK(w ? 0 : -1, &err);
+    CHECK_OK(w ? 0 : -1, &err);
     wr = abx_envd_watch(&t->ep, "/home/user/wd", 1, NULL, 120, &err);
-    TCHECK_OK(wr ? 0 : -1, &err);
+    CHECK_OK(wr ? 0 : -1, &err);
     if (w && wr) {
-        TCHECK_OK(abx_envd_write(&t->ep, "wd/new.txt", NULL, "a", 1, NULL,
-                                 &err), &err);
-        TCHECK(wait_event(w, "new.txt", "create"));
-        TCHECK(wait_event(wr, "new.txt", "create"));
-        TCHECK_OK(abx_envd_make_dir(&t->ep, "wd/sub", NULL, &err), &err);
-        TCHECK_OK(abx_envd_write(&t->ep, "wd/sub/deep.txt", NULL, "b", 1,
-                                 NULL, &err), &err);
-        TCHECK(wait_event(wr, "sub/deep.txt", "create"));
-        TCHECK_OK(abx_envd_remove(&t->ep, "wd/new.txt", NULL, &err), &err);
-        TCHECK(wait_event(w, "new.txt", "remove"));
+        CHECK_OK(abx_envd_write(&t->ep, "wd/new.txt", NULL, "a", 1, NULL,
+                                &err), &err);
+        CHECK(wait_event(w, "new.txt", "create"));
+        CHECK(wait_event(wr, "new.txt", "create"));
+        CHECK_OK(abx_envd_make_dir(&t->ep, "wd/sub", NULL, &err), &err);
+        CHECK_OK(abx_envd_write(&t->ep, "wd/sub/deep.txt", NULL, "b", 1,
+                                NULL, &err), &err);
+        CHECK(wait_event(wr, "sub/deep.txt", "create"));
+        CHECK_OK(abx_envd_remove(&t->ep, "wd/new.txt", NULL, &err), &err);
+        CHECK(wait_event(w, "new.txt", "remove"));
     }
     abx_watch_close(w);
     abx_watch_close(wr);
     abx_watch_close(NULL);
-    TCHECK(abx_envd_watch(&t->ep, "nope", 0, NULL, 10, &err) == NULL);
-    TCHECK_INT(err.cls, ABX_E_NOT_FOUND);
-    TCHECK_OK(abx_envd_write(&t->ep, "afile", NULL, "a", 1, NULL, &err),
-              &err);
-    TCHECK(abx_envd_watch(&t->ep, "afile", 0, NULL, 10, &err) == NULL);
-    TCHECK_INT(err.cls, ABX_E_INVALID);
+    CHECK(abx_envd_watch(&t->ep, "nope", 0, NULL, 10, &err) == NULL);
+    CHECK_INT(err.cls, ABX_E_NOT_FOUND);
+    CHECK_OK(abx_envd_write(&t->ep, "afile", NULL, "a", 1, NULL, &err),
+             &err);
+    CHECK(abx_envd_watch(&t->ep, "afile", 0, NULL, 10, &err) == NULL);
+    CHECK_INT(err.cls, ABX_E_INVALID);
     return 0;
 }
 
@@ -182,50 +182,50 @@ int scenario_signed(struct tctx *t)
     char url[2048], *sig;
     cJSON *e = NULL;
 
-    TCHECK(t->ep_host.access_token != NULL);
+    CHECK(t->ep_host.access_token != NULL);
     abx_buf_init(&body, 0);
-    TCHECK_OK(abx_envd_file_url(&t->ep_host, path, "write", NULL, 60, url,
-                                sizeof url, &err), &err);
-    TCHECK(strstr(url, "/files?path=%2Fhome%2Fuser%2Fsigned.txt&signature="));
-    TCHECK_INT(plain("POST", url, "signed data", NULL), 200);
-    TCHECK_OK(abx_envd_file_url(&t->ep_host, path, "read", NULL, -1, url,
-                                sizeof url, &err), &err);
-    TCHECK_INT(plain("GET", url, NULL, &body), 200);
-    TCHECK_STR(abx_buf_cstr(&body), "signed data");
+    CHECK_OK(abx_envd_file_url(&t->ep_host, path, "write", NULL, 60, url,
+                               sizeof url, &err), &err);
+    CHECK(strstr(url, "/files?path=%2Fhome%2Fuser%2Fsigned.txt&signature="));
+    CHECK_INT(plain("POST", url, "signed data", NULL), 200);
+    CHECK_OK(abx_envd_file_url(&t->ep_host, path, "read", NULL, -1, url,
+                               sizeof url, &err), &err);
+    CHECK_INT(plain("GET", url, NULL, &body), 200);
+    CHECK_STR(abx_buf_cstr(&body), "signed data");
     /* A read signature does not write. */
-    TCHECK_INT(plain("POST", url, "x", NULL), 401);
+    CHECK_INT(plain("POST", url, "x", NULL), 401);
 
     /* Expired. */
-    TCHECK_OK(abx_envd_file_url_at(&t->ep_host, path, "read", NULL,
-                                   (long long)time(NULL) - 10, url,
-                                   sizeof url, &err), &err);
-    TCHECK_INT(plain("GET", url, NULL, NULL), 401);
+    CHECK_OK(abx_envd_file_url_at(&t->ep_host, path, "read", NULL,
+                                  (long long)time(NULL) - 10, url,
+                                  sizeof url, &err), &err);
+    CHECK_INT(plain("GET", url, NULL, NULL), 401);
     /* Tampered. */
-    TCHECK_OK(abx_envd_file_url(&t->ep_host, path, "read", "user", 60, url,
-                                sizeof url, &err), &err);
-    TCHECK_INT(plain("GET", url, NULL, &body), 200);
+    CHECK_OK(abx_envd_file_url(&t->ep_host, path, "read", "user", 60, url,
+                               sizeof url, &err), &err);
+    CHECK_INT(plain("GET", url, NULL, &body), 200);
     sig = strstr(url, "signature=v1_");
     if (sig) {
         sig[13] = sig[13] == 'A' ? 'B' : 'A';
-        TCHECK_INT(plain("GET", url, NULL, NULL), 401);
+        CHECK_INT(plain("GET", url, NULL, NULL), 401);
     }
     /* No signature. */
     snprintf(url, sizeof url, "%s/files?path=%%2Fhome%%2Fuser%%2Fsigned.txt",
              t->ep_host.base_url);
-    TCHECK_INT(plain("GET", url, NULL, NULL), 401);
+    CHECK_INT(plain("GET", url, NULL, NULL), 401);
 
     /* Without the token header, RPCs are refused (plain-JSON 401). */
     notoken = t->ep;
     notoken.access_token = NULL;
-    TCHECK_ERR(abx_envd_stat(&notoken, path, NULL, &e, &err), &err,
-               ABX_E_AUTH);
-    TCHECK(abx_proc_connect(&notoken, 1, 5, &err) == NULL);
-    TCHECK_INT(err.cls, ABX_E_AUTH);
-    TCHECK_ERR(abx_envd_read(&notoken, path, NULL, &body, &err), &err,
-               ABX_E_AUTH);
-    TCHECK_INT(abx_envd_health(&notoken, &err), 1);
+    CHECK_ERR(abx_envd_stat(&notoken, path, NULL, &e, &err), &err,
+              ABX_E_AUTH);
+    CHECK(abx_proc_connect(&notoken, 1, 5, &err) == NULL);
+    CHECK_INT(err.cls, ABX_E_AUTH);
+    CHECK_ERR(abx_envd_read(&notoken, path, NULL, &body, &err), &err,
+              ABX_E_AUTH);
+    CHECK_INT(abx_envd_health(&notoken, &err), 1);
     /* With it, fine. */
-    TCHECK_OK(abx_envd_stat(&t->ep, path, NULL, &e, &err), &err);
+    CHECK_OK(abx_envd_stat(&t->ep, path, NULL, &e, &err), &err);
     cJSON_Delete(e);
     abx_buf_free(&body);
     return 0;

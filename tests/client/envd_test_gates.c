@@ -120,29 +120,29 @@ static void uploads(struct tctx *t)
     size_t i;
 
     if (make_file(local, sizeof local, 300 * 1024 + 5, hex) != 0) {
-        TCHECK(!"local file");
+        CHECK(!"local file");
         return;
     }
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gate_ep(t, &ep, cases[i].id, cases[i].version);
-        TCHECK_OK(abx_envd_upload(&ep, local, "/home/user/up.bin", NULL,
-                                  &info, &err), &err);
-        TCHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "path")),
-                   "/home/user/up.bin");
+        CHECK_OK(abx_envd_upload(&ep, local, "/home/user/up.bin", NULL,
+                                 &info, &err), &err);
+        CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(info, "path")),
+                  "/home/user/up.bin");
         cJSON_Delete(info);
         info = NULL;
         recs = seen(t, cases[i].id);
-        TCHECK_INT(cJSON_GetArraySize(recs), 1);
+        CHECK_INT(cJSON_GetArraySize(recs), 1);
         if (cJSON_GetArraySize(recs) == 1) {
             const cJSON *r = cJSON_GetArrayItem(recs, 0);
             if (strcmp(rec_str(r, "ctype"), cases[i].ctype) != 0)
                 fprintf(stderr, "envd %s: upload sent as %s\n",
                         cases[i].version, rec_str(r, "ctype"));
-            TCHECK_STR(rec_str(r, "ctype"), cases[i].ctype);
-            TCHECK_STR(rec_str(r, "sha256"), hex);
-            TCHECK_STR(rec_query(r, "path"), "/home/user/up.bin");
+            CHECK_STR(rec_str(r, "ctype"), cases[i].ctype);
+            CHECK_STR(rec_str(r, "sha256"), hex);
+            CHECK_STR(rec_query(r, "path"), "/home/user/up.bin");
             if (cases[i].ctype[0] == 'm')
-                TCHECK_STR(rec_str(r, "filename"), "/home/user/up.bin");
+                CHECK_STR(rec_str(r, "filename"), "/home/user/up.bin");
         }
         cJSON_Delete(recs);
         abx_endpoint_free(&ep);
@@ -150,8 +150,8 @@ static void uploads(struct tctx *t)
     /* The fake refuses octet-stream for an "old" envd, as FC does: the
      * multipart fallback is what makes the 0.5.2 upload above pass. */
     gate_ep(t, &ep, "gate-old-lies", "0.6.4");
-    TCHECK_ERR(abx_envd_upload(&ep, local, "/x", NULL, &info, &err), &err,
-               ABX_E_INVALID);
+    CHECK_ERR(abx_envd_upload(&ep, local, "/x", NULL, &info, &err), &err,
+              ABX_E_INVALID);
     abx_endpoint_free(&ep);
     unlink(local);
 }
@@ -176,30 +176,30 @@ static void refusals(struct tctx *t)
     struct abx_err err;
 
     gate_ep(t, &ep, "gate-stdin-051", "0.5.1");
-    TCHECK_ERR(abx_envd_close_stdin(&ep, 7, &err), &err, ABX_E_SANDBOX);
-    TCHECK(strstr(err.message, "close_stdin needs envd 0.5.2 or later; the "
-                  "sandbox's envd is 0.5.1") != NULL);
-    TCHECK_INT(n_seen(t, "gate-stdin-051"), 0);
+    CHECK_ERR(abx_envd_close_stdin(&ep, 7, &err), &err, ABX_E_SANDBOX);
+    CHECK(strstr(err.message, "close_stdin needs envd 0.5.2 or later; the "
+                 "sandbox's envd is 0.5.1") != NULL);
+    CHECK_INT(n_seen(t, "gate-stdin-051"), 0);
     abx_endpoint_free(&ep);
     gate_ep(t, &ep, "gate-stdin-052", "0.5.2");
-    TCHECK_OK(abx_envd_close_stdin(&ep, 7, &err), &err);
-    TCHECK_INT(n_seen(t, "gate-stdin-052"), 1);
+    CHECK_OK(abx_envd_close_stdin(&ep, 7, &err), &err);
+    CHECK_INT(n_seen(t, "gate-stdin-052"), 1);
     abx_endpoint_free(&ep);
 
     gate_ep(t, &ep, "gate-watch-013", "0.1.3");
-    TCHECK(abx_envd_watch(&ep, "/d", 1, NULL, 5, &err) == NULL);
-    TCHECK_INT(err.cls, ABX_E_TEMPLATE);
-    TCHECK(strstr(err.message, "recursive watch needs envd 0.1.4") != NULL);
-    TCHECK_INT(n_seen(t, "gate-watch-013"), 0);
+    CHECK(abx_envd_watch(&ep, "/d", 1, NULL, 5, &err) == NULL);
+    CHECK_INT(err.cls, ABX_E_TEMPLATE);
+    CHECK(strstr(err.message, "recursive watch needs envd 0.1.4") != NULL);
+    CHECK_INT(n_seen(t, "gate-watch-013"), 0);
     /* Not recursive: no gate. */
     w = abx_envd_watch(&ep, "/d", 0, NULL, 5, &err);
-    TCHECK_OK(w ? 0 : -1, &err);
+    CHECK_OK(w ? 0 : -1, &err);
     abx_watch_close(w);
-    TCHECK_INT(n_seen(t, "gate-watch-013"), 1);
+    CHECK_INT(n_seen(t, "gate-watch-013"), 1);
     abx_endpoint_free(&ep);
     gate_ep(t, &ep, "gate-watch-014", "0.1.4");
     w = abx_envd_watch(&ep, "/d", 1, NULL, 5, &err);
-    TCHECK_OK(w ? 0 : -1, &err);
+    CHECK_OK(w ? 0 : -1, &err);
     abx_watch_close(w);
     abx_endpoint_free(&ep);
 
@@ -210,20 +210,20 @@ static void refusals(struct tctx *t)
     cfg.timeout = 5;
     cfg.stdin_given = 1;
     gate_ep(t, &ep, "gate-proc-029", "0.2.9");
-    TCHECK(abx_proc_start(&ep, &cfg, &err) == NULL);
-    TCHECK_INT(err.cls, ABX_E_SANDBOX);
-    TCHECK_INT(n_seen(t, "gate-proc-029"), 0);
+    CHECK(abx_proc_start(&ep, &cfg, &err) == NULL);
+    CHECK_INT(err.cls, ABX_E_SANDBOX);
+    CHECK_INT(n_seen(t, "gate-proc-029"), 0);
     /* Not asked for: "stdin": false goes out, as the SDK sends it. */
     cfg.stdin_given = 0;
     pr = abx_proc_start(&ep, &cfg, &err);
-    TCHECK_OK(pr ? 0 : -1, &err);
+    CHECK_OK(pr ? 0 : -1, &err);
     abx_proc_close(pr);
     {
         cJSON *recs = seen(t, "gate-proc-029");
         const char *b = rec_str(cJSON_GetArrayItem(recs, 0), "body");
         if (!strstr(b, "\"stdin\":false"))
             fprintf(stderr, "start body: %s\n", b);
-        TCHECK(strstr(b, "\"stdin\":false") != NULL);
+        CHECK(strstr(b, "\"stdin\":false") != NULL);
         cJSON_Delete(recs);
     }
     abx_endpoint_free(&ep);
@@ -244,44 +244,44 @@ static void default_user(struct tctx *t)
 
     for (i = 0; i < 2; i++) {
         gate_ep(t, &ep, ids[i], vers[i]);
-        TCHECK_OK(abx_envd_stat(&ep, "/x", NULL, &e, &err), &err);
+        CHECK_OK(abx_envd_stat(&ep, "/x", NULL, &e, &err), &err);
         cJSON_Delete(e);
         e = NULL;
         abx_buf_init(&out, 1024);
-        TCHECK_OK(abx_envd_read(&ep, "/x", NULL, &out, &err), &err);
+        CHECK_OK(abx_envd_read(&ep, "/x", NULL, &out, &err), &err);
         abx_buf_free(&out);
-        TCHECK_OK(abx_envd_stat(&ep, "/x", "root", &e, &err), &err);
+        CHECK_OK(abx_envd_stat(&ep, "/x", "root", &e, &err), &err);
         cJSON_Delete(e);
         e = NULL;
-        TCHECK_OK(abx_envd_file_url(&ep, "/x", "read", NULL, -1, url,
-                                    sizeof url, &err), &err);
+        CHECK_OK(abx_envd_file_url(&ep, "/x", "read", NULL, -1, url,
+                                   sizeof url, &err), &err);
         recs = seen(t, ids[i]);
-        TCHECK_INT(cJSON_GetArraySize(recs), 3);
+        CHECK_INT(cJSON_GetArraySize(recs), 3);
         if (i == 0) {
             /* base64("user:") */
-            TCHECK_STR(rec_str(cJSON_GetArrayItem(recs, 0), "auth"),
-                       "Basic dXNlcjo=");
-            TCHECK_STR(rec_query(cJSON_GetArrayItem(recs, 1), "username"),
-                       "user");
-            TCHECK(strstr(url, "username=user") != NULL);
+            CHECK_STR(rec_str(cJSON_GetArrayItem(recs, 0), "auth"),
+                      "Basic dXNlcjo=");
+            CHECK_STR(rec_query(cJSON_GetArrayItem(recs, 1), "username"),
+                      "user");
+            CHECK(strstr(url, "username=user") != NULL);
         } else {
-            TCHECK_STR(rec_str(cJSON_GetArrayItem(recs, 0), "auth"), "");
-            TCHECK_STR(rec_query(cJSON_GetArrayItem(recs, 1), "username"),
-                       "(none)");
-            TCHECK(strstr(url, "username=") == NULL);
+            CHECK_STR(rec_str(cJSON_GetArrayItem(recs, 0), "auth"), "");
+            CHECK_STR(rec_query(cJSON_GetArrayItem(recs, 1), "username"),
+                      "(none)");
+            CHECK(strstr(url, "username=") == NULL);
         }
         /* A caller's user is never replaced: base64("root:"). */
-        TCHECK_STR(rec_str(cJSON_GetArrayItem(recs, 2), "auth"),
-                   "Basic cm9vdDo=");
+        CHECK_STR(rec_str(cJSON_GetArrayItem(recs, 2), "auth"),
+                  "Basic cm9vdDo=");
         cJSON_Delete(recs);
         abx_endpoint_free(&ep);
     }
     /* A version that is none: the call fails before sending. */
     gate_ep(t, &ep, "gate-user-bad", "not-a-version");
-    TCHECK_ERR(abx_envd_stat(&ep, "/x", NULL, &e, &err), &err,
-               ABX_E_PROTOCOL);
-    TCHECK(strstr(err.message, "'not-a-version' is not a version") != NULL);
-    TCHECK_INT(n_seen(t, "gate-user-bad"), 0);
+    CHECK_ERR(abx_envd_stat(&ep, "/x", NULL, &e, &err), &err,
+              ABX_E_PROTOCOL);
+    CHECK(strstr(err.message, "'not-a-version' is not a version") != NULL);
+    CHECK_INT(n_seen(t, "gate-user-bad"), 0);
     abx_endpoint_free(&ep);
 }
 

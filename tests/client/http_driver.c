@@ -69,9 +69,9 @@ static void test_download(void)
     r.what = "download";
     abx_http_resp_init(&resp);
     int rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && resp.status == 200 && c.n == BIG && !c.bad,
+    CHECK_LOG(rc == 0 && resp.status == 200 && c.n == BIG && !c.bad,
               "sink got all %d bytes in order (%zu)", BIG, c.n);
-    DRV_CHECK(resp.body.len == 0, "nothing collected when a sink is set");
+    CHECK_LOG(resp.body.len == 0, "nothing collected when a sink is set");
     abx_http_resp_free(&resp);
 
     int fd = mkstemp(path);
@@ -82,12 +82,12 @@ static void test_download(void)
     r.save_path = path;
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && stat(path, &st) == 0 && st.st_size == BIG,
+    CHECK_LOG(rc == 0 && stat(path, &st) == 0 && st.st_size == BIG,
               "save_path holds %d bytes", BIG);
     long grown = maxrss_kb() - rss0;
     printf("note: peak RSS grew %ld KiB over two %d MiB downloads\n", grown,
            BIG >> 20);
-    DRV_CHECK(grown < 16 * 1024, "memory stays flat (< 16 MiB growth)");
+    CHECK_LOG(grown < 16 * 1024, "memory stays flat (< 16 MiB growth)");
     unlink(path);
     abx_http_resp_free(&resp);
 
@@ -97,7 +97,7 @@ static void test_download(void)
     r.save_path = path;
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && resp.status == 404 && access(path, F_OK) != 0 &&
+    CHECK_LOG(rc == 0 && resp.status == 404 && access(path, F_OK) != 0 &&
                   strstr(abx_buf_cstr(&resp.body), "error body 404"),
               "404 with save_path: no file, body kept");
     abx_http_resp_free(&resp);
@@ -109,7 +109,7 @@ static void test_download(void)
     r.what = "fetch";
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_PROTOCOL && strstr(err.message, "1000000"),
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_PROTOCOL && strstr(err.message, "1000000"),
               "over max_body: %s", err.message);
     abx_http_resp_free(&resp);
 }
@@ -122,7 +122,7 @@ static void test_upload(void)
     char *data = malloc(N);
     for (size_t i = 0; i < N; i++)
         data[i] = (char)(i * 7);
-    DRV_CHECK(write(fd, data, N) == N, "wrote upload file");
+    CHECK_LOG(write(fd, data, N) == N, "wrote upload file");
     close(fd);
 
     struct abx_http_req r = {0};
@@ -135,7 +135,7 @@ static void test_upload(void)
     int rc = abx_http_do(&r, &resp, &err);
     cJSON *o = rc == 0 ? cJSON_Parse(abx_buf_cstr(&resp.body)) : NULL;
     const cJSON *len = cJSON_GetObjectItem(o, "len");
-    DRV_CHECK(cJSON_IsNumber(len) && len->valuedouble == N,
+    CHECK_LOG(cJSON_IsNumber(len) && len->valuedouble == N,
               "body_path streamed %d bytes", N);
     cJSON_Delete(o);
     abx_http_resp_free(&resp);
@@ -149,7 +149,7 @@ static void test_upload(void)
     r.headers = hdrs;
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && strstr(abx_buf_cstr(&resp.body), "\"len\": 5") &&
+    CHECK_LOG(rc == 0 && strstr(abx_buf_cstr(&resp.body), "\"len\": 5") &&
                   strstr(abx_buf_cstr(&resp.body), "text/x-mine") &&
                   strstr(abx_buf_cstr(&resp.body), "PUT"),
               "PUT with an in-memory body and own Content-Type: %s",
@@ -169,16 +169,16 @@ static void test_upload(void)
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
     const char *b = abx_buf_cstr(&resp.body);
-    DRV_CHECK(rc == 0 && resp.body.len > N && strstr(b, "name=\"meta\"") &&
+    CHECK_LOG(rc == 0 && resp.body.len > N && strstr(b, "name=\"meta\"") &&
                   strstr(b, "M-E-T-A") && strstr(b, "filename=\"x.bin\""),
               "multipart: both parts arrive (%zu bytes)", resp.body.len);
-    DRV_CHECK(memmem(b, resp.body.len, data, 4096) != NULL, "file part content");
+    CHECK_LOG(memmem(b, resp.body.len, data, 4096) != NULL, "file part content");
     abx_http_resp_free(&resp);
     r.url = u("/echo");
     r.nparts = 1;
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && strstr(abx_buf_cstr(&resp.body), "multipart/form-data; boundary="),
+    CHECK_LOG(rc == 0 && strstr(abx_buf_cstr(&resp.body), "multipart/form-data; boundary="),
               "multipart Content-Type with boundary: %s", abx_buf_cstr(&resp.body));
     abx_http_resp_free(&resp);
 
@@ -186,14 +186,14 @@ static void test_upload(void)
     r.url = u("/echo");
     r.body_path = "/nonexistent/file";
     rc = abx_http_do(&r, NULL, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_INVALID && strstr(err.message, "/nonexistent/file"),
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_INVALID && strstr(err.message, "/nonexistent/file"),
               "missing body file: %s", err.message);
     memset(&r, 0, sizeof r);
     const char *evil[] = {"X-A: b\r\nX-Injected: 1", NULL};
     r.url = u("/echo");
     r.headers = evil;
     rc = abx_http_do(&r, NULL, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_INVALID && !strstr(err.message, "Injected"),
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_INVALID && !strstr(err.message, "Injected"),
               "header with CR/LF refused: %s", err.message);
     unlink(path);
     free(data);
@@ -213,9 +213,9 @@ static void test_retry(void)
     r.sink_ud = &c;
     abx_http_resp_init(&resp);
     int rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && resp.status == 200 && resp.attempts == 3,
+    CHECK_LOG(rc == 0 && resp.status == 200 && resp.attempts == 3,
               "idempotent GET: 503, 503, 200 in %d attempts", resp.attempts);
-    DRV_CHECK(strcmp(abx_buf_cstr(&c.text), "done") == 0,
+    CHECK_LOG(strcmp(abx_buf_cstr(&c.text), "done") == 0,
               "the sink saw only the final body ('%s')", abx_buf_cstr(&c.text));
     abx_http_resp_free(&resp);
 
@@ -224,7 +224,7 @@ static void test_retry(void)
     r.url = u("/flaky?k=post");
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && resp.status == 503 && resp.attempts == 1,
+    CHECK_LOG(rc == 0 && resp.status == 503 && resp.attempts == 1,
               "non-idempotent POST: 503 returned after 1 attempt (%d)", resp.attempts);
     abx_http_resp_free(&resp);
 
@@ -234,7 +234,7 @@ static void test_retry(void)
     r.no_retry = 1;
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && resp.status == 503 && resp.attempts == 1, "no_retry: 1 attempt");
+    CHECK_LOG(rc == 0 && resp.status == 503 && resp.attempts == 1, "no_retry: 1 attempt");
     abx_http_resp_free(&resp);
     abx_buf_free(&c.text);
 }
@@ -258,7 +258,7 @@ static void test_timeouts(void)
     r.what = "slow call";
     int rc = abx_http_do(&r, NULL, &err);
     double t = abx_http_now() - t0;
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_TIMEOUT && strstr(err.message, "slow call"),
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_TIMEOUT && strstr(err.message, "slow call"),
               "timeout 0.3 s: Timeout after %.2f s (%s)", t, err.message);
 
     r.timeout = 0;
@@ -266,7 +266,7 @@ static void test_timeouts(void)
     t0 = abx_http_now();
     rc = abx_http_do(&r, NULL, &err);
     t = abx_http_now() - t0;
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_TIMEOUT && t < 2.8,
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_TIMEOUT && t < 2.8,
               "stall_timeout 1 s: Timeout after %.2f s (%s)", t, err.message);
     r.stall_timeout = 0;
     abx_http_set_cancel(cancel_hook);
@@ -275,12 +275,12 @@ static void test_timeouts(void)
     t0 = abx_http_now();
     rc = abx_http_do(&r, NULL, &err);
     t = abx_http_now() - t0;
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_CANCELED && t < 1.5,
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_CANCELED && t < 1.5,
               "cancel hook: Canceled after %.2f s (%s)", t, err.message);
     cancel_kind = 2;
     cancel_at = abx_http_now() + 0.2;
     rc = abx_http_do(&r, NULL, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_TIMEOUT && strstr(err.message, "deadline"),
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_TIMEOUT && strstr(err.message, "deadline"),
               "cancel hook 2: Timeout (%s)", err.message);
     abx_http_set_cancel(NULL);
 }
@@ -307,22 +307,22 @@ static void test_async(void)
     }
     double t = abx_http_now() - t0;
     printf("note: 4 concurrent 1 s requests took %.2f s\n", t);
-    DRV_CHECK(ok == 4 && t < 3.5, "4 async transfers ran concurrently (%.2f s)", t);
+    CHECK_LOG(ok == 4 && t < 3.5, "4 async transfers ran concurrently (%.2f s)", t);
 
     /* wait with a time limit, then finish aborts it. */
     r.url = u("/slow?s=2");
     struct abx_http_xfer *y = abx_http_start(&r, &err);
     int w = abx_http_wait(y, abx_http_now() + 0.2, &err);
-    DRV_CHECK(w == 0 && !abx_http_done(y), "wait until: 0 while still running");
-    DRV_CHECK(abx_http_pump(0.05) >= 1, "pump reports it running");
+    CHECK_LOG(w == 0 && !abx_http_done(y), "wait until: 0 while still running");
+    CHECK_LOG(abx_http_pump(0.05) >= 1, "pump reports it running");
     int rc = abx_http_finish(y, NULL, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_CANCELED, "finish aborts a running transfer");
-    DRV_CHECK(abx_http_finish(NULL, NULL, &err) == -1, "finish(NULL) is -1");
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_CANCELED, "finish aborts a running transfer");
+    CHECK_LOG(abx_http_finish(NULL, NULL, &err) == -1, "finish(NULL) is -1");
 
     r.url = u("/token");
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && strcmp(resp.next_token, "tok123") == 0 &&
+    CHECK_LOG(rc == 0 && strcmp(resp.next_token, "tok123") == 0 &&
                   strcmp(resp.content_type, "application/x-test") == 0,
               "X-Next-Token and Content-Type captured ('%s', '%s')",
               resp.next_token, resp.content_type);
@@ -343,14 +343,14 @@ static void test_headers(void)
     r.headers = hdrs;
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && resp.headers.len == 0, "headers not collected unless asked");
+    CHECK_LOG(rc == 0 && resp.headers.len == 0, "headers not collected unless asked");
     abx_http_resp_free(&resp);
 
     r.collect_headers = 1;
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
     const char *h = abx_buf_cstr(&resp.headers);
-    DRV_CHECK(rc == 0 && strstr(h, "content-type: text/x-h\n") &&
+    CHECK_LOG(rc == 0 && strstr(h, "content-type: text/x-h\n") &&
                   strstr(h, "x-multi: one\nset-cookie: a=1\nx-multi: two\n") &&
                   strstr(h, "x-req-seen: not-in-reply\n") &&
                   strstr(h, "content-length: 2\n") && !strstr(h, "X-") &&
@@ -366,7 +366,7 @@ static void test_headers(void)
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
     h = abx_buf_cstr(&resp.headers);
-    DRV_CHECK(rc == 0 && resp.status == 200 && resp.attempts == 3 &&
+    CHECK_LOG(rc == 0 && resp.status == 200 && resp.attempts == 3 &&
                   strstr(h, "x-attempt: 3\n") && !strstr(h, "x-attempt: 1") &&
                   !strstr(h, "x-attempt: 2"),
               "after retries only the last reply's headers: [%s]", h);
@@ -376,13 +376,13 @@ static void test_headers(void)
     r.idempotent = 0;
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == -1 && err.cls == ABX_E_PROTOCOL && strstr(err.message, "65536-byte cap"),
+    CHECK_LOG(rc == -1 && err.cls == ABX_E_PROTOCOL && strstr(err.message, "65536-byte cap"),
               "headers over the cap: Protocol error naming it (%s)", rc ? err.message : "no error");
     abx_http_resp_free(&resp);
     r.collect_headers = 0;
     abx_http_resp_init(&resp);
     rc = abx_http_do(&r, &resp, &err);
-    DRV_CHECK(rc == 0 && resp.status == 200, "the same reply without collection is fine");
+    CHECK_LOG(rc == 0 && resp.status == 200, "the same reply without collection is fine");
     abx_http_resp_free(&resp);
 }
 
@@ -400,6 +400,5 @@ int main(int argc, char **argv)
     test_async();
     test_headers();
     abx_http_shutdown();
-    printf("%d check(s) failed\n", drv_failures);
-    return drv_failures ? 1 : 0;
+    return CHECK_DONE();
 }

@@ -7,7 +7,6 @@ lines are the checks. python3 stdlib only.
 
 Environment (set by CMakeLists.txt): ABX_LOCAL_BIN, ABX_ENVD_BIN."""
 import hashlib
-import http.server
 import json
 import os
 import subprocess
@@ -18,8 +17,7 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-sys.path.insert(0, os.path.join(HERE, "..", "local"))
-from abxtest import free_port  # noqa: E402
+from abxtest import FakeHandler, free_port, sanitizer_report, serve_in_thread  # noqa: E402
 
 LOCAL = {"basic", "retry", "kill_many", "lost_create"}
 FAKE = {"malformed", "http", "gates"}
@@ -31,41 +29,16 @@ GATE_ENVD = {"old-envd": "0.0.9", "bad-envd": "x", "no-envd": None, "net": "0.5.
 fake_state = {"creates": [], "deleted": [], "pauses": []}
 
 
-class Fake(http.server.BaseHTTPRequestHandler):
+class Fake(FakeHandler):
     """Answers the broken, slow and echoing replies the drivers ask for."""
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *a):
-        pass
-
-    def send(self, status, body, ctype="application/json", extra=None):
-        if isinstance(body, str):
-            body = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def body(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        data = b""
-        while len(data) < n:
-            chunk = self.rfile.read(min(1 << 20, n - len(data)))
-            if not chunk:
-                break
-            data += chunk
-        return data
 
     def route(self, method):
         u = urllib.parse.urlparse(self.path)
         q = dict(urllib.parse.parse_qsl(u.query))
         path = u.path
-        data = self.body() if method in ("POST", "PUT") else b""
+        data = self.read_body() if method in ("POST", "PUT") else b""
         if path == "/v2/sandboxes":
-            return self.send(200, '[{"sandboxID": "abc", ')
+            return self.reply(200, '[{"sandboxID": "abc", ')
         if path == "/sandboxes/trunc":
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -76,16 +49,16 @@ class Fake(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return None
         if path == "/sandboxes/badtype":
-            return self.send(200, '{"sandboxID": 5, "templateID": "t"}')
+            return self.reply(200, '{"sandboxID": 5, "templateID": "t"}')
         if path == "/sandboxes/html":
             page = "<html>\n<body>\n" + "Internal\tError\r\n" * 300 + "</body></html>"
-            return self.send(500, page, "text/html")
+            return self.reply(500, page, "text/html")
         if path == "/sandboxes/hangup":
             self.close_connection = True
             return None
         if path == "/_fake/state":
             with flaky_lock:
-                return self.send(200, json.dumps(fake_state))
+                return self.reply(200, json.dumps(fake_state))
         if path == "/sandboxes" and method == "POST":
             try:
                 req = json.loads(data)
@@ -99,18 +72,18 @@ class Fake(http.server.BaseHTTPRequestHandler):
                        "envdAccessToken": "tok-" + tmpl}
                 if GATE_ENVD[tmpl] is not None:
                     sbx["envdVersion"] = GATE_ENVD[tmpl]
-                return self.send(201, json.dumps(sbx))
-            return self.send(201, "not json at all")
+                return self.reply(201, json.dumps(sbx))
+            return self.reply(201, "not json at all")
         if path.startswith("/sandboxes/gate-") and method == "DELETE":
             with flaky_lock:
                 fake_state["deleted"].append(path.rsplit("/", 1)[1])
-            return self.send(204, "")
+            return self.reply(204, "")
         if path.startswith("/sandboxes/gate-") and path.endswith("/pause"):
             with flaky_lock:
                 fake_state["pauses"].append(data.decode(errors="replace"))
-            return self.send(204, "")
+            return self.reply(204, "")
         if path.startswith("/sandboxes/") and method == "DELETE":
-            return self.send(418, '{"code": 418, "message": "I am a teapot"}')
+            return self.reply(418, '{"code": 418, "message": "I am a teapot"}')
         if path == "/download":
             n = int(q.get("n", "0"))
             self.send_response(200)
@@ -126,25 +99,25 @@ class Fake(http.server.BaseHTTPRequestHandler):
             return None
         if path.startswith("/status/"):
             code = int(path.rsplit("/", 1)[1])
-            return self.send(code, '{"code": %d, "message": "error body %d"}' % (code, code))
+            return self.reply(code, '{"code": %d, "message": "error body %d"}' % (code, code))
         if path == "/echo":
-            return self.send(200, json.dumps({
+            return self.reply(200, json.dumps({
                 "len": len(data), "sha256": hashlib.sha256(data).hexdigest(),
                 "ct": self.headers.get("Content-Type", ""), "method": method}))
         if path == "/echo-raw":
-            return self.send(200, data, "application/octet-stream")
+            return self.reply(200, data, "application/octet-stream")
         if path == "/flaky":
             with flaky_lock:
                 k = q.get("k", "")
                 flaky_counts[k] = flaky_counts.get(k, 0) + 1
                 n = flaky_counts[k]
             if n <= 2:
-                return self.send(503, '{"code": 503, "message": "busy %d"}' % n,
+                return self.reply(503, '{"code": 503, "message": "busy %d"}' % n,
                                  extra={"X-Attempt": str(n)})
-            return self.send(200, "done", extra={"X-Attempt": str(n)})
+            return self.reply(200, "done", extra={"X-Attempt": str(n)})
         if path == "/slow":
             time.sleep(float(q.get("s", "2")))
-            return self.send(200, "slow")
+            return self.reply(200, "slow")
         if path == "/headers":
             self.send_response(200)
             for k, v in (("Content-Type", "text/x-h"), ("X-Multi", "one"), ("Set-Cookie", "a=1"),
@@ -163,8 +136,8 @@ class Fake(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"ok")
             return None
         if path == "/token":
-            return self.send(200, "[]", "application/x-test", {"X-Next-Token": "tok123"})
-        return self.send(404, '{"code": 404, "message": "no route"}')
+            return self.reply(200, "[]", "application/x-test", {"X-Next-Token": "tok123"})
+        return self.reply(404, '{"code": 404, "message": "no route"}')
 
     def guarded(self, method):
         try:
@@ -199,10 +172,7 @@ def main():
             server = Server()
             env.update(server.env)
         if scenario in FAKE:
-            fake = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Fake)
-            fake.daemon_threads = True
-            threading.Thread(target=fake.serve_forever, daemon=True).start()
-            env["ABX_FAKE_URL"] = "http://127.0.0.1:%d" % fake.server_address[1]
+            fake, env["ABX_FAKE_URL"] = serve_in_thread(Fake)
         env["ABX_DEAD_URL"] = "http://127.0.0.1:%d" % free_port()
         rc = subprocess.run([driver, scenario], env=env, timeout=240).returncode
     finally:
@@ -211,15 +181,11 @@ def main():
         if server:
             server.cleanup()
             log = server.stderr()
-            if rc_is_bad(log):
+            if sanitizer_report(log):
                 print(log[-3000:])
                 print("FAIL abx-local log has sanitizer reports")
                 rc = 1
     sys.exit(rc)
-
-
-def rc_is_bad(log):
-    return "Sanitizer" in log or "runtime error:" in log
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // Template code-interpreter-v1: the code-interpreter protocol on port 49999
-// (e2b-protocol.md §7) reached through E2B_SANDBOX_URL with E2b-Sandbox-Id /
-// E2b-Sandbox-Port: 49999, as the code-interpreter SDK does.
+// (docs/protocol.md "Code interpreter") reached through E2B_SANDBOX_URL
+// with E2b-Sandbox-Id / E2b-Sandbox-Port: 49999, as the code-interpreter
+// SDK does.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { newSandbox, dataFetch } from './lib.mjs'

@@ -1,4 +1,4 @@
-// commands through the official SDK (runner-semantics §5.4 A).
+// commands through the official SDK (as E2B's own SDK tests of commands).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { e2b, newSandbox, rejectsWith, eventually } from './lib.mjs'

@@ -1,6 +1,6 @@
-// files through the official SDK (runner-semantics §5.4 B). On the fc
-// profile envd reports 0.5.2 and the SDK takes its own fallbacks: multipart
-// uploads only (no octet-stream, no gzip below 0.5.7), file metadata and
+// files through the official SDK (as E2B's own SDK tests of the
+// filesystem). On the fc profile envd reports 0.5.2 and the SDK takes its
+// own fallbacks: multipart uploads only (no octet-stream, no gzip below 0.5.7), file metadata and
 // watch includeEntry/allowNetworkMounts refused client-side (TemplateError).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'

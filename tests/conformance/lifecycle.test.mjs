@@ -1,5 +1,5 @@
 // Sandbox lifecycle through the official SDK: create (metadata, envs), list
-// by metadata, getInfo, setTimeout, connect, kill (runner-semantics §5.4 C),
+// by metadata, getInfo, setTimeout, connect, kill (as E2B's own SDK tests),
 // pause/resume and autoResume, metrics, logs, reserved metadata, the v2
 // lifecycle routes — each on the e2b and the fc profile (lib.mjs FC).
 import { test } from 'node:test'

@@ -1,5 +1,5 @@
 // Ports and URLs: getHost + an HTTP server in the sandbox, the data-plane
-// proxy's 502s, signed download/upload URLs (runner-semantics §5.4 A/B),
+// proxy's 502s, signed download/upload URLs (as E2B's own SDK tests),
 // network.allowPublicTraffic=false — on the e2b and the fc profile.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-// PTY through the official SDK (runner-semantics §5.4 D): create with envs,
+// PTY through the official SDK (as E2B's own SDK tests): create with envs,
 // send input, resize, kill.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'

@@ -49,12 +49,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from abxtest import (CAPS, PLATFORM, Fail, check, done, remove, run_tee,  # noqa: E402
+                     sandbox_counts, scratch, scrubbed_env, teller)
+
 SRC = os.path.dirname(os.path.dirname(HERE))
 DOCS = ["docs/authoring.md", "docs/authoring.zh-CN.md"]
 
@@ -75,17 +77,7 @@ KINDS = {
             "xfail": "xfailed", "flaky": "flaky", "conftest": None},
     "markdown": {"known-issues": None},
 }
-SANDBOX_LINE = re.compile(
-    r"^sandboxes: (\d+) created, (\d+) deleted, (\d+) kept, (\d+) left$",
-    re.M)
-
-
-class Fail(Exception):
-    pass
-
-
-def say(msg):
-    print("docs.examples: " + msg, flush=True)
+say = teller("docs.examples")
 
 
 class Example:
@@ -212,30 +204,19 @@ def prepare(examples, work):
 
 
 def run(binary, work):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ABX_SANDBOX_", "E2B_")) and
-           k not in ("E2E_PLATFORM", "E2E_CAPS", "ABX_LOCAL_PROFILE")}
+    env = scrubbed_env(PLATFORM + CAPS)
     env.setdefault("CI", "true")
     env.setdefault("NO_COLOR", "1")
     cmd = [binary, "--local", "--profile", "fc", "-n", "2", "-r", "a",
            "--json", "report.json", "."]
     say("(in %s) %s" % (work, " ".join(cmd)))
     start = time.time()
-    chunks = []
-    with open(os.path.join(work, "run.log"), "wb") as log:
-        p = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT)
-        for chunk in iter(lambda: p.stdout.read1(65536), b""):
-            sys.stdout.buffer.write(chunk)
-            sys.stdout.flush()
-            log.write(chunk)
-            chunks.append(chunk)
-        rc = p.wait()
+    rc, output = run_tee(cmd, work, env, os.path.join(work, "run.log"))
     say("exit %d, wall time %.1f s" % (rc, time.time() - start))
-    return rc, b"".join(chunks).decode("utf-8", "replace")
+    return rc, output
 
 
-def check(examples, work, rc, output):
+def problems_of(examples, work, rc, output):
     problems = []
     tests = [e for e in examples if e.is_test()]
     path = os.path.join(work, "report.json")
@@ -268,11 +249,11 @@ def check(examples, work, rc, output):
                     t["teardown_message"].split("\n")[0]))
     for f, got in sorted(by_file.items()):
         problems.append("%s: %d test(s) from no example" % (f, len(got)))
-    lines = SANDBOX_LINE.findall(output)
-    if not lines:
+    counts = sandbox_counts(output)
+    if not counts:
         problems.append("no `sandboxes: ...` line in the run's output")
     else:
-        created, deleted, kept, left = (int(x) for x in lines[-1])
+        created, deleted, kept, left = counts
         if kept or left or created != deleted:
             problems.append("sandboxes: %d created, %d deleted, %d kept, %d "
                             "left (want all deleted, 0 left)" % (
@@ -309,7 +290,7 @@ def main():
         return 0
     if not a.bin:
         ap.error("--bin is required to run the examples")
-    work = tempfile.mkdtemp(prefix="abx-docs-")
+    work = scratch("abx-docs-")
     try:
         prepare(en, work)
         fails = sum(1 for e in en if e.kind == "fails")
@@ -317,18 +298,18 @@ def main():
             say("%d examples show a failure: the run's FAILED/ERROR lines "
                 "for them, and its exit 1, are expected" % fails)
         rc, output = run(os.path.abspath(a.bin), work)
-        problems = check(en, work, rc, output)
+        problems = problems_of(en, work, rc, output)
     finally:
         if a.keep:
             say("kept " + work)
         else:
-            shutil.rmtree(work, ignore_errors=True)
+            remove(work)
     for p in problems:
         say("FAIL: " + p)
-    if not problems:
-        say("ok: %d examples, %d test files, every outcome as marked, "
-            "0 sandboxes left" % (len(en), sum(1 for e in en if e.is_test())))
-    return 1 if problems else 0
+    check(not problems, "%d examples, %d test files, every outcome as marked, "
+          "0 sandboxes left (%d problem(s))"
+          % (len(en), sum(1 for e in en if e.is_test()), len(problems)))
+    done()
 
 
 if __name__ == "__main__":

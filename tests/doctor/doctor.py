@@ -22,19 +22,17 @@ dropped from the environment. Scenarios:
                             says 404: exit 1, FIX naming the template
 Standard library only."""
 
-import argparse
 import glob
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from abxtest import check, done  # noqa: E402
+from abxlocal import Server  # noqa: E402
+from abxtest import (KNOBS, PLATFORM, check, check_not_printed, cli, copy_suite,  # noqa: E402
+                     done, remove, run, scratch, scrubbed_env)
 
 SECTIONS = ["== config ==", "== control plane ==", "== templates ==", "== sandbox ==",
             "== clock skew ==", "== capabilities =="]
@@ -46,20 +44,14 @@ WRONG_KEY = "e2b_doctor_wrong_key_9a7c3e5d1f0b2468ac"
 class Ctx:
     def __init__(self, binary, src, tmp):
         self.bin, self.src, self.tmp = binary, src, tmp
-        os.makedirs(os.path.join(tmp, "tests-lua"))
-        for f in glob.glob(os.path.join(src, "tests-lua", "*.lua")):
-            shutil.copy(f, os.path.join(tmp, "tests-lua"))
+        copy_suite(src, tmp)
         # The suite's own files stay clean: no platform variable leaks in.
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith(("ABX_SANDBOX_", "E2B_", "E2E_"))
-                    and k != "ABX_LOCAL_PROFILE"}
-        self.env["NO_COLOR"] = "1"
+        self.env = scrubbed_env(PLATFORM + KNOBS + ("ABX_LOCAL_PROFILE",), NO_COLOR="1")
 
     def run(self, args, env=None, timeout=240):
         e = dict(self.env)
         e.update(env or {})
-        p = subprocess.run([self.bin, "doctor"] + args, cwd=self.tmp, env=e,
-                           capture_output=True, text=True, timeout=timeout)
+        p = run([self.bin, "doctor"] + args, cwd=self.tmp, env=e, timeout=timeout)
         print("$ abx-e2e doctor %s  -> exit %d" % (" ".join(args), p.returncode))
         print(p.stdout[-6000:])
         if p.stderr.strip():
@@ -79,12 +71,6 @@ class Ctx:
     def suite_requires(self):
         return any(re.search(r"requires\s*=", open(f).read())
                    for f in glob.glob(os.path.join(self.tmp, "tests-lua", "*.lua")))
-
-
-def no_secret(out, keys, what):
-    """keys: {label: secret}; the label, never the secret, is reported."""
-    for label, k in keys.items():
-        check(k not in out, "%s: %s never printed" % (what, label))
 
 
 def fix_lines(out):
@@ -124,7 +110,7 @@ def local(ctx, profile):
     check(closing(out) == (0, 0), "%s: closing line 0 problems, 0 warnings (%r)"
           % (what, closing(out)))
     secrets = {"the key in the environment": ENV_KEY, "abx-local's key": LOCAL_KEY}
-    no_secret(out + err, secrets, what)
+    check_not_printed(out + err, secrets, what)
 
     cfg = section(out, "config")
     check(re.search(r"ABX_SANDBOX_API_KEY +set \(%d characters, masked\)  \[abx-local "
@@ -199,12 +185,10 @@ def local(ctx, profile):
     check(js.get("config", {}).get("E2E_SANDBOX_TTL", {}).get("source") == ".env",
           "%s --json: config sources" % what)
     check("sandboxes: 1 created" in err, "%s --json: the sweep's line on stderr" % what)
-    no_secret(out + err, secrets, what + " --json")
+    check_not_printed(out + err, secrets, what + " --json")
 
 
 def bad_key(ctx):
-    sys.path.insert(0, os.path.join(HERE, "..", "local"))
-    from abxlocal import Server  # noqa: E402  (tests/local's helper)
     # fc: the profile the suite is for (its roots are built by local.roots.fc).
     s = Server(extra=["--profile", "fc"])
     try:
@@ -220,13 +204,13 @@ def bad_key(ctx):
         check("skipped" in section(out, "sandbox"), "bad_key: no sandbox attempted")
         check(closing(out) == (1, 0), "bad_key: 1 problem (%r)" % (closing(out),))
         secrets = {"the wrong key": WRONG_KEY, "the server's key": s.key}
-        no_secret(out + err, secrets, "bad_key")
+        check_not_printed(out + err, secrets, "bad_key")
         rc, out, err = ctx.run(["--json"], env)
         js = json.loads(out) if out.strip().startswith("{") else {}
         check(rc == 1 and js.get("exitCode") == 1 and
               "ABX_SANDBOX_API_KEY" in (js.get("problems") or [{}])[0].get("fix", ""),
               "bad_key --json: the problem and its fix")
-        no_secret(out + err, secrets, "bad_key --json")
+        check_not_printed(out + err, secrets, "bad_key --json")
         st, lst, _, _ = s.request("GET", "/v2/sandboxes")
         check(st == 200 and lst == [], "bad_key: nothing created")
     finally:
@@ -243,7 +227,7 @@ def unreachable(ctx):
           "unreachable: one FIX line (%r)" % fix_lines(out))
     sections_in_order(out, "unreachable")
     check(closing(out) == (1, 0), "unreachable: 1 problem (%r)" % (closing(out),))
-    no_secret(out + err, {"the key": ENV_KEY}, "unreachable")
+    check_not_printed(out + err, {"the key": ENV_KEY}, "unreachable")
 
 
 def no_credentials(ctx):
@@ -281,12 +265,10 @@ def missing_server_template(ctx):
           "missing_server_template: test_06's tests listed")
     check(closing(out) == (0, 1), "missing_server_template: 0 problems, 1 warning (%r)"
           % (closing(out),))
-    no_secret(out + err, {"abx-local's key": LOCAL_KEY}, "missing_server_template")
+    check_not_printed(out + err, {"abx-local's key": LOCAL_KEY}, "missing_server_template")
 
 
 def missing_base(ctx):
-    sys.path.insert(0, os.path.join(HERE, "..", "local"))
-    from abxlocal import Server  # noqa: E402  (tests/local's helper)
     tdir = os.path.join(ctx.tmp, "templates")
     os.makedirs(os.path.join(tdir, "other"))
     with open(os.path.join(tdir, "other", "template.json"), "w") as f:
@@ -306,7 +288,7 @@ def missing_base(ctx):
               "missing_base: FIX names the template (%r)" % fix_lines(out))
         check(closing(out) == (1, 2), "missing_base: 1 problem, 2 warnings (%r)"
               % (closing(out),))
-        no_secret(out + err, {"the server's key": s.key}, "missing_base")
+        check_not_printed(out + err, {"the server's key": s.key}, "missing_base")
         st, lst, _, _ = s.request("GET", "/v2/sandboxes")
         check(st == 200 and lst == [], "missing_base: nothing left")
     finally:
@@ -325,16 +307,12 @@ SCENARIOS = {
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--src", required=True)
-    ap.add_argument("scenario", choices=sorted(SCENARIOS))
-    a = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="abx-doctor-")
+    a = cli(SCENARIOS, src=True)
+    tmp = scratch("abx-doctor-")
     try:
-        SCENARIOS[a.scenario](Ctx(os.path.abspath(a.bin), a.src, tmp))
+        SCENARIOS[a.scenario](Ctx(a.bin, a.src, tmp))
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove(tmp)
     done()
 
 

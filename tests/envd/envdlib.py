@@ -6,17 +6,15 @@ import base64
 import http.client
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from abxtest import (  # noqa: E402,F401  (re-exported for the test scripts)
-    Stream, check, done, envelope, eq, free_port, outputs)
+from abxtest import (Stream, all_pids, check, check_no_sanitizer, envelope, free_port, proc_stat,  # noqa: E402
+                     read_text, remove, until)
 
 
 def multipart(parts):
@@ -88,32 +86,26 @@ class Envd:
                "--", "/opt/abx/bin/abx-envd", "--config", "/run/abx/config.json",
                "--port", str(self.port), "--listen-addr", "127.0.0.1"]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
-        deadline = time.time() + 15
-        while time.time() < deadline:
-            try:
-                if self.request("GET", "/health")[0] == 204:
-                    return
-            except OSError:
-                pass
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        with open(os.path.join(self.dir, "envd.log"), errors="replace") as f:
-            log = f.read()
+        if until(lambda: self.healthy() or self.proc.poll() is not None, 15) and \
+                self.proc.poll() is None:
+            return
+        log = read_text(os.path.join(self.dir, "envd.log"), "")
         self.stop()
         raise RuntimeError("abx-envd did not become healthy; log:\n" + log)
+
+    def healthy(self):
+        try:
+            return self.request("GET", "/health")[0] == 204
+        except OSError:
+            return False
 
     def envd_pid(self):
         """Host pid of the abx-envd that our bwrap started, or None."""
         parents = {}
-        for d in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open("/proc/%s/stat" % d) as f:
-                    st = f.read()
-            except (OSError, ValueError):
-                continue
-            comm = st[st.index("(") + 1:st.rindex(")")]
-            parents[int(d)] = (int(st[st.rindex(")") + 2:].split()[1]), comm)
+        for d in all_pids():
+            st = proc_stat(d)
+            if st:
+                parents[d] = (int(st[1][1]), st[0])
         for pid, (ppid, comm) in parents.items():
             if comm != "abx-envd":
                 continue
@@ -129,10 +121,8 @@ class Envd:
         pid = self.envd_pid() if self.proc.poll() is None else None
         if pid:
             os.kill(pid, 15)
-            end = time.time() + 10
-            while os.path.exists("/proc/%d" % pid) and time.time() < end:
-                time.sleep(0.05)
-            check(not os.path.exists("/proc/%d" % pid), "abx-envd stops on SIGTERM")
+            check(until(lambda: not os.path.exists("/proc/%d" % pid), 10),
+                  "abx-envd stops on SIGTERM")
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -144,14 +134,9 @@ class Envd:
         for fn in reversed(self.cleanups):
             fn()
         self.cleanups = []
-        with open(os.path.join(self.dir, "envd.log"), errors="replace") as f:
-            log = f.read()
         # Sanitizer builds (ABX_SANITIZE) report memory errors here.
-        if not check(not any(w in log for w in ("AddressSanitizer", "LeakSanitizer",
-                                                "runtime error")),
-                     "no sanitizer report in the envd log"):
-            print(log)
-        shutil.rmtree(self.dir, ignore_errors=True)
+        check_no_sanitizer(read_text(os.path.join(self.dir, "envd.log"), ""), "the envd log")
+        remove(self.dir)
 
     def __enter__(self):
         return self

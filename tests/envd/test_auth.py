@@ -9,8 +9,9 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from envdlib import Envd, check, done, eq, outputs  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from envdlib import Envd  # noqa: E402
+from abxtest import check, done, eq, outputs  # noqa: E402
 
 TOKEN = "s3cr3t-token"
 

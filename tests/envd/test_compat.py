@@ -16,8 +16,9 @@ import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from envdlib import Envd, check, done, eq, free_port, multipart  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from envdlib import Envd, multipart  # noqa: E402
+from abxtest import check, done, eq, free_port  # noqa: E402
 from fusefs import EmptyFuse  # noqa: E402
 
 BIN = sys.argv[1]

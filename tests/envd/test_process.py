@@ -5,11 +5,11 @@ import base64
 import os
 import sys
 import threading
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from envdlib import Envd, check, done, eq, outputs  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from envdlib import Envd  # noqa: E402
+from abxtest import check, done, eq, outputs, until  # noqa: E402
 
 B64 = lambda s: base64.b64encode(s).decode()  # noqa: E731
 
@@ -24,12 +24,7 @@ def listed(e):
 
 
 def wait_gone(e, pid, bound=15):
-    end = time.time() + bound
-    while time.time() < end:
-        if pid not in listed(e):
-            return True
-        time.sleep(0.1)
-    return False
+    return until(lambda: pid not in listed(e), bound, step=0.1)
 
 
 START = {"cmd": "echo started-$(id -un) > /tmp/started; exec sleep 1000", "user": "user"}

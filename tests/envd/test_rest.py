@@ -5,8 +5,9 @@ import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from envdlib import Envd, check, done, eq, multipart  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from envdlib import Envd, multipart  # noqa: E402
+from abxtest import check, done, eq  # noqa: E402
 
 
 OCT_ = {"Content-Type": "application/octet-stream"}

@@ -1,6 +1,7 @@
-/* Shared by the fuzz targets: the libFuzzer entry point and a check that
- * aborts (libFuzzer and the gcc replay both report an abort as a crash,
- * with the failed property on stderr). */
+/* Shared by the fuzz targets: the libFuzzer entry point and the input's
+ * own pseudo-random numbers. Properties are FUZZ_CHECK (tests/lib/check.h):
+ * an abort, which libFuzzer and the gcc replay both report as a crash,
+ * with the failed property on stderr. */
 #ifndef ABX_FUZZ_H
 #define ABX_FUZZ_H
 
@@ -9,16 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "check.h"
 
-#define FUZZ_CHECK(cond)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "%s:%d: property failed: %s\n", __FILE__,      \
-                    __LINE__, #cond);                                      \
-            abort();                                                       \
-        }                                                                  \
-    } while (0)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Deterministic split sizes etc. derived from the input itself, so a
  * saved input replays exactly (xorshift32 seeded by FNV-1a). */

@@ -6,15 +6,18 @@
  * max; a tail without a newline never returned; overflow when a line or
  * that tail is over max): the same lines and the same verdict however
  * the bytes were cut, even when a piece brings whole lines and a tail
- * already over max (its lines still come out first). Every line is <= max, holds no '\n' and ends in a NUL at len; after an
+ * already over max (its lines still come out first). Every line is <= max,
+ * holds no '\n' and ends in a NUL at len; after an
  * overflow feed is -1 and line 0; without one, the unfinished tail is
  * all that stays buffered.
  *
  * Also: a message of type OUT whose "s" is the stream up to its first
  * NUL (<= 4096 bytes) goes through abx_chan_send and a pipe and comes
- * back as one line, byte-identical to cJSON's text, read exactly at the
- * cap and refused one byte under it; "t" set to the stream's start gives
- * the type of that name, else UNKNOWN; every type's name round-trips.
+ * back as one line, byte-identical to cJSON's text of {"t":"out","s":...}
+ * (built here with cJSON alone), read exactly at the cap and refused one
+ * byte under it; "t" set to the stream's start gives the type of that
+ * name, else UNKNOWN; every type has the name of this file's own table
+ * (from chan.h's protocol comment, not chan.c) and round-trips.
  *
  * Layout: b0 -> max = 1 + b0 % 64 (255: 0, the 64 MiB default); b1..b4
  * seed the splits; the rest is the stream (its first 16 KiB). */
@@ -29,6 +32,22 @@
  * overflows only on a long line. */
 #define MAX_STREAM 16384
 #define MAX_S 4096
+
+/* The longest line a chan with max 0 accepts: 64 MiB (chan.h). */
+#define REF_LINE_MAX ((size_t)64 * 1024 * 1024)
+
+/* The message types and their wire names ("t"). */
+static const struct {
+    enum abx_msg type;
+    const char *name;
+} ref_types[] = {
+    {ABX_MSG_RUN, "run"},         {ABX_MSG_CLOSE, "close"},
+    {ABX_MSG_START, "start"},     {ABX_MSG_RESULT, "result"},
+    {ABX_MSG_OUT, "out"},         {ABX_MSG_SECRET, "secret"},
+    {ABX_MSG_AMEND, "amend"},     {ABX_MSG_INTERRUPTED, "interrupted"},
+    {ABX_MSG_DONE, "done"},       {ABX_MSG_COLLECTED, "collected"},
+};
+#define NREF_TYPES (sizeof ref_types / sizeof ref_types[0])
 
 /* Piece sizes: the whole stream, any (mostly tiny, sometimes big), or a
  * bound >= 2 (1..bound bytes). */
@@ -243,9 +262,11 @@ static void round_trip(const uint8_t *s, size_t n)
     memcpy(str, s, len);
     str[len] = '\0';
 
-    /* The text abx_chan_send must put on the line, built the same way. */
-    m = abx_msg_new(ABX_MSG_OUT);
+    /* The text abx_chan_send must put on the line: {"t":"out","s":str}
+     * as cJSON prints it. */
+    m = cJSON_CreateObject();
     FUZZ_CHECK(m != NULL);
+    FUZZ_CHECK(cJSON_AddStringToObject(m, "t", "out") != NULL);
     FUZZ_CHECK(cJSON_AddStringToObject(m, "s", str) != NULL);
     text = cJSON_PrintUnformatted(m);
     cJSON_Delete(m);
@@ -271,19 +292,19 @@ static void round_trip(const uint8_t *s, size_t n)
     cJSON_free(text);
 }
 
-/* "t" set to str: the type of that name, or UNKNOWN ("?", the name of
- * UNKNOWN itself, is no type). */
+/* "t" set to str: the type of that name, or UNKNOWN (also for "?",
+ * what UNKNOWN is named). */
 static void type_of(const char *str)
 {
     enum abx_msg want = ABX_MSG_UNKNOWN;
     cJSON *m = cJSON_CreateObject();
-    int i;
+    size_t i;
 
     FUZZ_CHECK(m != NULL);
     FUZZ_CHECK(cJSON_AddStringToObject(m, "t", str) != NULL);
-    for (i = 1; i < ABX_MSG_COUNT_; i++)
-        if (strcmp(str, abx_msg_name((enum abx_msg)i)) == 0)
-            want = (enum abx_msg)i;
+    for (i = 0; i < NREF_TYPES; i++)
+        if (strcmp(str, ref_types[i].name) == 0)
+            want = ref_types[i].type;
     FUZZ_CHECK(abx_msg_type(m) == want);
     cJSON_Delete(m);
 }
@@ -299,11 +320,17 @@ static void names_once(void)
     if (done)
         return;
     done = 1;
+    /* Every type is in the table, once, with its own name. */
+    FUZZ_CHECK(NREF_TYPES == ABX_MSG_COUNT_ - 1);
     for (i = 1; i < ABX_MSG_COUNT_; i++) {
-        name = abx_msg_name((enum abx_msg)i);
-        FUZZ_CHECK(name && *name && strcmp(name, "?") != 0);
-        for (j = 1; j < i; j++)
-            FUZZ_CHECK(strcmp(name, abx_msg_name((enum abx_msg)j)) != 0);
+        name = NULL;
+        for (j = 0; j < (int)NREF_TYPES; j++)
+            if (ref_types[j].type == (enum abx_msg)i) {
+                FUZZ_CHECK(name == NULL);
+                name = ref_types[j].name;
+            }
+        FUZZ_CHECK(name != NULL);
+        FUZZ_CHECK(strcmp(abx_msg_name((enum abx_msg)i), name) == 0);
         m = abx_msg_new((enum abx_msg)i);
         FUZZ_CHECK(m != NULL);
         FUZZ_CHECK(abx_msg_type(m) == (enum abx_msg)i);
@@ -340,7 +367,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 5)
         return 0;
     cap = data[0] == 255 ? 0 : 1 + (size_t)data[0] % 64;
-    max = cap ? cap : ABX_CHAN_LINE_MAX;
+    max = cap ? cap : REF_LINE_MAX;
     seed = fuzz_seed(data + 1, 4);
     s = data + 5;
     n = size - 5 < MAX_STREAM ? size - 5 : MAX_STREAM;

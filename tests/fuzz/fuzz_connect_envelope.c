@@ -1,6 +1,7 @@
 /* Connect envelope decoder: the stream is decoded three ways (one feed,
- * random splits drained after every feed, and a 12-line reference reader)
- * and all three must agree on the messages, the error and the leftover.
+ * random splits drained after every feed, and a 12-line reference reader
+ * written from the wire format, not from connect.h) and all three must
+ * agree on the messages, the error and the leftover.
  * Input: byte 0 picks the payload cap, the rest is the wire stream. */
 #include <string.h>
 
@@ -102,21 +103,25 @@ static void split(const uint8_t *s, size_t n, size_t cap, uint32_t seed,
     abx_connect_decoder_free(&d);
 }
 
+/* The Connect envelope (docs/protocol.md "Streams"): [flags:1][length:4,
+ * big-endian][payload:length]. */
+#define REF_PREFIX 5
+
 static void reference(const uint8_t *s, size_t n, size_t cap, struct run *r)
 {
     size_t off = 0, len;
 
-    while (n - off >= ABX_CONNECT_PREFIX_LEN) {
+    while (n - off >= REF_PREFIX) {
         len = (size_t)s[off + 1] << 24 | (size_t)s[off + 2] << 16 |
               (size_t)s[off + 3] << 8 | s[off + 4];
         if (len > cap) {
             r->failed = 1;
             return;
         }
-        if (n - off - ABX_CONNECT_PREFIX_LEN < len)
+        if (n - off - REF_PREFIX < len)
             break;
-        log_msg(r, s[off], (const char *)s + off + 5, len, cap);
-        off += ABX_CONNECT_PREFIX_LEN + len;
+        log_msg(r, s[off], (const char *)s + off + REF_PREFIX, len, cap);
+        off += REF_PREFIX + len;
     }
     r->truncated = off != n;
 }

@@ -59,8 +59,7 @@ static void check_error(const char *err, int nlines)
 
 static void check_list(const struct abx_env_list *l, int nlines)
 {
-    const char *v;
-    size_t i;
+    size_t i, j, last;
     int prev = 0;
 
     for (i = 0; i < l->n; i++) {
@@ -68,13 +67,12 @@ static void check_list(const struct abx_env_list *l, int nlines)
         FUZZ_CHECK(l->items[i].line > prev && l->items[i].line <= nlines);
         prev = l->items[i].line;
         FUZZ_CHECK(l->items[i].value != NULL);
-        /* Last assignment wins. */
-        v = abx_env_list_get(l, l->items[i].key);
-        FUZZ_CHECK(v != NULL);
-    }
-    if (l->n) {
-        v = abx_env_list_get(l, l->items[l->n - 1].key);
-        FUZZ_CHECK(v == l->items[l->n - 1].value);
+        /* Last assignment wins: the value of the key's last pair. */
+        for (j = last = i; j < l->n; j++)
+            if (!strcmp(l->items[j].key, l->items[i].key))
+                last = j;
+        FUZZ_CHECK(abx_env_list_get(l, l->items[i].key) ==
+                   l->items[last].value);
     }
 }
 

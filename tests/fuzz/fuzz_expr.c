@@ -3,7 +3,6 @@
  * with a matcher that checks what it is handed. Input: byte 0 holds
  * flags (bit 0: ABX_EXPR_NO_KWARGS, bits 1-7: answers of the checking
  * matcher), the rest is the expression (up to the first NUL). */
-#include <ctype.h>
 #include <string.h>
 
 #include "expr.h"
@@ -15,16 +14,24 @@ struct probe_ctx {
     int fail;  /* answer -1 on the Nth call */
 };
 
+/* A Python identifier as the matchers receive it, restated from the
+ * language reference with explicit character sets (ASCII letters, digits,
+ * '_'; any byte >= 0x80 stands for a non-ASCII letter). */
 static int py_ident(const char *s)
 {
-    const unsigned char *u = (const unsigned char *)s;
+    static const char head[] = "abcdefghijklmnopqrstuvwxyz"
+                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ_";
+    static const char digits[] = "0123456789";
+    size_t i;
 
-    if (!(isalpha(*u) || *u == '_' || *u >= 0x80))
-        return 0;
-    for (u++; *u; u++)
-        if (!(isalnum(*u) || *u == '_' || *u >= 0x80))
+    for (i = 0; s[i]; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int ok = c >= 0x80 || strchr(head, c) != NULL ||
+                 (i > 0 && strchr(digits, c) != NULL);
+        if (!ok)
             return 0;
-    return 1;
+    }
+    return i > 0;
 }
 
 static int probe_match(void *ctx, const char *ident,

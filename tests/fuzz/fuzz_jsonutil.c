@@ -2,8 +2,13 @@
  * field names and for every key the document itself uses (so the
  * camel -> snake fallback sees hostile names), on the root and on nested
  * objects. Results must follow the header's contract; bytes and int64
- * values must survive the add_* writers. */
+ * values must survive the add_* writers, which write what proto3 JSON
+ * says (docs/protocol.md "JSON rules"): bytes as padded standard base64
+ * (OpenSSL's EVP encoder is the reference), int64 as a decimal string. */
+#include <inttypes.h>
 #include <string.h>
+
+#include <openssl/evp.h>
 
 #include "fuzz.h"
 #include "jsonutil.h"
@@ -32,12 +37,24 @@ static void bytes_roundtrip(const struct abx_buf *b)
     cJSON *o = cJSON_CreateObject();
     struct abx_buf again;
     struct abx_json_err e;
+    unsigned char *ref_b64;
+    int n;
 
     if (!o)
         return;
     abx_buf_init(&again, 0);
     FUZZ_CHECK(abx_json_add_bytes(o, "v", b->data ? b->data : "", b->len) ==
                0);
+    ref_b64 = malloc(b->len / 3 * 4 + 5);
+    FUZZ_CHECK(ref_b64 != NULL);
+    n = EVP_EncodeBlock(ref_b64, (const unsigned char *)(b->data ? b->data
+                                                                 : ""),
+                        (int)b->len);
+    FUZZ_CHECK(n >= 0 && (size_t)n == (b->len + 2) / 3 * 4);
+    FUZZ_CHECK(cJSON_GetStringValue(cJSON_GetObjectItem(o, "v")) &&
+               !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "v")),
+                       (const char *)ref_b64));
+    free(ref_b64);
     FUZZ_CHECK(abx_json_get_bytes(o, "v", &again, &e) == ABX_JSON_OK);
     FUZZ_CHECK(again.len == b->len);
     FUZZ_CHECK(!b->len || !memcmp(again.data, b->data, b->len));
@@ -50,10 +67,15 @@ static void int_roundtrip(int64_t v)
     cJSON *o = cJSON_CreateObject();
     struct abx_json_err e;
     int64_t back = 0;
+    char dec[32];
 
     if (!o)
         return;
     FUZZ_CHECK(abx_json_add_int64(o, "v", v) == 0);
+    snprintf(dec, sizeof dec, "%" PRId64, v);
+    FUZZ_CHECK(cJSON_GetStringValue(cJSON_GetObjectItem(o, "v")) &&
+               !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "v")),
+                       dec));
     FUZZ_CHECK(abx_json_get_int(o, "v", &back, 0, INT64_MIN, INT64_MAX,
                                 &e) == ABX_JSON_OK);
     FUZZ_CHECK(back == v);

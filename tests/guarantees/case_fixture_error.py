@@ -2,11 +2,13 @@
 """(b) Lua errors after a sandbox was obtained (in a test-scoped user
 fixture via the factory and via sandbox.create, in a file-scoped fixture,
 in a test body) leave zero sandboxes."""
-import json
 import os
 import re
+import sys
 
-from glib import Run, check, eq, main, rc_is, tail
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import check, eq, outcomes, tail  # noqa: E402
+from glib import all_gone, main, rc_is, Run  # noqa: E402
 
 F = "cases/test_fixture_error.lua::"
 
@@ -16,9 +18,8 @@ def body(p):
     try:
         rc, out, err = r.run("cases/test_fixture_error.lua", "--json", "r.json", "-s")
         rc_is(rc, 1, "exit code", out, err)
-        with open(os.path.join(r.dir, "r.json")) as f:
-            doc = json.load(f)
-        got = {t["nodeid"]: t["outcome"] for t in doc["tests"]}
+        doc = r.report()
+        got = outcomes(doc)
         for name in ("user fixture errors after factory", "user fixture errors after create",
                      "file fixture errors"):
             eq(got.get(F + name), "error", name)
@@ -30,10 +31,7 @@ def body(p):
         if not check(len(ids) >= 5, "every fixture and the test created a sandbox (%d ids)"
                      % len(ids)):
             print(tail(out + err))
-        for sid in sorted(ids):
-            eq(p.get(sid)[0], 404, "sandbox %s is gone" % sid)
-        eq(p.ids({"e2e": r.run_id}), [], "no sandbox tagged with the run id")
-        eq(p.ids(), [], "no sandbox at all on the platform")
+        all_gone(p, r, sorted(ids))
     finally:
         r.cleanup()
 

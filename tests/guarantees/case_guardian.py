@@ -13,19 +13,22 @@ guardian starts), the runner alone is SIGKILLed, and the platform must
 list zero sandboxes tagged e2e=<run id> within 20 s while every bystander
 is still alive."""
 import os
+import sys
 import time
 
-from glib import Run, check, eq, main, poll, tail
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import check, eq, tail, until  # noqa: E402
+from glib import main, plant, Run  # noqa: E402
 
 
 def body(p):
     r = Run(p)
     try:
         rid = r.run_id
-        ledger_ids = [p.create({"e2e": rid})["sandboxID"] for _ in range(2)]
-        tag_only = [p.create({"e2e": rid, "e2e_test": "lost"})["sandboxID"] for _ in range(2)]
-        untagged = p.create({"owner": "someone-else"})["sandboxID"]
-        other_run = p.create({"e2e": rid + "-other"})["sandboxID"]
+        ledger_ids = [plant(p, {"e2e": rid}) for _ in range(2)]
+        tag_only = [plant(p, {"e2e": rid, "e2e_test": "lost"}) for _ in range(2)]
+        untagged = plant(p, {"owner": "someone-else"})
+        other_run = plant(p, {"e2e": rid + "-other"})
         runs = os.path.join(r.dir, ".abx-e2e", "runs")
         os.makedirs(runs)
         with open(os.path.join(runs, rid + ".ledger"), "w") as f:
@@ -36,7 +39,7 @@ def body(p):
 
         proc = r.start("cases/test_hold.lua")
         # The run's own three sandboxes join the four planted ones.
-        poll(lambda: len(p.ids({"e2e": rid})) >= 7 or proc.poll() is not None, 90)
+        until(lambda: len(p.ids({"e2e": rid})) >= 7 or proc.poll() is not None, 90, step=0.2)
         held = len(p.ids({"e2e": rid}))
         if not check(held == 7 and proc.poll() is None,
                      "the run holds its 3 sandboxes next to the 4 planted (got %d, rc %r)"
@@ -50,7 +53,7 @@ def body(p):
         t0 = time.time()
         proc.kill()  # the runner only: its guardian lives in its own session
         proc.wait()
-        poll(lambda: not p.ids({"e2e": rid}), 20, step=0.5)
+        until(lambda: not p.ids({"e2e": rid}), 20, step=0.5)
         print("swept in %.1f s" % (time.time() - t0))
         eq(p.ids({"e2e": rid}), [], "zero sandboxes tagged e2e=<run id> 20 s after SIGKILL")
         for sid in ledger_ids + tag_only:

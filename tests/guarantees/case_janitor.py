@@ -12,9 +12,12 @@ default --yes deletes run A's three and nothing else; --all-tagged --yes
 takes the remaining tagged ones; the untagged sandbox survives it all."""
 import os
 import signal
+import sys
 import time
 
-from glib import Run, check, eq, main, poll, rc_is, tail
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import check, eq, until  # noqa: E402
+from glib import main, plant, rc_is, Run  # noqa: E402
 
 
 def body(p):
@@ -22,11 +25,11 @@ def body(p):
     live = None
     try:
         a, b = r.run_id + "a", r.run_id + "b"
-        a_ledger = [p.create({"e2e": a})["sandboxID"] for _ in range(2)]
-        a_tag = p.create({"e2e": a})["sandboxID"]
-        foreign = p.create({"e2e": "someone-else"})["sandboxID"]
-        b_tag = p.create({"e2e": b})["sandboxID"]
-        untagged = p.create({"owner": "not-e2e"})["sandboxID"]
+        a_ledger = [plant(p, {"e2e": a}) for _ in range(2)]
+        a_tag = plant(p, {"e2e": a})
+        foreign = plant(p, {"e2e": "someone-else"})
+        b_tag = plant(p, {"e2e": b})
+        untagged = plant(p, {"owner": "not-e2e"})
         runs = os.path.join(r.dir, ".abx-e2e", "runs")
         os.makedirs(runs)
         with open(os.path.join(runs, a + ".ledger"), "w") as f:
@@ -63,7 +66,7 @@ def body(p):
 
         # A run in progress (ledger locked by its live runner) is off limits.
         live = r.start("cases/test_hold.lua")
-        poll(lambda: len(p.ids({"e2e": r.run_id})) >= 3 or live.poll() is not None, 90)
+        until(lambda: len(p.ids({"e2e": r.run_id})) >= 3 or live.poll() is not None, 90, step=0.2)
         held = p.ids({"e2e": r.run_id})
         eq(len(held), 3, "the live run holds 3 sandboxes")
         rc, out, err = r.run("cleanup", "--run-id", r.run_id, "--yes")

@@ -3,14 +3,18 @@
 id; `abx-e2e cleanup --run-id ID` lists it (dry run, deletes nothing),
 `--yes` deletes it; a sandbox created directly through REST without the
 e2e tag survives every janitor run, including --all-tagged."""
+import os
+import sys
 import time
 
-from glib import Run, check, eq, main, rc_is, tail
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import check, eq, tail  # noqa: E402
+from glib import main, plant, rc_is, Run  # noqa: E402
 
 
 def body(p):
-    human = p.create({"owner": "someone"})["sandboxID"]
-    other = p.create({"e2e": "another-run", "owner": "ci"})["sandboxID"]
+    human = plant(p, {"owner": "someone"})
+    other = plant(p, {"e2e": "another-run", "owner": "ci"})
     r = Run(p)
     try:
         rc, out, err = r.run("--keep-failed", "cases/test_keep.lua")

@@ -12,13 +12,12 @@ Round 2: SIGKILL to the runner's process group (runner and workers): the
 guardian sweeps and stops abx-local within ~30 s."""
 import os
 import signal
+import sys
 import time
 
-from glib import E2E_BIN, LOCAL_BIN, Run, check, done, eq, poll, rc_is, run_processes
-
-
-class NoPlatform:
-    env = {}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import check, done, eq, until  # noqa: E402
+from glib import LOCAL_BIN, need_binaries, rc_is, Run, run_processes  # noqa: E402
 
 
 def cmdline(pid):
@@ -49,11 +48,11 @@ def state_dir(run_id):
 
 
 def one(sig, budget):
-    r = Run(NoPlatform())
+    r = Run(None)  # --local: the run starts its own
     name = signal.Signals(sig).name
     try:
         proc = r.start("--local", "cases/test_hold.lua", env={"ABX_LOCAL_BIN": LOCAL_BIN})
-        poll(lambda: len(sandboxes(r.run_id)) >= 3 or proc.poll() is not None, 90)
+        until(lambda: len(sandboxes(r.run_id)) >= 3 or proc.poll() is not None, 90, step=0.2)
         state = state_dir(r.run_id)
         if not check(len(sandboxes(r.run_id)) == 3 and proc.poll() is None and state,
                      "%s: the run holds 3 sandboxes of its own abx-local" % name):
@@ -70,7 +69,7 @@ def one(sig, budget):
             check(time.time() - t0 < 10, "SIGINT: exited within 10 s (%.1f s)" % (time.time() - t0))
             out, err = r.outputs()
             rc_is(proc.returncode, 2, "SIGINT", out, err)
-        poll(lambda: not run_processes(r.run_id), budget, step=0.5)
+        until(lambda: not run_processes(r.run_id), budget, step=0.5)
         dt = time.time() - t0
         lingering = run_processes(r.run_id)
         print("--local, %s: %d process(es) of the run left after %.1f s" % (name, len(lingering), dt))
@@ -79,17 +78,14 @@ def one(sig, budget):
             for pid in lingering:  # ours: started with this run's id
                 print("  pid %d: %s" % (pid, b" ".join(cmdline(pid))[:120]))
                 os.kill(pid, signal.SIGKILL)
-        poll(lambda: not os.path.exists(state), 5)
+        until(lambda: not os.path.exists(state), 5, step=0.2)
         check(not os.path.exists(state), "%s: the local state dir %s is removed" % (name, state))
     finally:
         r.cleanup()
 
 
 def main():
-    for b in (E2E_BIN, LOCAL_BIN):
-        if not os.access(b, os.X_OK):
-            check(False, "binary not built: " + b)
-            done()
+    need_binaries()
     one(signal.SIGINT, 10)
     one(signal.SIGKILL, 30)
     done()

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """(f) -n 2 with sandboxes in both workers and a failing test in each:
 zero sandboxes left."""
-import json
 import os
 import re
+import sys
 
-from glib import Run, check, eq, main, rc_is, tail
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import check, eq, outcomes, tail  # noqa: E402
+from glib import all_gone, main, rc_is, Run  # noqa: E402
 
 
 def body(p):
@@ -14,8 +16,7 @@ def body(p):
         rc, out, err = r.run("-n", "2", "cases/test_par_a.lua", "cases/test_par_b.lua",
                              "--json", "r.json")
         rc_is(rc, 1, "exit code", out, err)
-        with open(os.path.join(r.dir, "r.json")) as f:
-            got = {t["nodeid"]: t["outcome"] for t in json.load(f)["tests"]}
+        got = outcomes(r.report())
         for f_, t in (("a", "a"), ("b", "b")):
             eq(got.get("cases/test_par_%s.lua::%s fails" % (f_, t)), "failed", t + " fails")
             eq(got.get("cases/test_par_%s.lua::%s passes" % (f_, t)), "passed", t + " passes")
@@ -24,11 +25,7 @@ def body(p):
             print(tail(out + err))
         check(len({w for _, _, w in found}) == 2,
               "the two files ran in two workers: %r" % [w for _, _, w in found])
-        for a, b, _ in found:
-            for sid in (a, b):
-                eq(p.get(sid)[0], 404, "sandbox %s is gone" % sid)
-        eq(p.ids({"e2e": r.run_id}), [], "no sandbox tagged with the run id")
-        eq(p.ids(), [], "no sandbox at all on the platform")
+        all_gone(p, r, [sid for a, b, _ in found for sid in (a, b)])
     finally:
         r.cleanup()
 

@@ -9,14 +9,16 @@ stdout, stderr, the reports or any file the run wrote.
 The values are learned for real: the test writes them to a side file
 outside the scanned tree, and the driver confirms the token against the
 platform's GET /sandboxes/{id} (envdAccessToken) while the test waits."""
-import json
 import os
 import re
+import sys
 import threading
 import time
 import urllib.parse
 
-from glib import Run, check, eq, forms, main, rc_is
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import by_id, check, eq, secret_forms  # noqa: E402
+from glib import main, rc_is, Run  # noqa: E402
 
 S = "cases/test_secrets.lua::"
 VARIANTS = [["--evidence", "secrets"], ["-s"], ["-n", "2"], ["-s", "--trace-http"],
@@ -36,7 +38,7 @@ class TokenWatch(threading.Thread):
             try:
                 for sid in self.p.ids({"e2e": self.run_id}):
                     if sid not in self.tokens:
-                        st, js, _ = self.p.get(sid)
+                        st, js, _, _ = self.p.get(sid)
                         if st == 200 and js.get("envdAccessToken"):
                             self.tokens[sid] = js["envdAccessToken"]
             except Exception:  # noqa: BLE001  (server busy: try again)
@@ -61,8 +63,7 @@ def one_run(p, i, extra, texts, secrets):
         w.join()
         what = " ".join(extra) or "(default)"
         rc_is(rc, 1, what, out, err)
-        with open(os.path.join(r.dir, "r%d.json" % i)) as f:
-            got = {t["nodeid"]: t for t in json.load(f)["tests"]}
+        got = by_id(r.report("r%d.json" % i))
         # Each test ran to its end: its own error, not an earlier one.
         main_t = got.get(S + "prints every secret it can reach", {})
         check(main_t.get("outcome") in ("failed", "error")
@@ -122,7 +123,7 @@ def body(p):
     public = {m for s in secrets for m in re.findall(r"//\d+-([A-Za-z0-9]+)\.", s)}
     leaks = {}
     for s, kind in sorted(secrets.items()):
-        for form, how in forms(s, public).items():
+        for form, how in secret_forms(s, public).items():
             for what, name, text in texts:
                 if form in text:
                     leaks.setdefault((kind, how, what), set()).add(name)

@@ -11,20 +11,21 @@ whole process group at once, runner and workers (a CI job killed
 outright)."""
 import os
 import signal
+import sys
 import time
 
-from glib import Run, start_holding, eq, main, poll, run_processes
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import eq, proc_stat, until  # noqa: E402
+from glib import main, Run, run_processes, start_holding  # noqa: E402
 
 
 def describe(pid):
     """ppid, pgid, sid and state of a process (to tell a worker from the
     guardian in a failure message)."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            f_ = f.read().rsplit(")", 1)[1].split()
-        return "state %s ppid %s pgid %s sid %s" % (f_[0], f_[1], f_[2], f_[3])
-    except OSError:
+    st = proc_stat(pid)
+    if st is None:
         return "gone"
+    return "state %s ppid %s pgid %s sid %s" % tuple(st[1][:4])
 
 
 def hold_and_kill(p, args, want, to_group):
@@ -41,7 +42,7 @@ def hold_and_kill(p, args, want, to_group):
         else:
             proc.kill()
         proc.wait()
-        poll(lambda: not p.ids({"e2e": r.run_id}), 30, step=0.5)
+        until(lambda: not p.ids({"e2e": r.run_id}), 30, step=0.5)
         dt = time.time() - t0
         remaining = p.ids({"e2e": r.run_id})
         print("%s: SIGKILL%s; %d tagged sandbox(es) left after %.1f s"
@@ -56,7 +57,7 @@ def hold_and_kill(p, args, want, to_group):
         eq(sorted(late), [], "no sandbox of the run appears after the kill")
         eq(p.ids({"e2e": r.run_id}), [], "still no tagged sandbox 12 s after the kill")
         eq(p.ids(), [], "no sandbox at all on the platform")
-        poll(lambda: not run_processes(r.run_id), 30, step=0.5)
+        until(lambda: not run_processes(r.run_id), 30, step=0.5)
         lingering = run_processes(r.run_id)
         if not eq(lingering, [], "no process of the run lingers 30 s after the kill"):
             for pid in lingering:  # ours: started with this run's id

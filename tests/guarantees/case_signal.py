@@ -14,7 +14,9 @@ import signal
 import sys
 import time
 
-from glib import Run, check, start_holding, eq, main, poll, rc_is, run_processes
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import check, eq, until  # noqa: E402
+from glib import main, rc_is, Run, run_processes, start_holding  # noqa: E402
 
 SIG = {"INT": signal.SIGINT, "TERM": signal.SIGTERM}[sys.argv[1]]
 
@@ -27,7 +29,7 @@ def hold_and_signal(p, args, want, to_group, delete_delay_ms=0):
             return
         time.sleep(0.5)  # into the sleep, past the last create
         if delete_delay_ms:
-            st, _, _ = p.request("POST", "/admin/faults", {"deleteDelayMs": delete_delay_ms})
+            st = p.faults(deleteDelayMs=delete_delay_ms)
             eq(st, 200, "slow deletes switched on")
         t0 = time.time()
         if to_group:
@@ -51,14 +53,14 @@ def hold_and_signal(p, args, want, to_group, delete_delay_ms=0):
         eq(p.ids(), [], "no sandbox at all on the platform")
         check("Interrupted" in out or "interrupted" in (out + err).lower(),
               "the run says it was interrupted")
-        poll(lambda: not run_processes(r.run_id), 30, step=0.5)
+        until(lambda: not run_processes(r.run_id), 30, step=0.5)
         lingering = run_processes(r.run_id)
         if not eq(lingering, [], "no process of the run lingers (guardian, workers)"):
             for pid in lingering:  # ours: started with this run's id
                 os.kill(pid, signal.SIGKILL)
     finally:
         if delete_delay_ms:
-            p.request("POST", "/admin/faults", {"deleteDelayMs": 0})
+            p.faults(deleteDelayMs=0)
         r.cleanup()
 
 

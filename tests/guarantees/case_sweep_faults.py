@@ -8,14 +8,17 @@
    the sandbox: the run ends with "0 left", nothing tagged left.
 2. The janitor while listing fails: exit 1 with the error named, nothing
    deleted; after the faults stop, --yes deletes and exits 0."""
+import os
+import sys
 import threading
-import time
 
-from glib import Run, check, eq, main, poll, rc_is, tail
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import check, eq, tail, until  # noqa: E402
+from glib import main, plant, rc_is, Run  # noqa: E402
 
 
 def faults(p, rate):
-    st, _, _ = p.request("POST", "/admin/faults", {"errorRate": rate, "errorStatus": 500})
+    st = p.faults(errorRate=rate, errorStatus=500)
     return st
 
 
@@ -23,7 +26,7 @@ def body(p):
     r = Run(p)
     try:
         proc = r.start("cases/test_sweep_hold.lua")
-        held, _ = poll(lambda: p.ids({"e2e": r.run_id}), 60)
+        held = until(lambda: p.ids({"e2e": r.run_id}), 60, step=0.2)
         check(len(held) == 1, "the test holds its sandbox (%r)" % held)
         eq(faults(p, 1.0), 200, "faults on: every /sandboxes call answers 500")
         t = threading.Timer(10.0, faults, (p, 0.0))
@@ -41,7 +44,7 @@ def body(p):
               "the sweep recovered: the closing account says 0 left:\n" + tail(out, 600))
         eq(p.ids({"e2e": r.run_id}), [], "nothing tagged with the run is left")
 
-        planted = [p.create({"e2e": r.run_id + "j"})["sandboxID"] for _ in range(2)]
+        planted = [plant(p, {"e2e": r.run_id + "j"}) for _ in range(2)]
         eq(faults(p, 1.0), 200, "faults on again")
         try:
             rc, out, err = r.run("cleanup", "--run-id", r.run_id + "j", "--yes", timeout=120)

@@ -3,10 +3,12 @@
 e2e_nonce="n"} to sandbox_factory (and e2e="evil2" to sandbox.create)
 still gets e2e=<run id>: checked through the platform's list filter while
 the test waits, then the run must leave nothing behind."""
-import json
 import os
+import sys
 
-from glib import Run, check, eq, main, poll, rc_is
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import check, eq, outcomes, until  # noqa: E402
+from glib import main, rc_is, Run  # noqa: E402
 
 T = "cases/test_tagging.lua::"
 
@@ -15,7 +17,7 @@ def body(p):
     r = Run(p)
     try:
         proc = r.start("cases/test_tagging.lua", "--json", "r.json", "-s")
-        poll(lambda: r.side_file("ids") or proc.poll() is not None, 90)
+        until(lambda: r.side_file("ids") or proc.poll() is not None, 90, step=0.2)
         ids = (r.side_file("ids") or "").split()
         if check(len(ids) == 2, "the test created its sandboxes"):
             fac, direct = ids
@@ -27,7 +29,7 @@ def body(p):
             eq(p.ids({"e2e_test": "x"}), [], "nothing listed under e2e_test=x")
             eq(p.ids({"e2e_nonce": "n"}), [], "nothing listed under e2e_nonce=n")
             eq(p.ids({"e2e": r.run_id, "mine": "kept"}), [fac], "the caller's own key is kept")
-            st, js, _ = p.get(fac)
+            st, js, _, _ = p.get(fac)
             md = (js or {}).get("metadata", {})
             eq(md.get("e2e"), r.run_id, "GET: e2e")
             check(md.get("e2e_test") not in (None, "", "x"),
@@ -38,7 +40,7 @@ def body(p):
             eq(md2.get("E2E"), "upper", "GET direct: other keys pass through")
         with open(os.path.join(r.side, "go"), "w"):
             pass
-        poll(lambda: r.side_file("base") or proc.poll() is not None, 90)
+        until(lambda: r.side_file("base") or proc.poll() is not None, 90, step=0.2)
         base = (r.side_file("base") or "").strip()
         if check(base != "", "base_sandbox test started"):
             check(base in p.ids({"e2e": r.run_id}), "base_sandbox listed under e2e=<run id>")
@@ -51,8 +53,7 @@ def body(p):
             proc.wait()
         out, err = r.outputs()
         rc_is(proc.returncode, 0, "exit code", out, err)
-        with open(os.path.join(r.dir, "r.json")) as f:
-            got = {t["nodeid"]: t["outcome"] for t in json.load(f)["tests"]}
+        got = outcomes(r.report())
         eq(got.get(T + "caller metadata cannot override the tags"), "passed", "tags seen in Lua")
         eq(got.get(T + "fixtures are tagged"), "passed", "fixture test")
         eq(p.ids(), [], "no sandbox left")

@@ -1,148 +1,64 @@
-"""Shared by the guarantee drivers (tests/guarantees/case_*.py): one
-abx-local per case on free loopback ports with a temporary state dir, the
-platform's REST API read directly (GET /v2/sandboxes with X-API-KEY, so
-the count does not depend on abx-e2e's own client), and abx-e2e runs in a
-scratch directory holding a copy of cases/ (ledgers land there too).
+"""The guarantee cases' own fixture (tests/guarantees/case_*.py): one
+abx-local per case on free loopback ports with a temporary state dir
+(tests/lib/abxlocal.py's Server, its data plane on a port of its own and
+the source tree's templates), and abx-e2e runs in a scratch directory
+holding a copy of cases/ (ledgers land there too). The platform is counted
+through its REST API directly, so a count does not depend on abx-e2e's own
+client.
 
 Binaries and folders come from the environment (tests/guarantees/
 CMakeLists.txt sets them): ABX_E2E_BIN, ABX_LOCAL_BIN, ABX_ENVD_BIN,
 ABX_TEMPLATES_DIR. python3 stdlib only."""
-import base64
-import http.client
-import json
 import os
-import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from abxtest import check, done, eq  # noqa: E402,F401  (re-exported)
+import abxlocal  # noqa: E402
+from abxtest import (ALL_ABX, check, check_no_sanitizer, done, eq, load_json,  # noqa: E402
+                     pids_where, remove, scratch, tail, until)
 
 E2E_BIN = os.environ.get("ABX_E2E_BIN", "abx-e2e")
-LOCAL_BIN = os.environ.get("ABX_LOCAL_BIN", "abx-local")
-ENVD_BIN = os.environ.get("ABX_ENVD_BIN", "")
+LOCAL_BIN = abxlocal.LOCAL_BIN
 TEMPLATES = os.environ.get("ABX_TEMPLATES_DIR", "")
 
 
-class Platform:
-    """`abx-local serve` on 127.0.0.1 free ports with its own state dir."""
+def platform():
+    """`abx-local serve` for one case."""
+    extra = ["--data-listen", "127.0.0.1:0"]
+    if TEMPLATES:
+        extra += ["--templates", TEMPLATES]
+    return abxlocal.Server(extra=extra, prefix="abx-guar-state-")
 
-    def __init__(self):
-        self.state = tempfile.mkdtemp(prefix="abx-guar-state-")
-        args = [LOCAL_BIN, "serve", "--listen", "127.0.0.1:0",
-                "--data-listen", "127.0.0.1:0", "--state-dir", self.state]
-        if ENVD_BIN:
-            args += ["--envd", ENVD_BIN]
-        if TEMPLATES:
-            args += ["--templates", TEMPLATES]
-        self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log,
-                                     text=True)
-        self.env = {}
-        # Until "ready" or its end (a template build under load can be
-        # slow); ctest's TIMEOUT bounds the test.
-        while True:
-            line = self.proc.stdout.readline()
-            if not line or line.strip() == "ready":
-                break
-            if line.startswith("export "):
-                k, v = line[7:].strip().split("=", 1)
-                self.env[k] = v.strip("\"'")
-        if "ABX_SANDBOX_API_KEY" not in self.env:
-            self.stop()
-            raise RuntimeError("abx-local did not start")
-        self.key = self.env["ABX_SANDBOX_API_KEY"]
-        self.api = urllib.parse.urlparse(self.env["ABX_SANDBOX_BASE_URL"]).netloc
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        shutil.rmtree(self.state, ignore_errors=True)
-
-    def request(self, method, path, body=None):
-        c = http.client.HTTPConnection(self.api, timeout=60)
-        h = {"X-API-KEY": self.key, "Content-Type": "application/json"}
-        c.request(method, path, json.dumps(body) if body is not None else None, h)
-        r = c.getresponse()
-        text = r.read()
-        hdrs = dict((k.lower(), v) for k, v in r.getheaders())
-        c.close()
-        try:
-            js = json.loads(text) if text else None
-        except ValueError:
-            js = None
-        return r.status, js, hdrs
-
-    def list(self, metadata=None, state="running,paused"):
-        """Every sandbox (all pages) matching the metadata filter."""
-        out, token = [], None
-        while True:
-            q = {"state": state, "limit": "100"}
-            if metadata:
-                q["metadata"] = urllib.parse.urlencode(metadata)
-            if token:
-                q["nextToken"] = token
-            st, js, hdrs = self.request("GET", "/v2/sandboxes?" + urllib.parse.urlencode(q))
-            if st != 200 or not isinstance(js, list):
-                raise RuntimeError("GET /v2/sandboxes: HTTP %d" % st)
-            out += js
-            token = hdrs.get("x-next-token")
-            if not token:
-                return out
-
-    def ids(self, metadata=None):
-        return sorted(s["sandboxID"] for s in self.list(metadata))
-
-    def get(self, sid):
-        return self.request("GET", "/sandboxes/" + sid)
-
-    def create(self, metadata=None, template="base", secure=False):
-        body = {"templateID": template, "timeout": 300, "metadata": metadata or {}}
-        if secure:
-            body["secure"] = True
-        st, js, _ = self.request("POST", "/sandboxes", body)
-        if st != 201:
-            raise RuntimeError("POST /sandboxes: HTTP %d %r" % (st, js))
-        return js
-
-    def kill(self, sid):
-        return self.request("DELETE", "/sandboxes/" + sid)[0]
+def plant(p, metadata):
+    """A sandbox made behind the runner's back, tagged with metadata (it
+    lives 300 s); its id."""
+    return p.create(metadata=metadata, timeout=300)["sandboxID"]
 
 
 class Run:
     """A scratch directory with cases/ and the environment of one abx-e2e
-    run against a Platform (fresh run id, CI=true, no colour)."""
+    run against a platform (None: none; a fresh run id, CI=true, no
+    colour)."""
     serial = 0
 
     def __init__(self, platform, run_id=None):
         self.p = platform
-        self.dir = tempfile.mkdtemp(prefix="abx-guar-run-")
-        shutil.copytree(os.path.join(HERE, "cases"), os.path.join(self.dir, "cases"))
-        self.side = tempfile.mkdtemp(prefix="abx-guar-side-")  # never scanned
+        self.dir = scratch("abx-guar-run-", os.path.join(HERE, "cases"))
+        self.side = scratch("abx-guar-side-")  # never scanned
         Run.serial += 1
         self.run_id = run_id or "g%d-%d-%d" % (os.getpid(), int(time.time()) % 100000,
                                                Run.serial)
         self.out = self.err = None
 
     def env(self, extra=None):
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ABX_", "E2B_", "E2E_"))}
-        env.update({k: v for k, v in self.p.env.items() if k.startswith("ABX_SANDBOX_")})
-        env.update({"E2E_RUN_ID": self.run_id, "E2E_SIDE_DIR": self.side,
-                    "NO_COLOR": "1", "CI": "true"})
-        env.update(extra or {})
-        return env
+        kw = {"E2E_SIDE_DIR": self.side, "NO_COLOR": "1"}
+        kw.update(extra or {})
+        return abxlocal.e2e_env(self.p, self.run_id, drop=ALL_ABX, **kw)
 
     def start(self, *args, env=None):
         """Popen in its own session (a signal to its group spares us);
@@ -159,10 +75,7 @@ class Run:
         self.out.seek(0)
         self.err.seek(0)
         out, err = self.out.read(), self.err.read()
-        for mark in ("Sanitizer", "runtime error:"):
-            if mark in out + err:
-                check(False, "abx-e2e reported a sanitizer error:\n" + tail(out + err))
-                break
+        check_no_sanitizer(out + err, "abx-e2e")
         return out, err
 
     def run(self, *args, env=None, timeout=180):
@@ -175,6 +88,11 @@ class Run:
             check(False, "abx-e2e %s did not finish in %d s" % (" ".join(args), timeout))
         out, err = self.outputs()
         return proc.returncode, out, err
+
+    def report(self, name="r.json"):
+        """The run's --json report NAME ({"tests": []} when it wrote none)."""
+        doc = load_json(os.path.join(self.dir, name))
+        return doc if isinstance(doc, dict) else {"tests": []}
 
     def side_file(self, name):
         path = os.path.join(self.side, name)
@@ -191,35 +109,15 @@ class Run:
 
     def cleanup(self):
         self.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-        shutil.rmtree(self.side, ignore_errors=True)
+        remove(self.dir)
+        remove(self.side)
 
 
 def run_processes(run_id):
     """Pids of processes started with E2E_RUN_ID=run_id (runner, workers,
     guardian): read from /proc/<pid>/environ (we are root)."""
     want = ("E2E_RUN_ID=" + run_id).encode()
-    pids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/environ" % d, "rb") as f:
-                if want in f.read().split(b"\0"):
-                    pids.append(int(d))
-        except OSError:
-            continue
-    return pids
-
-
-def poll(fn, timeout, step=0.2):
-    """fn() until truthy or timeout; returns (value, seconds waited)."""
-    t0 = time.time()
-    while True:
-        v = fn()
-        if v or time.time() - t0 >= timeout:
-            return v, time.time() - t0
-        time.sleep(step)
+    return pids_where("environ", lambda env: want in env.split(b"\0"))
 
 
 def start_holding(p, r, args, want, what):
@@ -227,7 +125,8 @@ def start_holding(p, r, args, want, what):
     sandboxes. The process, or None (said, and the run killed) if it
     ended or never got there."""
     proc = r.start(*args)
-    poll(lambda: len(p.ids({"e2e": r.run_id})) >= want or proc.poll() is not None, 90)
+    until(lambda: len(p.ids({"e2e": r.run_id})) >= want or proc.poll() is not None, 90,
+          step=0.2)
     held = len(p.ids({"e2e": r.run_id}))
     if check(held == want and proc.poll() is None,
              "%s: the run holds %d sandboxes before the %s (got %d, rc %r)"
@@ -241,8 +140,14 @@ def start_holding(p, r, args, want, what):
     return None
 
 
-def tail(text, n=3000):
-    return text[-n:]
+def all_gone(p, r, sids, what=""):
+    """Checks that every sandbox of sids is gone (GET: 404), that none is
+    tagged with r's run id and that the platform holds none at all."""
+    pre = what + ": " if what else ""
+    for sid in sids:
+        eq(p.get(sid)[0], 404, "%ssandbox %s is gone" % (pre, sid))
+    eq(p.ids({"e2e": r.run_id}), [], pre + "no sandbox tagged with the run id")
+    eq(p.ids(), [], pre + "no sandbox at all on the platform")
 
 
 def rc_is(rc, want, what, out="", err=""):
@@ -253,36 +158,17 @@ def rc_is(rc, want, what, out="", err=""):
     return ok
 
 
-def forms(secret, public=()):
-    """The encodings under which a leaked secret would show up, as
-    {form: what it is}: itself, URL-encoded (once, and twice: a signed URL
-    inside another URL), base64 (standard / URL-safe, with and without
-    padding), and every run of 16+ letters and digits in it, which survives
-    any encoding that leaves alphanumerics alone (JSON, double
-    percent-encoding...), but those in `public` (a sandbox id in a signed
-    URL's host is printed legitimately)."""
-    raw = secret.encode()
-    once = urllib.parse.quote(secret, safe="")
-    out = {}
-    for f in re.findall(r"[A-Za-z0-9]{16,}", secret):
-        if f not in public:
-            out[f] = "a 16+ alphanumeric run of it"
-    for b in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
-        out[b] = out[b.rstrip("=")] = "base64"
-    out[urllib.parse.quote_plus(secret)] = "form-encoded"
-    out[urllib.parse.quote(once, safe="")] = "double URL-encoded"
-    out[once] = "URL-encoded"
-    out[secret] = "raw"
-    return {f: k for f, k in out.items() if len(f) >= 8}
+def need_binaries():
+    """Ends the case (failed) when abx-e2e or abx-local is not built."""
+    for b in (E2E_BIN, LOCAL_BIN):
+        if not check(os.access(b, os.X_OK), "binary built: " + b):
+            done()
 
 
 def main(body):
     """Runs body(platform) on a fresh abx-local, stops it, reports."""
-    for b in (E2E_BIN, LOCAL_BIN):
-        if not os.access(b, os.X_OK):
-            check(False, "binary not built: " + b)
-            done()
-    p = Platform()
+    need_binaries()
+    p = platform()
     try:
         body(p)
     finally:
@@ -291,7 +177,7 @@ def main(body):
             left = p.ids()
         except Exception:  # noqa: BLE001  (the server may be gone)
             pass
-        p.stop()
+        p.cleanup()
         if left:
             print("note: %d sandbox(es) were still alive when the server stopped" % len(left))
     done()

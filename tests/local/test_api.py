@@ -6,8 +6,9 @@ import sys
 import time
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import check, err_shape, run_with_server  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import run_with_server  # noqa: E402
+from abxtest import check, err_shape, proc_gone, proc_state  # noqa: E402
 
 
 def run(s):
@@ -193,7 +194,7 @@ def run(s):
     st, _, _, _ = s.request("DELETE", "/sandboxes/" + a["sandboxID"])
     check(st == 204, "kill -> 204")
     check(not os.path.exists(adir), "kill removes the folder")
-    check(not alive(pid1), "kill leaves no process")
+    check(proc_gone(pid1), "kill leaves no process")
     st, js, _, _ = s.request("DELETE", "/sandboxes/" + a["sandboxID"])
     check(err_shape(st, js, 404), "kill again -> 404")
     st, js, _, _ = s.request("GET", "/sandboxes/" + a["sandboxID"])
@@ -223,14 +224,6 @@ def time_of(rfc):
         tzinfo=datetime.timezone.utc).timestamp()
 
 
-def proc_state(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"
-
-
 def paused_state(sid, pid):
     """FROZEN when the sandbox's cgroup freezer holds it (v1 or v2), else
     the process state of its pid 1 (T when stopped by SIGSTOP)."""
@@ -248,10 +241,6 @@ def paused_state(sid, pid):
     except OSError:
         pass
     return proc_state(pid)
-
-
-def alive(pid):
-    return proc_state(pid) not in ("gone", "Z")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ import os
 import socket
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import check, err_shape, run_with_server  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import run_with_server  # noqa: E402
+from abxtest import check, err_shape  # noqa: E402
 
 
 def raw(addr, data, timeout=10):

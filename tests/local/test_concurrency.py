@@ -4,8 +4,9 @@ import os
 import sys
 import threading
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import check, run_with_server  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import run_with_server  # noqa: E402
+from abxtest import check  # noqa: E402
 
 THREADS, ROUNDS = 8, 3
 

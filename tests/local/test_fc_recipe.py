@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from abxtest import check, done, eq  # noqa: E402
+from abxtest import PLATFORM, check, done, eq, scrubbed_env  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 TEMPLATE = os.path.join(ROOT, "abx-local", "templates", "python-hello")
@@ -152,8 +152,7 @@ def main():
               % (r.returncode, r.stderr.strip()))
 
     # build.sh --print: runs nothing, pins the SDK, builds from the image.
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("ABX_SANDBOX_", "E2B_"))}
+    clean = scrubbed_env(PLATFORM)
     r = subprocess.run([os.path.join(FC, "build.sh"), "--print", "cn-hangzhou",
                         "registry.example.com/ns/abx-server:t1", "srv-x"],
                        env=clean, capture_output=True, text=True, timeout=30)
@@ -169,9 +168,10 @@ def main():
     check(".run_cmd(" not in code and ".copy(" not in code, "no build steps (FC refuses them)")
     try:
         compile(code, "snippet", "exec")
-        check(True, "the snippet is Python")
+        error = None
     except SyntaxError as e:
-        check(False, "the snippet is Python: %s" % e)
+        error = e
+    check(code != "" and error is None, "the snippet is Python (%s)" % (error or "it compiles"))
     check("https://api.cn-hangzhou.e2b.fc.aliyuncs.com" in text,
           "the API URL defaults to REGION's")
     r = subprocess.run([os.path.join(FC, "build.sh"), "--print", "mars-1", "a/b", "c"],

@@ -7,16 +7,15 @@ writes to /, /usr and /etc stay in that sandbox (not on the host, not in
 the template cache, not in another sandbox) and vanish with it (no folder,
 no mount, no process left). Also: hostname, users, process and network
 namespaces, each sandbox's own port 8000, the secure sandbox's token."""
-import glob
 import http.client
 import os
 import secrets
 import subprocess
 import sys
-import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import LOCAL_BIN, check, run_with_server, until  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import LOCAL_BIN, cgroup_dirs, run_with_server  # noqa: E402
+from abxtest import boot_ticks, check, pid_ns, pidns_procs, until  # noqa: E402
 
 REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CACHE = os.environ.get("ABX_LOCAL_CACHE") or "/var/cache/abx-local"
@@ -30,13 +29,12 @@ PROCS = ('for p in /proc/[0-9]*; do read -r c < "$p/comm" 2>/dev/null && '
 
 
 def wait_port(s, sid, port, secs=10):
-    deadline = time.time() + secs
-    while time.time() < deadline:
-        st, body, _ = s.data_request(sid, port, "GET", "/")
-        if st == 200:
-            return body
-        time.sleep(0.1)
-    return None
+    """The body of GET / on the sandbox's port once it answers 200, or None."""
+    def answer():
+        st, data, _ = s.data_request(sid, port, "GET", "/")
+        return (data,) if st == 200 else None
+    got = until(answer, secs, step=0.1)
+    return got[0] if got else None
 
 
 def rootfs_of(template):
@@ -108,36 +106,6 @@ def host_mounts_naming(word):
         lines += [x for x in (read_host(f) or b"").decode(errors="replace").splitlines()
                   if word in x]
     return lines
-
-
-def boot_ticks():
-    """Now, in the unit of /proc/N/stat's start time (clock ticks since boot)."""
-    with open("/proc/uptime") as f:
-        return int(float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK")) + 1
-
-
-def pidns_procs(ns, started_by=None):
-    """Host pids whose PID namespace is ns (a readlink of /proc/N/ns/pid),
-    started at the latest at started_by (boot ticks): a namespace number
-    freed by a killed sandbox may be reused by a newer one (ctest -j)."""
-    out = []
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                if os.readlink("/proc/%s/ns/pid" % p) != ns:
-                    continue
-                with open("/proc/%s/stat" % p) as f:
-                    start = int(f.read().rsplit(")", 1)[1].split()[19])
-                if started_by is None or start <= started_by:
-                    out.append(int(p))
-            except (OSError, ValueError, IndexError):
-                pass
-    return out
-
-
-def cgroup_dirs(sid):
-    return glob.glob("/sys/fs/cgroup/*/abx-local/%s" % sid) + \
-        glob.glob("/sys/fs/cgroup/abx-local/%s" % sid)
 
 
 class Markers:
@@ -282,7 +250,7 @@ def run_checks(s, m, base_root, ci_root, base_fp):
     for sid in all_ids:
         with open(os.path.join(s.state_dir, "sandboxes", sid, "pid")) as f:
             pid1 = int(f.read().split()[0])
-        pidns[sid] = (pid1, os.readlink("/proc/%d/ns/pid" % pid1))
+        pidns[sid] = (pid1, pid_ns(pid1))
 
     # ---- identity: hostname, users ----
     code, out, _ = s.run(a, "hostname")
@@ -301,6 +269,9 @@ def run_checks(s, m, base_root, ci_root, base_fp):
     host_only = set(os.listdir("/")) - set(os.listdir(base_root) if base_root else DEBIAN_TOP)
     check(m.topdir is not None and os.path.basename(m.topdir) in host_only,
           "a random folder made at the host's / for the test: %s" % m.topdir)
+    # An unplanted marker is found nowhere: the checks below would pass.
+    check(len(m.made) == len(m.paths) + 1, "every host marker planted (missing: %r)"
+          % sorted(set(m.paths) - set(m.made)))
     for sid, where, root in ((a, "base", base_root), (c1, "code-interpreter-v1", ci_root)):
         check_top_level(s, sid, where, root, host_only)
         check_markers(s, sid, where, m)
@@ -421,7 +392,7 @@ def run_checks(s, m, base_root, ci_root, base_fp):
         killed = boot_ticks()
         check(not os.path.exists(os.path.join(s.state_dir, "sandboxes", sid)), "folder removed")
         check(until(lambda: not os.path.exists("/proc/%d" % pid1), 5), "sandbox pid 1 gone")
-        left = until(lambda: pidns_procs(ns, killed) == [], 5) or pidns_procs(ns, killed)
+        left = until(lambda: pidns_procs(ns, killed) == {}, 5) or sorted(pidns_procs(ns, killed))
         check(left is True, "no process of the sandbox left on the host: %r" % left)
         check(host_mounts_naming(sid) == [], "no mount naming the sandbox on the host")
         check(cgroup_dirs(sid) == [], "its cgroups are gone: %r" % cgroup_dirs(sid))

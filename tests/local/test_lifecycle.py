@@ -11,34 +11,15 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import LOCAL_BIN, ENVD_BIN, Server, check, done  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import LOCAL_BIN, ENVD_BIN, Server, sandbox_pids  # noqa: E402
+from abxtest import all_pids, check, done, proc_gone, proc_stat  # noqa: E402
 
 
 def run_cli(args, timeout=30, pre=None):
     p = subprocess.run((pre or []) + [LOCAL_BIN] + args, capture_output=True, text=True,
                        timeout=timeout)
     return p.returncode, p.stdout, p.stderr
-
-
-def pids_of(state_dir):
-    out = []
-    d = os.path.join(state_dir, "sandboxes")
-    for sid in os.listdir(d) if os.path.isdir(d) else []:
-        try:
-            with open(os.path.join(d, sid, "pid")) as f:
-                out.append(int(f.read().split()[0]))
-        except (OSError, ValueError):
-            pass
-    return out
-
-
-def gone(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
 
 
 def main():
@@ -130,11 +111,11 @@ def lock_and_sigterm(tmp):
         ids = [s.create("base", timeout=300)["sandboxID"] for _ in range(3)]
         s.request("POST", "/sandboxes/%s/pause" % ids[0])
         s.run(ids[1], "nohup sleep 777 >/dev/null 2>&1 &")
-        pids = pids_of(sd)
-        check(len(pids) == 3 and all(not gone(p) for p in pids), "3 sandboxes running")
+        pids = sandbox_pids(sd)
+        check(len(pids) == 3 and all(not proc_gone(p) for p in pids), "3 sandboxes running")
         rc = s.stop(signal.SIGTERM)
         check(rc == 0, "SIGTERM: exit 0")
-        check(all(gone(p) for p in pids), "SIGTERM: every sandbox process is gone (paused too)")
+        check(all(proc_gone(p) for p in pids), "SIGTERM: every sandbox process is gone (paused too)")
         check(os.listdir(os.path.join(sd, "sandboxes")) == [], "SIGTERM: no sandbox folder left")
         check(os.popen("pgrep -f '^sleep 777$'").read().strip() == "", "no sandbox child left")
     finally:
@@ -143,14 +124,10 @@ def lock_and_sigterm(tmp):
 
 def zombie_children(ppid):
     out = []
-    for p in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open("/proc/%s/stat" % p) as f:
-                st = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if st[0] == "Z" and int(st[1]) == ppid:
-            out.append(int(p))
+    for pid in all_pids():
+        st = proc_stat(pid)
+        if st and st[1][0] == "Z" and int(st[1][1]) == ppid:
+            out.append(pid)
     return out
 
 
@@ -189,7 +166,7 @@ def crash_restart(tmp):
     sd = os.path.join(tmp, "c")
     s = Server(state_dir=sd)
     ids = [s.create("base", timeout=300)["sandboxID"] for _ in range(2)]
-    pids = pids_of(sd)
+    pids = sandbox_pids(sd)
     check(len(pids) == 2, "2 sandboxes before the crash")
     s.stop(signal.SIGKILL)
     check(s.proc.returncode == -signal.SIGKILL, "serve killed with SIGKILL")
@@ -209,7 +186,7 @@ def crash_restart(tmp):
     try:
         time.sleep(0.2)
         check(orphan.poll() is not None, "restart: a leftover sandbox process (pid file) is killed")
-        check(all(gone(p) for p in pids), "restart: old sandbox processes are gone")
+        check(all(proc_gone(p) for p in pids), "restart: old sandbox processes are gone")
         check(os.listdir(os.path.join(sd, "sandboxes")) == [], "restart: old folders removed")
         check(decoy.poll() is None, "restart: a reused pid (start time differs) is not killed")
         st, lst, _, _ = s2.request("GET", "/v2/sandboxes")

@@ -10,7 +10,6 @@ dir (same root filesystem as base, so already cached):
   sandbox and the server answer meanwhile, and killing the sandbox leaves
   none of its processes nor its cgroups on the host;
 - writing past diskSizeMB fails with ENOSPC."""
-import glob
 import json
 import os
 import shutil
@@ -19,8 +18,10 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import Server, check, done, until  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import Server, cgroup_dirs  # noqa: E402
+from abxtest import (boot_ticks, check, done, pid_ns, pidns_procs, proc_stat, until,  # noqa: E402
+                     write_file)
 
 MiB = 1024 * 1024
 ROOTFS = {"debian": "bookworm", "variant": "essential", "packages": []}
@@ -45,12 +46,6 @@ STORM = ("perl -e 'my ($ok, $fail, $err) = (0, 0, \"\"); for (1..%d) { my $p = f
          "open STDERR, \">\", \"/dev/null\"; exec \"sleep\", \"300\"; exit 1 } $ok++ } "
          "opendir my $d, \"/proc\"; my $n = grep { /^[0-9]+$/ } readdir $d; "
          "print \"$ok $fail $n $err\\n\"'" % STORM_MAX)
-
-
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
 
 
 class Background(threading.Thread):
@@ -105,57 +100,9 @@ def beside(s, sid, cmd, other, what):
     return job.result
 
 
-def pid1_of(s, sid):
-    with open(os.path.join(s.state_dir, "sandboxes", sid, "pid")) as f:
-        return int(f.read().split()[0])
-
-
-def ns_procs(ns):
-    """{host pid: (comm, start time)} of the processes in PID namespace ns."""
-    out = {}
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            if os.readlink("/proc/%s/ns/pid" % p) != ns:
-                continue
-            with open("/proc/%s/stat" % p) as f:
-                stat = f.read()
-            comm = stat[stat.index("(") + 1:stat.rindex(")")]
-            out[int(p)] = (comm, stat.rsplit(")", 1)[1].split()[19])
-        except (OSError, ValueError, IndexError):
-            continue
-    return out
-
-
-def boot_ticks():
-    """Now, in the unit of /proc/N/stat's start time (clock ticks since boot)."""
-    with open("/proc/uptime") as f:
-        return int(float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK")) + 1
-
-
-def left_in(ns, started_by):
-    """Processes of ns started at the latest at started_by: a namespace
-    number freed by a killed sandbox may be reused by a newer one."""
-    return {p: v for p, v in ns_procs(ns).items() if int(v[1]) <= started_by}
-
-
 def same_process_alive(pid, start):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            stat = f.read()
-    except OSError:
-        return False
-    rest = stat.rsplit(")", 1)[1].split()
-    return rest[19] == start and rest[0] != "Z"
-
-
-def envd_host_pid(s, sid):
-    ns = os.readlink("/proc/%d/ns/pid" % pid1_of(s, sid))
-    for pid, (comm, _) in ns_procs(ns).items():
-        if comm == "abx-envd":
-            return pid
-    return None
+    st = proc_stat(pid)
+    return st is not None and int(st[1][19]) == start and st[1][0] != "Z"
 
 
 def read(path):
@@ -174,11 +121,6 @@ def cg(sid, v1_ctrl, v1_file, v2_file):
         if os.path.exists(p):
             return p, read(p)
     return None, None
-
-
-def cgroup_dirs(sid):
-    return glob.glob("/sys/fs/cgroup/*/abx-local/%s" % sid) + \
-        glob.glob("/sys/fs/cgroup/abx-local/%s" % sid)
 
 
 def metric(s, sid):
@@ -210,7 +152,7 @@ def check_limits(s, sid, t):
 
 
 def check_memory(s, small, normal):
-    envd = envd_host_pid(s, small)
+    envd = s.envd_pid(small)
     check(envd is not None, "small: envd found on the host (pid %s)" % envd)
     _, oom0 = cg(small, "memory", "memory.oom_control", "memory.events")
     t0 = time.time()
@@ -229,7 +171,7 @@ def check_memory(s, small, normal):
           "the cgroup counted an OOM kill: %r" % kills)
     code, out, _ = s.run(small, "echo ok")
     check(code == 0 and out == "ok\n", "the sandbox keeps working after the OOM kill")
-    check(envd_host_pid(s, small) == envd, "its envd survived (same process)")
+    check(s.envd_pid(small) == envd, "its envd survived (same process)")
     st, d, _, _ = s.request("GET", "/sandboxes/" + small)
     check(st == 200 and d.get("state") == "running", "the sandbox is still listed, running")
     code, out, _ = s.run(small, "perl -e '$x = \"a\" x (16 << 20); print length($x), \"\\n\"'")
@@ -259,7 +201,7 @@ def check_disk(s, sid):
 
 def check_storm(s, small, normal):
     t = SMALL
-    ns = os.readlink("/proc/%d/ns/pid" % pid1_of(s, small))
+    ns = pid_ns(s.sandbox_pid(small))
     t0 = time.time()
     r = beside(s, small, STORM, normal, "the storm")
     if r is None:
@@ -280,16 +222,16 @@ def check_storm(s, small, normal):
     code, out, _ = s.run(normal, "echo ok")
     check(code == 0 and out == "ok\n", "another sandbox answers while this one is at its limit")
     check(s.request("GET", "/health", key=False)[0] == 200, "the server answers /health")
-    procs = ns_procs(ns)
+    procs = pidns_procs(ns)
     sleeps = {p: v for p, v in procs.items() if v[0] == "sleep"}
     check(len(sleeps) >= made - 5, "host sees the storm's sleeps in the sandbox's PID namespace "
           "(%d of %d)" % (len(sleeps), made))
     t1 = time.time()
     check(s.kill(small) == 204, "kill the sandbox at its limit")
     killed = boot_ticks()
-    gone = until(lambda: left_in(ns, killed) == {})
+    gone = until(lambda: pidns_procs(ns, killed) == {})
     check(gone, "no process of the sandbox is left on the host (%.2f s): %r"
-          % (time.time() - t1, list(left_in(ns, killed).items())[:5]))
+          % (time.time() - t1, list(pidns_procs(ns, killed).items())[:5]))
     left = [p for p, (_, start) in sleeps.items() if same_process_alive(p, start)]
     check(left == [], "every sleep of the storm is gone: %r" % left[:5])
     check(until(lambda: cgroup_dirs(small) == [], 5), "its cgroup folders are gone: %r"
@@ -303,7 +245,7 @@ def main():
     made = []
     try:
         for t in (SMALL, SMALLDISK, NORMAL):
-            write(os.path.join(tdir, t["templateID"], "template.json"), json.dumps(t))
+            write_file(os.path.join(tdir, t["templateID"], "template.json"), json.dumps(t))
         s = Server(extra=["--templates", tdir])
         try:
             small = s.create("small", timeout=120)["sandboxID"]

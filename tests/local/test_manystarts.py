@@ -14,31 +14,13 @@ import http.client
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import Stream, check, envelope, run_with_server  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import run_with_server  # noqa: E402
+from abxtest import Stream, check, envelope  # noqa: E402
 
 STARTS = 3000
 FD_BOUND = 128  # a handful per live connection/process, never one per Start
 BACKGROUND = 600  # 2 pipe fds each: well past FD_SETSIZE
-
-
-def envd_pid(s, sid):
-    """Host pid of the sandbox's abx-envd: the process named abx-envd in the
-    PID namespace of the pid recorded in the sandbox's `pid` file."""
-    with open(os.path.join(s.state_dir, "sandboxes", sid, "pid")) as f:
-        root = f.read().split()[0]
-    ns = os.readlink("/proc/%s/ns/pid" % root)
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open("/proc/%s/comm" % p) as f:
-                comm = f.read().strip()
-            if comm == "abx-envd" and os.readlink("/proc/%s/ns/pid" % p) == ns:
-                return int(p)
-        except OSError:
-            continue
-    return None
 
 
 def fd_count(pid):
@@ -65,7 +47,7 @@ def open_stream(s, sid, cmd):
 def run(s):
     sb = s.create("base", timeout=300)
     sid = sb["sandboxID"]
-    pid = envd_pid(s, sid)
+    pid = s.envd_pid(sid)
     check(pid is not None, "found the sandbox's envd")
     failures, max_fds = [], 0
     for i in range(STARTS):

@@ -19,23 +19,18 @@ import tempfile
 import time
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import LOCAL_BIN, Server, check, done  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import LOCAL_BIN, Server  # noqa: E402
+from abxtest import check, done, write_file  # noqa: E402
 
 BUILD_TIMEOUT = 600   # one mmdebstrap run (network); seconds
-
-
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
 
 
 def template(tdir, name, packages, **extra):
     d = {"templateID": name,
          "rootfs": {"debian": "bookworm", "variant": "essential", "packages": packages}}
     d.update(extra)
-    write(os.path.join(tdir, name, "template.json"), json.dumps(d))
+    write_file(os.path.join(tdir, name, "template.json"), json.dumps(d))
 
 
 def tree(path):
@@ -94,7 +89,7 @@ def make_image(work, root, marker):
     umoci("new", "--image", layout + ":t")
     umoci("unpack", "--image", layout + ":t", bundle)
     subprocess.run(["cp", "-a", root + "/.", bundle + "/rootfs/"], check=True, timeout=300)
-    write(bundle + "/rootfs/etc/abx-image-marker", marker + "\n")
+    write_file(bundle + "/rootfs/etc/abx-image-marker", marker + "\n")
     umoci("repack", "--image", layout + ":t", bundle)
     umoci("config", "--image", layout + ":t", "--config.env", "ABX_IMAGE_VAR=yes")
     subprocess.run(["tar", "-C", layout, "-cf", tar, "."], check=True, timeout=300)
@@ -173,7 +168,7 @@ def run(work):
     rc, out, err, secs = cli.run(["build"], tgood, BUILD_TIMEOUT)
     check(rc == 0 and "building" not in err, "build of all (nothing missing) is a no-op")
 
-    write(tgood + "/mini/home/notes.txt", "a home file\n")
+    write_file(tgood + "/mini/home/notes.txt", "a home file\n")
     key2, state2 = cli.list(tgood).get("mini", ("", ""))
     check(key2 != key and state2 == "missing",
           "a home/ file changes the key: %s -> %s %r" % (key, key2, state2))
@@ -207,7 +202,7 @@ def run(work):
     check(tree(cache + "/tmp") == [], "import: nothing left in <cache>/tmp")
 
     before = {d: tree(cache + "/" + d) for d in ("rootfs", "tmp", "imports")}
-    write(work + "/junk.tar", "this is not an image archive\n" * 100)
+    write_file(work + "/junk.tar", "this is not an image archive\n" * 100)
     rc, out, err, _ = cli.run(["import", "junk", work + "/junk.tar"], tgood)
     check(rc != 0 and "import failed" in err and "archive" in err,
           "importing a non-archive fails clearly: %r" % err[-400:])

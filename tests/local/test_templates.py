@@ -3,49 +3,34 @@ into /home/user, app/ bound at /opt/abx/app, env vars (template, then the
 create request), aliases, the start command, and a failing ready check."""
 import json
 import os
-import shutil
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import Server, check, done  # noqa: E402
-
-
-def write(path, text, mode=0o644):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-    os.chmod(path, mode)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import run_with_server  # noqa: E402
+from abxtest import check, write_file  # noqa: E402
 
 
 ROOTFS = {"debian": "bookworm", "variant": "essential", "packages": []}
 
 
 def main():
-    tdir = tempfile.mkdtemp(prefix="abx-local-tmpl-")
-    try:
-        write(tdir + "/base/template.json", json.dumps({"templateID": "base", "rootfs": ROOTFS}))
-        write(tdir + "/full/template.json", json.dumps({
+    with tempfile.TemporaryDirectory(prefix="abx-local-tmpl-") as tdir:
+        write_file(tdir + "/base/template.json", json.dumps({"templateID": "base", "rootfs": ROOTFS}))
+        write_file(tdir + "/full/template.json", json.dumps({
             "templateID": "full-v1", "aliases": ["full", "full-alias"], "rootfs": ROOTFS,
             "envVars": {"T_ONLY": "t", "BOTH": "from-template"},
             "start": {"cmd": "echo started > /home/user/started.txt; exec sleep 1000",
                       "user": "user", "cwd": "/home/user"},
             "cpuCount": 3, "memoryMB": 768, "diskSizeMB": 2048}))
-        write(tdir + "/full/home/.config/app.conf", "conf\n")
-        write(tdir + "/full/home/run.sh", "#!/bin/sh\necho run\n", 0o755)
+        write_file(tdir + "/full/home/.config/app.conf", "conf\n", 0o644)
+        write_file(tdir + "/full/home/run.sh", "#!/bin/sh\necho run\n", 0o755)
         os.symlink("run.sh", tdir + "/full/home/link")
-        write(tdir + "/full/app/hello.sh", "echo hello from app\n")
-        write(tdir + "/never/template.json", json.dumps({
+        write_file(tdir + "/full/app/hello.sh", "echo hello from app\n", 0o644)
+        write_file(tdir + "/never/template.json", json.dumps({
             "templateID": "never", "rootfs": ROOTFS, "ready": {"port": 9, "path": "/", "timeoutMs": 300}}))
-        write(tdir + "/broken/template.json", "{not json")
-        s = Server(extra=["--templates", tdir])
-        try:
-            run(s)
-        finally:
-            s.cleanup()
-    finally:
-        shutil.rmtree(tdir, ignore_errors=True)
-    done()
+        write_file(tdir + "/broken/template.json", "{not json")
+        run_with_server(run, extra=["--templates", tdir])
 
 
 def run(s):

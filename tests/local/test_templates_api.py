@@ -6,13 +6,12 @@ and per-profile wording."""
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from abxlocal import Server, check, done, err_shape  # noqa: E402
-from abxtest import eq  # noqa: E402  (on the path abxlocal set)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import Server  # noqa: E402
+from abxtest import check, done, eq, err_shape, write_file  # noqa: E402
 
 # Debian's essential set, nothing added: the root every profile shares
 # (already cached by local.roots*).
@@ -25,12 +24,6 @@ LIST_FIELDS = {"templateID": str, "buildID": str, "cpuCount": int, "memoryMB": i
                "envdVersion": str}
 BUILD_FIELDS = {"buildID": str, "status": str, "createdAt": str, "updatedAt": str,
                 "cpuCount": int, "memoryMB": int, "diskSizeMB": int, "envdVersion": str}
-
-
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
 
 
 def typed(obj, fields, what):
@@ -135,21 +128,15 @@ def run(s, fc):
 
 
 def main():
-    tdir = tempfile.mkdtemp(prefix="abx-local-tmplapi-")
-    try:
-        write(tdir + "/base/template.json", json.dumps({"templateID": "base", "rootfs": ROOTFS}))
-        write(tdir + "/full/template.json", json.dumps({
+    with tempfile.TemporaryDirectory(prefix="abx-local-tmplapi-") as tdir:
+        write_file(tdir + "/base/template.json", json.dumps({"templateID": "base", "rootfs": ROOTFS}))
+        write_file(tdir + "/full/template.json", json.dumps({
             "templateID": "full-v1", "aliases": ["full", "full-alias"], "rootfs": ROOTFS,
             "cpuCount": 3, "memoryMB": 768, "diskSizeMB": 2048}))
-        write(tdir + "/broken/template.json", "{not json")
+        write_file(tdir + "/broken/template.json", "{not json")
         for fc in (False, True):
-            s = Server(extra=["--templates", tdir, "--profile", "fc" if fc else "e2b"])
-            try:
+            with Server(extra=["--templates", tdir, "--profile", "fc" if fc else "e2b"]) as s:
                 run(s, fc)
-            finally:
-                s.cleanup()
-    finally:
-        shutil.rmtree(tdir, ignore_errors=True)
     done()
 
 

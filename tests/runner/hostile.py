@@ -12,30 +12,22 @@ fresh directory as cases/, so node ids read "cases/test_x.lua::name")."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 
-import harness
-from harness import Fail, check, outcomes, expect_outcomes
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import harness  # noqa: E402
+from abxtest import by_id, must, outcomes, write_file  # noqa: E402
+from harness import expect_outcomes  # noqa: E402
 
 
 class Ctx(harness.Ctx):
-    def __init__(self, binary):
-        self.bin = binary
-        self.dir = tempfile.mkdtemp(prefix="abx-hostile-")
-        shutil.copytree(os.path.join(HERE, "hostile"), os.path.join(self.dir, "cases"))
-        self.log = os.path.join(self.dir, "fixtures.log")
+    cases = "hostile"
+    prefix = "abx-hostile-"
 
     def write(self, rel, text):
-        path = os.path.join(self.dir, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(text if isinstance(text, bytes) else text.encode())
+        write_file(os.path.join(self.dir, rel), text)
         return rel
 
     def reports(self, *args, env=None):
@@ -44,16 +36,12 @@ class Ctx(harness.Ctx):
             if os.path.exists(os.path.join(self.dir, n)):
                 os.unlink(os.path.join(self.dir, n))
         p = self.run(*args, "--junitxml", "r.xml", "--json", "r.json", env=env)
-        check(os.path.exists(os.path.join(self.dir, "r.json")),
-              "no JSON report\n" + p.stdout[-3000:] + p.stderr[-3000:])
+        must(os.path.exists(os.path.join(self.dir, "r.json")),
+             "no JSON report\n" + p.stdout[-3000:] + p.stderr[-3000:])
         ET.parse(os.path.join(self.dir, "r.xml"))
         with open(os.path.join(self.dir, "r.json"), encoding="utf-8") as f:
             doc = json.load(f)
         return p, doc
-
-
-def by_id(doc):
-    return {t["nodeid"]: t for t in doc["tests"]}
 
 
 def for_each_n(c, fn):
@@ -79,29 +67,29 @@ def sc_error_values(c):
         want[EV + "passes"] = "passed"
         expect_outcomes(got, want)
         t = by_id(doc)
-        check(p.returncode == 1, f"exit {p.returncode}")
-        check(t[EV + "nil_error"]["message"] == "(error object is a nil value)",
-              t[EV + "nil_error"]["message"])
-        check("__tostring failed" in t[EV + "tostring_fails"]["message"]
-              and "boom in tostring" in t[EV + "tostring_fails"]["message"],
-              t[EV + "tostring_fails"]["message"])
-        check("__tostring returned a table" in t[EV + "tostring_not_string"]["message"],
-              t[EV + "tostring_not_string"]["message"])
-        check(t[EV + "tostring_ok"]["message"] == "custom text", t[EV + "tostring_ok"]["message"])
-        check(t[EV + "number_error"]["message"].endswith("42"), t[EV + "number_error"]["message"])
+        must(p.returncode == 1, f"exit {p.returncode}")
+        must(t[EV + "nil_error"]["message"] == "(error object is a nil value)",
+             t[EV + "nil_error"]["message"])
+        must("__tostring failed" in t[EV + "tostring_fails"]["message"]
+             and "boom in tostring" in t[EV + "tostring_fails"]["message"],
+             t[EV + "tostring_fails"]["message"])
+        must("__tostring returned a table" in t[EV + "tostring_not_string"]["message"],
+             t[EV + "tostring_not_string"]["message"])
+        must(t[EV + "tostring_ok"]["message"] == "custom text", t[EV + "tostring_ok"]["message"])
+        must(t[EV + "number_error"]["message"].endswith("42"), t[EV + "number_error"]["message"])
         # NUL bytes are shown, not where the text silently stops.
-        check(t[EV + "nul_in_message"]["message"] == "before\\0after",
-              repr(t[EV + "nul_in_message"]["message"]))
-        check(t[EV + "nul_in_failure"]["message"].endswith("left\\0right"),
-              repr(t[EV + "nul_in_failure"]["message"]))
-        check("tail" in t[EV + "bad_utf8_output"]["output"], repr(t[EV + "bad_utf8_output"]["output"]))
+        must(t[EV + "nul_in_message"]["message"] == "before\\0after",
+             repr(t[EV + "nul_in_message"]["message"]))
+        must(t[EV + "nul_in_failure"]["message"].endswith("left\\0right"),
+             repr(t[EV + "nul_in_failure"]["message"]))
+        must("tail" in t[EV + "bad_utf8_output"]["output"], repr(t[EV + "bad_utf8_output"]["output"]))
         # Huge messages are bounded in the result, the terminal and reports.
         for k in ("huge_message", "huge_multiline"):
             r = t[EV + k]
-            check(len(r["message"]) <= 4096, f"{k}: message of {len(r['message'])} chars")
-            check(len(r["longrepr"]) < 2 * 1024 * 1024, f"{k}: longrepr of {len(r['longrepr'])}")
-            check("more bytes not shown" in r["longrepr"], f"{k}: no truncation note")
-        check(len(p.stdout) < 8 * 1024 * 1024, f"terminal got {len(p.stdout)} bytes")
+            must(len(r["message"]) <= 4096, f"{k}: message of {len(r['message'])} chars")
+            must(len(r["longrepr"]) < 2 * 1024 * 1024, f"{k}: longrepr of {len(r['longrepr'])}")
+            must("more bytes not shown" in r["longrepr"], f"{k}: no truncation note")
+        must(len(p.stdout) < 8 * 1024 * 1024, f"terminal got {len(p.stdout)} bytes")
     for_each_n(c, one)
 
 
@@ -123,14 +111,14 @@ def sc_fixture_misuse(c):
             FM + "uses_later_fixture": "passed",
         })
         t = by_id(doc)
-        check("dependency cycle" in t[FM + "cycle"]["message"], t[FM + "cycle"]["message"])
-        check("scope mismatch: file fixture 'wide' requests test fixture 'narrow'"
-              in t[FM + "scope_mismatch"]["message"], t[FM + "scope_mismatch"]["message"])
-        check("non-function teardown" in t[FM + "non_function_teardown"]["message"], "teardown msg")
-        check("'no_such_fixture' not found" in t[FM + "unknown_fixture"]["message"], "unknown msg")
-        check("fixture() cannot be called while tests are running"
-              in t[FM + "fixture_at_run_time"]["message"], t[FM + "fixture_at_run_time"]["message"])
-        check("describe() cannot be called" in t[FM + "describe_at_run_time"]["message"], "describe msg")
+        must("dependency cycle" in t[FM + "cycle"]["message"], t[FM + "cycle"]["message"])
+        must("scope mismatch: file fixture 'wide' requests test fixture 'narrow'"
+             in t[FM + "scope_mismatch"]["message"], t[FM + "scope_mismatch"]["message"])
+        must("non-function teardown" in t[FM + "non_function_teardown"]["message"], "teardown msg")
+        must("'no_such_fixture' not found" in t[FM + "unknown_fixture"]["message"], "unknown msg")
+        must("fixture() cannot be called while tests are running"
+             in t[FM + "fixture_at_run_time"]["message"], t[FM + "fixture_at_run_time"]["message"])
+        must("describe() cannot be called" in t[FM + "describe_at_run_time"]["message"], "describe msg")
     for_each_n(c, one)
 
 
@@ -175,10 +163,10 @@ def sc_collect_misuse(c):
         t = by_id(doc)
         for name, (_, msg) in COLLECT_CASES.items():
             r = t.get("coll/" + name)
-            check(r is not None, f"{name}: no collection error in {sorted(t)}")
-            check(r["outcome"] == "error" and msg in r["message"], f"{name}: {r['outcome']} {r['message']!r}")
-        check(t["coll/test_ok.lua::fine"]["outcome"] == "passed", "ok file")
-        check(p.returncode == 1, f"exit {p.returncode}")
+            must(r is not None, f"{name}: no collection error in {sorted(t)}")
+            must(r["outcome"] == "error" and msg in r["message"], f"{name}: {r['outcome']} {r['message']!r}")
+        must(t["coll/test_ok.lua::fine"]["outcome"] == "passed", "ok file")
+        must(p.returncode == 1, f"exit {p.returncode}")
     for_each_n(c, one)
 
 
@@ -205,12 +193,12 @@ def sc_assertions(c):
         })
         t = by_id(doc)
         ls = t[AS + "long_string"]["longrepr"]
-        check("first difference at byte 1048577" in ls, ls[:500])
-        check(len(ls) < 32 * 1024, f"long_string message of {len(ls)} bytes")
+        must("first difference at byte 1048577" in ls, ls[:500])
+        must(len(ls) < 32 * 1024, f"long_string message of {len(ls)} bytes")
         bt = t[AS + "big_table"]["longrepr"]
-        check("first difference at [100000]: expected 0, got 100000" in bt, bt[:500])
-        check("more)" in bt and len(bt) < 256 * 1024, f"big_table message of {len(bt)} bytes")
-        check("near: expected a number" in t[AS + "near_non_number"]["message"], "near msg")
+        must("first difference at [100000]: expected 0, got 100000" in bt, bt[:500])
+        must("more)" in bt and len(bt) < 256 * 1024, f"big_table message of {len(bt)} bytes")
+        must("near: expected a number" in t[AS + "near_non_number"]["message"], "near msg")
     for_each_n(c, one)
 
 
@@ -220,11 +208,11 @@ def sc_memory(c):
         p, doc = c.reports(M[:-2], "-n", n, "--max-memory", "256")
         expect_outcomes(outcomes(doc), {M + "bomb": "error", M + "after_bomb": "passed"})
         r = by_id(doc)[M + "bomb"]
-        check("Lua heap limit of 256 MiB" in r["message"] and "--max-memory" in r["message"], r["message"])
-        check("teardown ran" in (r.get("teardown_message") or ""), f"teardown lost: {r}")
+        must("Lua heap limit of 256 MiB" in r["message"] and "--max-memory" in r["message"], r["message"])
+        must("teardown ran" in (r.get("teardown_message") or ""), f"teardown lost: {r}")
     for_each_n(c, one)
     p = c.run(M[:-2], "--max-memory", "lots")
-    check(p.returncode == 4 and "--max-memory expects megabytes" in p.stderr, p.stderr)
+    must(p.returncode == 4 and "--max-memory expects megabytes" in p.stderr, p.stderr)
 
 
 def sc_discovery(c):
@@ -233,35 +221,35 @@ def sc_discovery(c):
     os.symlink("..", os.path.join(c.dir, "tests-lua/sub/loop"))
     os.symlink("../sub", os.path.join(c.dir, "tests-lua/sub/again"))
     p, doc = c.reports("-n", "2")
-    check([t["nodeid"] for t in doc["tests"]] == ["tests-lua/sub/test_a.lua::u"],
-          f"collected {len(doc['tests'])}: {[t['nodeid'] for t in doc['tests']][:5]}")
+    must([t["nodeid"] for t in doc["tests"]] == ["tests-lua/sub/test_a.lua::u"],
+         f"collected {len(doc['tests'])}: {[t['nodeid'] for t in doc['tests']][:5]}")
     # A report path that is a directory is a usage error before the run.
     os.mkdir(os.path.join(c.dir, "somedir"))
     for opt in ("--junitxml", "--json"):
         p = c.run(opt, "somedir")
-        check(p.returncode == 4 and "is a directory" in p.stderr, f"{opt}: {p.returncode} {p.stderr}")
+        must(p.returncode == 4 and "is a directory" in p.stderr, f"{opt}: {p.returncode} {p.stderr}")
     # A damaged --lf cache is said, then replaced.
     c.write(".abx-e2e/lastfailed.json", "{not json")
     p = c.run("--lf")
-    check(p.returncode == 0 and "ignoring .abx-e2e/lastfailed.json" in p.stderr, p.stderr)
+    must(p.returncode == 0 and "ignoring .abx-e2e/lastfailed.json" in p.stderr, p.stderr)
     with open(os.path.join(c.dir, ".abx-e2e/lastfailed.json")) as f:
         json.load(f)
     # A FIFO or device named as a test file is refused, not read forever.
     os.mkfifo(os.path.join(c.dir, "test_fifo.lua"))
     for arg in ("test_fifo.lua", "/dev/null"):
         p = c.run(arg, timeout=30)
-        check(p.returncode == 4 and "not a regular file" in p.stderr, f"{arg}: {p.returncode} {p.stderr}")
+        must(p.returncode == 4 and "not a regular file" in p.stderr, f"{arg}: {p.returncode} {p.stderr}")
     # "./" and ".//" mean this directory (".//" once walked "/").
     for arg in ("./", ".//", "./."):
         p = c.run(arg, "--co", "-q", timeout=60)
-        check("\ncases/test_memory.lua::bomb" in "\n" + p.stdout and "./" not in p.stdout,
-              f"{arg}: {p.returncode} {p.stdout[:300]} {p.stderr[:300]}")
+        must("\ncases/test_memory.lua::bomb" in "\n" + p.stdout and "./" not in p.stdout,
+             f"{arg}: {p.returncode} {p.stdout[:300]} {p.stderr[:300]}")
     # 10 000 tests in one file run in one go, serially and in parallel.
     c.write("big/test_many.lua", 'local e2e = require "e2e"\n'
             'for i = 1, 10000 do e2e.test("t" .. i, function() end) end\n')
     for n in ("1", "2"):
         p = c.run("big", "-q", "-n", n)
-        check(p.returncode == 0 and "10000 passed" in p.stdout, p.stdout[-500:])
+        must(p.returncode == 0 and "10000 passed" in p.stdout, p.stdout[-500:])
 
 
 def sc_runtime(c):
@@ -289,9 +277,9 @@ def sc_runtime(c):
             R + "after": "passed",
         })
         t = by_id(doc)
-        check("debug.sethook is not allowed" in t[R + "sethook_refused"]["message"],
-              t[R + "sethook_refused"]["message"])
-        check("stack overflow" in t[R + "recursion"]["message"], t[R + "recursion"]["message"])
+        must("debug.sethook is not allowed" in t[R + "sethook_refused"]["message"],
+             t[R + "sethook_refused"]["message"])
+        must("stack overflow" in t[R + "recursion"]["message"], t[R + "recursion"]["message"])
 
 
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}

@@ -9,13 +9,14 @@ temporary directory and checks: the default directory
 the record's content, the usage errors (no --evidence, an existing
 file as DIR, an empty DIR), and a record that cannot be written (exit 3). Standard library only."""
 
-import argparse
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import (ALL_ABX, Fail, cli, must, remove, run as run_in,  # noqa: E402
+                     run_scenarios, scratch, scrubbed_env, write_file)
 
 TEST_FILE = """\
 local e2e = require "e2e"
@@ -25,25 +26,8 @@ test("one fails", function() expect("a"):eq("b") end)
 """
 
 
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def env():
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith(("ABX_", "E2B_", "E2E_"))}
-    e.update({"NO_COLOR": "1", "CI": "true"})
-    return e
-
-
 def run(binary, cwd, *args):
-    return subprocess.run([binary, *args], cwd=cwd, env=env(),
-                          capture_output=True, text=True, timeout=120)
+    return run_in([binary, *args], cwd=cwd, env=scrubbed_env(ALL_ABX, NO_COLOR="1", CI="true"))
 
 
 def dates(before, after):
@@ -54,9 +38,9 @@ def dates(before, after):
 def find_record(directory, topic, before, after):
     names = ["%s-%s.md" % (d, topic) for d in dates(before, after)]
     found = [n for n in names if os.path.exists(os.path.join(directory, n))]
-    check(found, "no %s in %s (has: %s)" % (
-        " or ".join(names), directory,
-        os.listdir(directory) if os.path.isdir(directory) else "missing"))
+    must(found, "no %s in %s (has: %s)" % (
+       " or ".join(names), directory,
+       os.listdir(directory) if os.path.isdir(directory) else "missing"))
     with open(os.path.join(directory, found[0]), encoding="utf-8") as f:
         return f.read()
 
@@ -65,17 +49,17 @@ def case_default(binary, d):
     before = time.time()
     p = run(binary, d, "--evidence", "ev-default", "tests")
     after = time.time()
-    check(p.returncode == 1, "exit %d, want 1 (one failure)\n%s%s"
-          % (p.returncode, p.stdout, p.stderr))
+    must(p.returncode == 1, "exit %d, want 1 (one failure)\n%s%s"
+         % (p.returncode, p.stdout, p.stderr))
     text = find_record(os.path.join(d, ".agents/evidence/verify"),
                        "ev-default", before, after)
-    check("# Verification: ev-default" in text, "title missing:\n" + text)
-    check("tests/test_ev.lua::one passes` | passed" in text,
-          "passed row missing:\n" + text)
-    check("tests/test_ev.lua::one fails` | failed" in text,
-          "failed row missing:\n" + text)
-    check("evidence: .agents/evidence/verify/" in p.stdout,
-          "path not printed:\n" + p.stdout)
+    must("# Verification: ev-default" in text, "title missing:\n" + text)
+    must("tests/test_ev.lua::one passes` | passed" in text,
+         "passed row missing:\n" + text)
+    must("tests/test_ev.lua::one fails` | failed" in text,
+         "failed row missing:\n" + text)
+    must("evidence: .agents/evidence/verify/" in p.stdout,
+         "path not printed:\n" + p.stdout)
 
 
 def case_given_dir(binary, d):
@@ -84,24 +68,24 @@ def case_given_dir(binary, d):
     p = run(binary, d, "--evidence=ev given", "--evidence-dir", target,
             "tests")
     after = time.time()
-    check(p.returncode == 1, "exit %d, want 1\n%s%s"
-          % (p.returncode, p.stdout, p.stderr))
+    must(p.returncode == 1, "exit %d, want 1\n%s%s"
+         % (p.returncode, p.stdout, p.stderr))
     text = find_record(target, "ev-given", before, after)  # ' ' -> '-'
-    check("--evidence-dir" in text, "command line not recorded:\n" + text)
-    check("evidence: " + target + "/" in p.stdout,
-          "given path not printed:\n" + p.stdout)
+    must("--evidence-dir" in text, "command line not recorded:\n" + text)
+    must("evidence: " + target + "/" in p.stdout,
+         "given path not printed:\n" + p.stdout)
     # The default directory stays untouched when another one is given.
     default = os.path.join(d, ".agents/evidence/verify")
-    check(not os.path.exists(default) or
-          not any("ev-given" in n for n in os.listdir(default)),
-          "record also written to the default directory")
+    must(not os.path.exists(default) or
+         not any("ev-given" in n for n in os.listdir(default)),
+         "record also written to the default directory")
     # --evidence-dir=DIR form, with a trailing slash.
     other = os.path.join(d, "other")
     p = run(binary, d, "--evidence", "ev-eq", "--evidence-dir=" + other + "/",
             "tests")
     find_record(other, "ev-eq", before, time.time())
-    check("evidence: " + other + "/2" in p.stdout,
-          "path not printed as DIR/DATE-TOPIC.md:\n" + p.stdout)
+    must("evidence: " + other + "/2" in p.stdout,
+         "path not printed as DIR/DATE-TOPIC.md:\n" + p.stdout)
 
 
 def case_usage(binary, d):
@@ -115,12 +99,12 @@ def case_usage(binary, d):
         (["--evidence", "t", "--evidence-dir"], "expects a DIR"),
     ):
         p = run(binary, d, "tests", *args)
-        check(p.returncode == 4, "%s: exit %d, want 4\n%s%s"
-              % (args, p.returncode, p.stdout, p.stderr))
-        check(want in p.stderr, "%s: stderr lacks %r:\n%s"
-              % (args, want, p.stderr))
-    check(not os.path.exists(os.path.join(d, "x")),
-          "a usage error still created the directory")
+        must(p.returncode == 4, "%s: exit %d, want 4\n%s%s"
+             % (args, p.returncode, p.stdout, p.stderr))
+        must(want in p.stderr, "%s: stderr lacks %r:\n%s"
+             % (args, want, p.stderr))
+    must(not os.path.exists(os.path.join(d, "x")),
+         "a usage error still created the directory")
 
 
 def case_unwritable(binary, d):
@@ -130,31 +114,25 @@ def case_unwritable(binary, d):
         f.write("x")
     p = run(binary, d, "--evidence", "t", "--evidence-dir",
             os.path.join(afile, "sub"), "tests", "-k", "passes")
-    check(p.returncode == 3, "exit %d, want 3 (internal error)\n%s%s"
-          % (p.returncode, p.stdout, p.stderr))
-    check("evidence" in p.stderr, "no error naming the evidence:\n" + p.stderr)
+    must(p.returncode == 3, "exit %d, want 3 (internal error)\n%s%s"
+         % (p.returncode, p.stdout, p.stderr))
+    must("evidence" in p.stderr, "no error naming the evidence:\n" + p.stderr)
+
+
+CASES = {c.__name__: c for c in (case_default, case_given_dir, case_usage, case_unwritable)}
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    a = ap.parse_args()
-    binary = os.path.abspath(a.bin)
-    failed = 0
-    for case in (case_default, case_given_dir, case_usage, case_unwritable):
-        d = tempfile.mkdtemp(prefix="abx-evidence-")
+    binary = cli().bin
+
+    def one(name):
+        d = scratch("abx-evidence-")
         try:
-            os.mkdir(os.path.join(d, "tests"))
-            with open(os.path.join(d, "tests", "test_ev.lua"), "w") as f:
-                f.write(TEST_FILE)
-            case(binary, d)
-            print("ok   %s" % case.__name__)
-        except (Fail, subprocess.TimeoutExpired) as e:
-            failed += 1
-            print("FAIL %s: %s" % (case.__name__, e))
+            write_file(os.path.join(d, "tests", "test_ev.lua"), TEST_FILE)
+            CASES[name](binary, d)
         finally:
-            shutil.rmtree(d, ignore_errors=True)
-    return 1 if failed else 0
+            remove(d)
+    return run_scenarios(CASES, one, (Fail, subprocess.TimeoutExpired))
 
 
 if __name__ == "__main__":

@@ -43,14 +43,14 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
 
-SANDBOX_LINE = re.compile(
-    r"^sandboxes: (\d+) created, (\d+) deleted, (\d+) kept, (\d+) left$",
-    re.M)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxtest import (CAPS, PLATFORM, check, done, read_text, run_tee, sandbox_counts,  # noqa: E402
+                     scrubbed_env, teller)
+
 # The reason of a test skipped for a capability (docs/capabilities.md).
 CAP_SKIP = re.compile(
     r"^requires capabilit(?:y|ies) ([a-z0-9, -]+?) \(E2E_CAPS\)")
@@ -61,8 +61,7 @@ def topic_of(profile):
     return "suite-local-" + profile if profile else "suite-local"
 
 
-def say(msg):
-    print("suite.local: " + msg, flush=True)
+say = teller("suite.local")
 
 
 def run_suite(binary, out, profile, extra):
@@ -73,9 +72,7 @@ def run_suite(binary, out, profile, extra):
     for stale in glob.glob(os.path.join(out, "*-%s.md" % topic)):
         os.unlink(stale)
     os.makedirs(out, exist_ok=True)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ABX_SANDBOX_", "E2B_")) and
-           k not in ("E2E_PLATFORM", "E2E_CAPS", "ABX_LOCAL_PROFILE")}
+    env = scrubbed_env(PLATFORM + CAPS)
     env.setdefault("CI", "true")
     env.setdefault("NO_COLOR", "1")
     cmd = [binary, "--local"]
@@ -87,14 +84,7 @@ def run_suite(binary, out, profile, extra):
             "--evidence-dir", out, "--evidence", topic, *extra, "tests-lua"]
     say(" ".join(cmd))
     start = time.time()
-    with open(os.path.join(out, topic + ".log"), "wb") as log:
-        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT)
-        for chunk in iter(lambda: p.stdout.read1(65536), b""):
-            sys.stdout.buffer.write(chunk)
-            sys.stdout.flush()
-            log.write(chunk)
-        rc = p.wait()
+    rc, _ = run_tee(cmd, None, env, os.path.join(out, topic + ".log"))
     say("exit %d, wall time %.0f s" % (rc, time.time() - start))
     return rc
 
@@ -165,26 +155,21 @@ def check_outputs(out, profile):
         problems.append("no evidence record %s/<date>-%s.md" % (out, topic))
     else:
         say("evidence: " + records[0])
-    try:
-        text = read_log(out, profile)
-        lines = SANDBOX_LINE.findall(text)
-        if not lines:
-            problems.append("no `sandboxes: ...` line in the run's output")
-        else:
-            created, _, kept, left = (int(x) for x in lines[-1])
-            if left or kept:
-                problems.append("sandboxes line says %d kept, %d left "
-                                "(want 0 left)" % (kept, left))
-            if created == 0:
-                problems.append("the suite created no sandbox")
-    except OSError as e:
-        problems.append("run log: %s" % e)
+    log = os.path.join(out, topic_of(profile) + ".log")
+    text = read_text(log)
+    counts = sandbox_counts(text or "")
+    if text is None:
+        problems.append("run log: cannot read %s" % log)
+    elif not counts:
+        problems.append("no `sandboxes: ...` line in the run's output")
+    else:
+        created, _, kept, left = counts
+        if left or kept:
+            problems.append("sandboxes line says %d kept, %d left "
+                            "(want 0 left)" % (kept, left))
+        if created == 0:
+            problems.append("the suite created no sandbox")
     return problems, report
-
-
-def read_log(out, profile):
-    with open(os.path.join(out, topic_of(profile) + ".log"), "rb") as f:
-        return f.read().decode("utf-8", "replace")
 
 
 def write_skipped(out, profile, skips):
@@ -332,10 +317,9 @@ def main():
                                  os.path.abspath(a.compare_with)) or []
     for p in problems:
         say("FAIL: " + p)
-    if not problems:
-        say("ok")
-    return 1 if problems else 0
+    check(not problems, "the run and its outputs in %s: %d problem(s)" % (out, len(problems)))
+    done()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -1,7 +1,8 @@
 /* envd client addressing without a network: endpoint base URLs (sandbox
  * URL vs host form, http for localhost and IP literals), get_host,
  * request headers (routing, token, Basic user, injection), query
- * escaping and signed /files URLs on e2b-protocol.md 3.4's vectors. */
+ * escaping and signed /files URLs on the vectors of docs/protocol.md
+ * "Signed URLs". */
 #include <stdlib.h>
 #include <string.h>
 

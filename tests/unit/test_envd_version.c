@@ -39,16 +39,14 @@ static void parsing(void)
 
     for (i = 0; i < sizeof good / sizeof good[0]; i++) {
         CHECK_INT(abx_envd_version_parse(good[i], &v), 0);
-        if (v.state != ABX_ENVD_VER_OK)
-            fprintf(stderr, "good version '%s' not parsed\n", good[i]);
-        CHECK_INT(v.state, ABX_ENVD_VER_OK);
+        CHECK_MSG(v.state == ABX_ENVD_VER_OK, "good version '%s' not parsed",
+                  good[i]);
         CHECK_STR(v.text, good[i]);
     }
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_INT(abx_envd_version_parse(bad[i], &v), -1);
-        if (v.state != ABX_ENVD_VER_BAD)
-            fprintf(stderr, "bad version '%s' accepted\n", bad[i]);
-        CHECK_INT(v.state, ABX_ENVD_VER_BAD);
+        CHECK_MSG(v.state == ABX_ENVD_VER_BAD, "bad version '%s' accepted",
+                  bad[i]);
     }
     CHECK_INT(abx_envd_version_parse("", &v), 0);
     CHECK_INT(v.state, ABX_ENVD_VER_UNKNOWN);
@@ -149,10 +147,8 @@ static void gate_table(void)
         /* The message names the feature, what it needs and what is there. */
         snprintf(want, sizeof want, "%s needs envd %s or later; the "
                  "sandbox's envd is %s.", g->name, g->at, g->below);
-        if (!strstr(err.message, want))
-            fprintf(stderr, "gate %zu message '%s' lacks '%s'\n", i,
-                    err.message, want);
-        CHECK(strstr(err.message, want) != NULL);
+        CHECK_MSG(strstr(err.message, want) != NULL,
+                  "gate %zu message '%s' lacks '%s'", i, err.message, want);
         /* Below by a pre-release of the gate version too. */
         snprintf(want, sizeof want, "%s-rc.1", g->at);
         v = ver(want);

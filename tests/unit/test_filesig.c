@@ -1,4 +1,5 @@
-/* envd /files signature: the two worked examples of e2b-protocol.md 3.4. */
+/* envd /files signature: the two vectors of docs/protocol.md "Signed
+ * URLs". */
 #include "check.h"
 #include "filesig.h"
 

@@ -40,9 +40,8 @@ static void expect_form(struct abx_mask *m, const char *form, size_t n,
     abx_buf_append(&in, form, n);
     abx_buf_appends(&in, " post");
     got = mask1(m, in.data, in.len);
-    if (strcmp(got, "pre " M " post") != 0)
-        fprintf(stderr, "form %s not masked: got \"%s\"\n", what, got);
-    CHECK_STR(got, "pre " M " post");
+    CHECK_MSG(strcmp(got, "pre " M " post") == 0,
+              "form %s not masked: got \"%s\"", what, got);
     abx_buf_free(&in);
 }
 

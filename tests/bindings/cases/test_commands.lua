@@ -6,7 +6,6 @@ local e2e = require "e2e"
 local commands = require "e2e.commands"
 local test, expect = e2e.test, e2e.expect
 
-local catch, expect_class = require("errhelp").catch, require("errhelp").expect_class
 
 local function find_proc(sbx, marker)
   for _, p in ipairs(sbx.commands:list()) do
@@ -36,9 +35,8 @@ test("run uses bash -l -c with envs, cwd and user", function(base_sandbox)
 end)
 
 test("non-zero exit raises CommandExit with its fields", function(base_sandbox)
-  local e = catch(base_sandbox.commands.run, base_sandbox.commands,
-                  "echo out; echo 'bad thing' >&2; exit 3")
-  expect_class(e, "CommandExit")
+  local e = expect(function() return base_sandbox.commands:run(
+                  "echo out; echo 'bad thing' >&2; exit 3") end):raises("CommandExit")
   expect(e.exit_code):eq(3)
   expect(e.stdout):eq("out\n")
   expect(e.stderr):eq("bad thing\n")
@@ -50,8 +48,9 @@ end)
 
 test("timeout raises Timeout and 0 means none", function(base_sandbox)
   local t0 = os.time()
-  local e = catch(base_sandbox.commands.run, base_sandbox.commands, "sleep 20", { timeout = 1 })
-  expect_class(e, "Timeout")
+  local e = expect(function()
+    return base_sandbox.commands:run("sleep 20", { timeout = 1 })
+  end):raises("Timeout")
   expect(os.time() - t0):lt(15)
   local r = base_sandbox.commands:run("sleep 1.2; echo done", { timeout = 0 })
   expect(r.stdout):eq("done\n")
@@ -94,8 +93,9 @@ end)
 
 test("output beyond the cap is a clear error, the stream closed", function(base_sandbox)
   local before = commands._open_streams()
-  local e = catch(base_sandbox.commands.run, base_sandbox.commands, "head -c 70000000 /dev/zero")
-  expect_class(e, "Protocol")
+  local e = expect(function()
+    return base_sandbox.commands:run("head -c 70000000 /dev/zero")
+  end):raises("Protocol")
   expect(e.code):eq("output_cap")
   expect(e.message):match("^command stdout exceeded the 64 MiB cap")
   expect(commands._open_streams()):eq(before)
@@ -105,9 +105,9 @@ test("a callback that raises closes the stream and propagates", function(base_sa
   local before = commands._open_streams()
   local m = marker()
   local sentinel = setmetatable({}, { __tostring = function() return "sentinel" end })
-  local e = catch(base_sandbox.commands.run, base_sandbox.commands,
+  local e = expect(function() return base_sandbox.commands:run(
     "echo first; sleep 30 # " .. m,
-    { on_stdout = function() error(sentinel) end })
+    { on_stdout = function() error(sentinel) end }) end):raises()
   expect(rawequal(e, sentinel), "the callback's own error value"):eq(true)
   expect(commands._open_streams(), "streams held by C"):eq(before)
   -- disconnecting never kills: the process is still there
@@ -116,10 +116,12 @@ test("a callback that raises closes the stream and propagates", function(base_sa
   expect(base_sandbox.commands:kill(p.pid)):eq(true)
   -- a string error from a background handle's wait callback
   local h = base_sandbox.commands:run("echo a; sleep 30", { background = true })
-  local msg = catch(h.wait, h, { on_stdout = function() error("cb failed", 0) end })
+  local msg = expect(function()
+    return h:wait({ on_stdout = function() error("cb failed", 0) end })
+  end):raises()
   expect(msg):eq("cb failed")
   expect(commands._open_streams()):eq(before)
-  expect(catch(h.wait, h)):match("command handle is closed")
+  expect(expect(function() return h:wait() end):raises()):match("command handle is closed")
   expect(h:kill()):eq(true)
 end)
 
@@ -140,8 +142,7 @@ test("background handle: pid, list, output so far, kill", function(base_sandbox)
   expect(p.args):eq({ "-l", "-c", cmd })
   expect(type(p.envs)):eq("table")
   expect(h:kill()):eq(true)
-  local e = catch(h.wait, h)
-  expect_class(e, "CommandExit")
+  local e = expect(function() return h:wait() end):raises("CommandExit")
   expect(e.exit_code):eq(-1)
   expect(e.stdout):eq("ready\n")
   expect(e.error):match("killed")
@@ -161,8 +162,8 @@ test("wait returns the result again and run's callbacks apply", function(base_sa
   expect(h:wait()):eq(r)
   expect(tostring(h)):match("^e2e.CommandHandle %(pid %d+, ended%)$")
   h = base_sandbox.commands:run("exit 7", { background = true })
-  expect(catch(h.wait, h).exit_code):eq(7)
-  expect(catch(h.wait, h).exit_code):eq(7)
+  expect(expect(function() return h:wait() end):raises().exit_code):eq(7)
+  expect(expect(function() return h:wait() end):raises().exit_code):eq(7)
 end)
 
 test("connect to a running process; disconnect and __close never kill", function(base_sandbox)
@@ -171,7 +172,7 @@ test("connect to a running process; disconnect and __close never kill", function
   local pid = h.pid
   h:disconnect()
   h:disconnect()  -- idempotent
-  expect(catch(h.wait, h)):match("command handle is closed")
+  expect(expect(function() return h:wait() end):raises()):match("command handle is closed")
   expect(commands._open_streams()):eq(before)
   do
     local c <close> = base_sandbox.commands:connect(pid, { timeout = 30 })
@@ -182,7 +183,7 @@ test("connect to a running process; disconnect and __close never kill", function
   expect(commands._open_streams(), "__close disconnected"):eq(before)
   local c = base_sandbox.commands:connect(pid)
   expect(base_sandbox.commands:kill(pid)):eq(true)
-  expect(catch(c.wait, c).exit_code):eq(-1)
+  expect(expect(function() return c:wait() end):raises().exit_code):eq(-1)
   expect(base_sandbox.commands:kill(pid)):eq(false)
   -- a handle dropped without close is closed by __gc
   base_sandbox.commands:run("sleep 5", { background = true })
@@ -191,23 +192,23 @@ test("connect to a running process; disconnect and __close never kill", function
 end)
 
 test("operational errors are error values", function(base_sandbox)
-  expect_class(catch(base_sandbox.commands.connect, base_sandbox.commands, 999999), "NotFound")
+  expect(function() return base_sandbox.commands:connect(999999) end):raises("NotFound")
   expect(base_sandbox.commands:kill(999999)):eq(false)
-  expect_class(catch(base_sandbox.commands.send_stdin, base_sandbox.commands, 999999, "x"), "NotFound")
-  expect_class(catch(base_sandbox.commands.close_stdin, base_sandbox.commands, 999999), "NotFound")
-  expect_class(catch(base_sandbox.commands.run, base_sandbox.commands, "true",
-                     { cwd = "/no/such/dir" }), "InvalidArgument")
-  expect_class(catch(base_sandbox.commands.run, base_sandbox.commands, "true",
-                     { user = "nobody-here" }), "Authentication")
+  expect(function() return base_sandbox.commands:send_stdin(999999, "x") end):raises("NotFound")
+  expect(function() return base_sandbox.commands:close_stdin(999999) end):raises("NotFound")
+  expect(function() return base_sandbox.commands:run("true",
+                     { cwd = "/no/such/dir" }) end):raises("InvalidArgument")
+  expect(function() return base_sandbox.commands:run("true",
+                     { user = "nobody-here" }) end):raises("Authentication")
   -- stdin to a process started without it
   local h = base_sandbox.commands:run("sleep 30", { background = true })
-  expect_class(catch(h.send_stdin, h, "x"), "Sandbox")
+  expect(function() return h:send_stdin("x") end):raises("Sandbox")
   h:kill()
 end)
 
 test("misuse raises at once with a clear message", function(base_sandbox)
   local c = base_sandbox.commands
-  local function m(f) return catch(f) end
+  local function m(f) return expect(function() return f() end):raises() end
   expect(m(function() c:run() end)):match("bad argument #1 to 'run' %(string expected, got no value%)")
   expect(m(function() c:run(nil) end)):match("bad argument #1 to 'run' %(string expected, got nil%)")
   expect(m(function() c:run("true", { timout = 1 }) end)):match("unknown option 'timout' to 'run'$")
@@ -248,10 +249,10 @@ test("a killed sandbox refuses every call", function(sandbox_factory)
   local h = c:run("sleep 60", { background = true })
   expect(sbx:kill()):eq(true)
   local want = "sandbox " .. sbx.id .. " was killed"
-  expect(catch(c.run, c, "true")):contains(want)
-  expect(catch(c.list, c)):contains(want)
-  expect(catch(c.kill, c, h.pid)):contains(want)
-  expect(catch(h.wait, h)):contains(want)
-  expect(catch(h.kill, h)):contains(want)
+  expect(expect(function() return c:run("true") end):raises()):contains(want)
+  expect(expect(function() return c:list() end):raises()):contains(want)
+  expect(expect(function() return c:kill(h.pid) end):raises()):contains(want)
+  expect(expect(function() return h:wait() end):raises()):contains(want)
+  expect(expect(function() return h:kill() end):raises()):contains(want)
   h:disconnect()  -- closing never needs the sandbox
 end)

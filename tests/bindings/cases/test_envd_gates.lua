@@ -5,7 +5,6 @@
 local e2e = require "e2e"
 local sandbox = require "e2e.sandbox"
 local expect = e2e.expect
-local catch, expect_class = require("errhelp").catch, require("errhelp").expect_class
 
 local function test(name, fn) e2e.test(name, { platform = true }, fn) end
 
@@ -42,9 +41,9 @@ end)
 test("close_stdin below envd 0.5.2 raises Sandbox before sending", function()
   local sbx = at("0.5.1")
   local h = sbx.commands:run("cat", { background = true, stdin = true })
-  local e = expect_class(catch(h.close_stdin, h), "Sandbox")
+  local e = expect(function() return h:close_stdin() end):raises("Sandbox")
   expect(e.message):contains("close_stdin needs envd 0.5.2 or later; the sandbox's envd is 0.5.1")
-  expect_class(catch(sbx.commands.close_stdin, sbx.commands, h.pid), "Sandbox")
+  expect(function() return sbx.commands:close_stdin(h.pid) end):raises("Sandbox")
   local ok = at("0.5.2")
   local h2 = ok.commands:run("cat", { background = true, stdin = true })
   h2:close_stdin()
@@ -53,16 +52,18 @@ end)
 
 test("recursive watch below envd 0.1.4 raises Template", function()
   local sbx = at("0.1.3")
-  local e = expect_class(catch(sbx.files.watch_dir, sbx.files, "/d", { recursive = true }),
-    "Template")
+  local e = expect(function()
+    return sbx.files:watch_dir("/d", { recursive = true })
+  end):raises("Template")
   expect(e.message):contains("recursive watch needs envd 0.1.4 or later")
   sbx.files:watch_dir("/d"):stop()        -- not recursive: no gate
 end)
 
 test("stdin=false below envd 0.3.0 raises Sandbox; left unsaid it runs", function()
   local sbx = at("0.2.9")
-  local e = expect_class(catch(sbx.commands.run, sbx.commands, "true", { stdin = false }),
-    "Sandbox")
+  local e = expect(function()
+    return sbx.commands:run("true", { stdin = false })
+  end):raises("Sandbox")
   expect(e.message):contains("stdin=false needs envd 0.3.0 or later")
   expect(sbx.commands:run("true").exit_code):eq(0)
 end)
@@ -89,14 +90,16 @@ test("uploads are multipart below envd 0.5.7, octet-stream from it", function()
 end)
 
 test("create of an envd older than 0.1.0 raises Template, the sandbox killed", function()
-  local e = expect_class(catch(sandbox.create, { template = "envd-0.0.9" }), "Template")
+  local e = expect(function()
+    return sandbox.create({ template = "envd-0.0.9" })
+  end):raises("Template")
   expect(e.message):contains("needs envd 0.1.0 or later; the sandbox's envd is 0.0.9")
   expect(e.message):contains("(the sandbox was killed)")
 end)
 
 test("metrics below envd 0.1.5 raises Template", function()
   local old = at("0.1.4")
-  expect_class(catch(old.metrics, old), "Template")
+  expect(function() return old:metrics() end):raises("Template")
   expect(at("0.1.5"):metrics()):eq({})
 end)
 

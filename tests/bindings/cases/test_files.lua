@@ -5,7 +5,6 @@ local e2e = require "e2e"
 local files = require "e2e.files"
 local test, expect = e2e.test, e2e.expect
 
-local catch, expect_class = require("errhelp").catch, require("errhelp").expect_class
 
 local ALL = {}
 for i = 0, 255 do ALL[#ALL + 1] = string.char(i) end
@@ -94,12 +93,12 @@ end)
 
 test("reading a directory or a missing file raises", function(base_sandbox, workdir)
   local f = base_sandbox.files
-  local e = expect_class(catch(f.read, f, workdir), "InvalidArgument")
+  local e = expect(function() return f:read(workdir) end):raises("InvalidArgument")
   expect(e.status):eq(400)
-  e = expect_class(catch(f.read, f, workdir .. "/missing"), "NotFound")
+  e = expect(function() return f:read(workdir .. "/missing") end):raises("NotFound")
   expect(e.status):eq(404)
-  expect_class(catch(f.stat, f, workdir .. "/missing"), "NotFound")
-  expect_class(catch(f.list, f, workdir .. "/missing"), "NotFound")
+  expect(function() return f:stat(workdir .. "/missing") end):raises("NotFound")
+  expect(function() return f:list(workdir .. "/missing") end):raises("NotFound")
 end)
 
 test("list, stat and entry fields", function(base_sandbox, workdir)
@@ -127,7 +126,7 @@ test("list, stat and entry fields", function(base_sandbox, workdir)
   local d = f:stat(workdir .. "/sub")
   expect(d.type):eq("dir")
   expect(d.permissions):match("^d")
-  e = expect_class(catch(f.list, f, workdir, { depth = 0 }), "InvalidArgument")
+  e = expect(function() return f:list(workdir, { depth = 0 }) end):raises("InvalidArgument")
   expect(e.message):match("depth")
   -- symlinks: target reported
   base_sandbox.commands:run(("ln -s %s/top.txt %s/link"):format(workdir, workdir))
@@ -149,7 +148,7 @@ test("exists, make_dir, rename, remove", function(base_sandbox, workdir)
   expect(e.type):eq("file")
   expect(f:exists(workdir .. "/old.txt")):eq(false)
   expect(f:read(workdir .. "/new dir/new.txt")):eq("data")
-  expect_class(catch(f.rename, f, workdir .. "/nope", workdir .. "/x"), "NotFound")
+  expect(function() return f:rename(workdir .. "/nope", workdir .. "/x") end):raises("NotFound")
   expect(f:remove(workdir .. "/a")):is_nil()
   expect(f:exists(d)):eq(false)
   f:remove(workdir .. "/a")  -- missing is not an error
@@ -186,7 +185,9 @@ test("user option reaches envd: files are owned by that user", function(base_san
   expect(f:exists(workdir .. "/root-dir/moved.txt", { user = "root" })):eq(true)
   f:remove(workdir .. "/root-dir", { user = "root" })
   expect(f:exists(workdir .. "/root-dir")):eq(false)
-  expect_class(catch(f.read, f, workdir .. "/by-user.txt", { user = "nobody-here" }), "Authentication")
+  expect(function()
+    return f:read(workdir .. "/by-user.txt", { user = "nobody-here" })
+  end):raises("Authentication")
 end)
 
 test("watch_dir reports events; stop and __close end the stream", function(base_sandbox, workdir)
@@ -212,7 +213,7 @@ test("watch_dir reports events; stop and __close end the stream", function(base_
   w:stop()
   w:stop()
   expect(files._open_watchers()):eq(before)
-  expect(catch(w.next, w, 0)):match("watcher is stopped")
+  expect(expect(function() return w:next(0) end):raises()):match("watcher is stopped")
   do
     local w2 <close> = f:watch_dir(workdir, { recursive = true, timeout = 30 })
     expect(files._open_watchers()):eq(before + 1)
@@ -221,7 +222,7 @@ test("watch_dir reports events; stop and __close end the stream", function(base_
   f:watch_dir(workdir)
   collectgarbage(); collectgarbage()
   expect(files._open_watchers(), "__gc stopped it"):eq(before)
-  expect_class(catch(f.watch_dir, f, workdir .. "/missing"), "NotFound")
+  expect(function() return f:watch_dir(workdir .. "/missing") end):raises("NotFound")
   expect(files._open_watchers()):eq(before)
 end)
 
@@ -238,9 +239,9 @@ test("upload and download stream between disk and sandbox", function(base_sandbo
   expect(#got):eq(#data)
   expect(got == data):eq(true)
   os.remove(dst)
-  expect_class(catch(f.download, f, workdir .. "/missing", dst), "NotFound")
+  expect(function() return f:download(workdir .. "/missing", dst) end):raises("NotFound")
   expect(io.open(dst, "rb"), "no file left after a failed download"):is_nil()
-  local e = catch(f.upload, f, src .. ".missing", workdir .. "/x")
+  local e = expect(function() return f:upload(src .. ".missing", workdir .. "/x") end):raises()
   expect(type(e)):eq("table")
   os.remove(src)
 end)
@@ -259,7 +260,7 @@ end)
 
 test("misuse raises at once with a clear message", function(base_sandbox)
   local f = base_sandbox.files
-  local function m(fn) return catch(fn) end
+  local function m(fn) return expect(function() return fn() end):raises() end
   expect(m(function() f:read() end)):match("bad argument #1 to 'read' %(string expected, got no value%)")
   expect(m(function() f:read("/x", { formt = "bytes" }) end)):match("unknown option 'formt' to 'read'$")
   expect(m(function() f:read("/x", { format = "json" }) end))
@@ -296,10 +297,10 @@ test("a killed sandbox refuses every call", function(sandbox_factory)
   local w = f:watch_dir("/tmp")
   expect(sbx:kill()):eq(true)
   local want = "sandbox " .. sbx.id .. " was killed"
-  expect(catch(f.read, f, "/tmp/k.txt")):contains(want)
-  expect(catch(f.write, f, "/tmp/k.txt", "x")):contains(want)
-  expect(catch(f.list, f, "/tmp")):contains(want)
-  expect(catch(f.exists, f, "/tmp")):contains(want)
-  expect(catch(w.next, w, 0)):contains(want)
+  expect(expect(function() return f:read("/tmp/k.txt") end):raises()):contains(want)
+  expect(expect(function() return f:write("/tmp/k.txt", "x") end):raises()):contains(want)
+  expect(expect(function() return f:list("/tmp") end):raises()):contains(want)
+  expect(expect(function() return f:exists("/tmp") end):raises()):contains(want)
+  expect(expect(function() return w:next(0) end):raises()):contains(want)
   w:stop()  -- closing never needs the sandbox
 end)

@@ -1,5 +1,6 @@
 """templates.code-interpreter-v1: the server on port 49999, run on the host
-on a free loopback port, checked against e2b-protocol.md section 7."""
+on a free loopback port, checked against docs/protocol.md "Code
+interpreter"."""
 import json
 import os
 import shutil

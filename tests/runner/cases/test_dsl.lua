@@ -3,7 +3,7 @@
 local e2e = require "e2e"
 local test, expect = e2e.test, e2e.expect
 
--- An error shaped like the bindings' SandboxError (class, __tostring).
+-- A foreign error shaped like e2e's (class, __tostring), not one of ours.
 local SE = { __tostring = function(e) return e.class .. ": " .. e.message end }
 local function sbx_error(class, msg) return setmetatable({ class = class, message = msg }, SE) end
 

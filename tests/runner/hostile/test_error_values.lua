@@ -26,6 +26,8 @@ test("huge_message", function() error(string.rep("x", 8 * 1024 * 1024), 0) end)
 test("huge_multiline", function() error(string.rep("y\n", 4 * 1024 * 1024), 0) end)
 -- Plain tables that look like the runner's own typed errors are not
 -- obeyed: a fake interrupt must not stop the run, a fake skip not skip.
-test("fake_interrupt", function() error({ kind = "interrupt", message = "fake" }) end)
-test("fake_skip", function() error({ kind = "skip", message = "fake skip" }) end)
+test("fake_interrupt", function() error({ class = "Interrupted", message = "fake" }) end)
+test("fake_skip", function()
+  error(setmetatable({ class = "Skipped", message = "fake skip" }, { __name = "e2e.Error" }))
+end)
 test("passes", function() end)

@@ -1,43 +1,36 @@
-"""Helpers for the abx-local tests: start/stop a server, call its API,
-run commands in a sandbox through envd's Connect API (python3 stdlib only).
+"""abx-local for the tests (python3 stdlib only): start `abx-local serve` on
+127.0.0.1 free ports with its own state dir and wait for its ready line,
+call its REST API (the control plane, listed directly so that a count does
+not depend on abx-e2e's own client), run commands in a sandbox through
+envd's Connect API, find a sandbox's processes, stop it.
 
-Binaries come from the environment (set by tests/local/CMakeLists.txt):
-ABX_LOCAL_BIN (abx-local), ABX_ENVD_BIN (abx-envd)."""
+Binaries come from the environment (the tests' CMakeLists.txt set them):
+ABX_LOCAL_BIN (abx-local), ABX_ENVD_BIN (abx-envd); a caller may set
+LOCAL_BIN / ENVD_BIN here before starting a Server (bench/local_bench.py)."""
 import base64
+import glob
 import http.client
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import urllib.parse
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from abxtest import (  # noqa: E402,F401  (re-exported for the test scripts)
-    Stream, check, done, envelope, err_shape, free_port, outputs, until)
+from abxtest import (KNOBS, PLATFORM, Stream, check_no_sanitizer, cli, done, envelope,
+                     outputs, pid_ns, pidns_procs, remove, scrubbed_env)
 
 LOCAL_BIN = os.environ.get("ABX_LOCAL_BIN", "abx-local")
 ENVD_BIN = os.environ.get("ABX_ENVD_BIN", "")
 
 
-def run_with_server(run, **server_args):
-    """The body of most test scripts: run(server) on a fresh server, which
-    is then stopped, and the checks reported (exit status)."""
-    s = Server(**server_args)
-    try:
-        run(s)
-    finally:
-        s.cleanup()
-    done()
-
-
 class Server:
-    """One `abx-local serve --listen 127.0.0.1:0` with its own state dir."""
+    """One `abx-local serve --listen 127.0.0.1:0` with its own state dir
+    (removed by cleanup() unless given). extra: more serve options (e.g.
+    --profile fc, --data-listen 127.0.0.1:0, --templates DIR)."""
 
-    def __init__(self, extra=None, state_dir=None, api_key=None):
-        self.state_dir = state_dir or tempfile.mkdtemp(prefix="abx-local-test-")
+    def __init__(self, extra=None, state_dir=None, api_key=None, prefix="abx-local-test-"):
+        self.state_dir = state_dir or tempfile.mkdtemp(prefix=prefix)
         self.own_dir = state_dir is None
         args = [LOCAL_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir", self.state_dir]
         if ENVD_BIN:
@@ -59,12 +52,17 @@ class Server:
                 break
             if line.startswith("export "):
                 k, v = line[7:].split("=", 1)
-                self.env[k] = v
+                self.env[k] = v.strip("\"'")
         if "E2B_API_URL" not in self.env:
+            self.stop()
             raise RuntimeError("abx-local did not start: " + self.stderr())
         self.api = urllib.parse.urlparse(self.env["E2B_API_URL"]).netloc
         self.data = urllib.parse.urlparse(self.env["E2B_SANDBOX_URL"]).netloc
         self.key = self.env["E2B_API_KEY"]
+
+    def vars(self, prefix="ABX_SANDBOX_", drop=()):
+        """The settings it printed whose names start with prefix, but drop."""
+        return {k: v for k, v in self.env.items() if k.startswith(prefix) and k not in drop}
 
     def stderr(self):
         self.log.seek(0)
@@ -81,16 +79,21 @@ class Server:
         return self.proc.returncode
 
     def cleanup(self):
+        """Stops it; a sanitizer report in its log fails a check."""
         self.stop()
-        log = self.stderr()
-        if "Sanitizer" in log or "runtime error:" in log:
-            print(log[-4000:])
-            check(False, "server log has sanitizer reports")
+        check_no_sanitizer(self.stderr(), "abx-local's log")
         if self.own_dir:
-            shutil.rmtree(self.state_dir, ignore_errors=True)
+            remove(self.state_dir)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.cleanup()
 
     # ---- control plane ----
     def request(self, method, path, body=None, headers=None, key=True, raw=None):
+        """(status, JSON body or None, headers with lower-case names, raw body)."""
         c = http.client.HTTPConnection(self.api, timeout=60)
         h = {"Content-Type": "application/json"}
         if key:
@@ -115,8 +118,36 @@ class Server:
             raise RuntimeError("create failed: %d %s\n%s" % (st, text, self.stderr()))
         return js
 
+    def get(self, sid):
+        return self.request("GET", "/sandboxes/" + sid)
+
     def kill(self, sid):
         return self.request("DELETE", "/sandboxes/" + sid)[0]
+
+    def faults(self, **settings):
+        """POST /admin/faults (latencyMs, deleteDelayMs, errorRate...); the status."""
+        return self.request("POST", "/admin/faults", settings)[0]
+
+    def list(self, metadata=None, state="running,paused"):
+        """Every sandbox (all pages) whose metadata has metadata's pairs."""
+        out, token = [], None
+        while True:
+            q = {"state": state, "limit": "100"}
+            if metadata:
+                q["metadata"] = urllib.parse.urlencode(metadata)
+            if token:
+                q["nextToken"] = token
+            st, js, hdrs, _ = self.request("GET", "/v2/sandboxes?" + urllib.parse.urlencode(q))
+            if st != 200 or not isinstance(js, list):
+                raise RuntimeError("GET /v2/sandboxes: HTTP %d" % st)
+            out += js
+            token = hdrs.get("x-next-token")
+            if not token:
+                return out
+
+    def ids(self, metadata=None):
+        """The ids of list(metadata), sorted."""
+        return sorted(s["sandboxID"] for s in self.list(metadata))
 
     # ---- data plane ----
     def data_request(self, sid, port, method, path, body=None, headers=None, timeout=60):
@@ -156,43 +187,60 @@ class Server:
         code = ev_end.get("exitCode", 0) if ev_end is not None else None
         return code, out.decode(errors="replace"), err.decode(errors="replace"), ev_end or {}
 
+    # ---- a sandbox's processes on the host ----
+    def sandbox_pid(self, sid):
+        """Host pid of the sandbox's first process (its `pid` file)."""
+        with open(os.path.join(self.state_dir, "sandboxes", sid, "pid")) as f:
+            return int(f.read().split()[0])
 
-def sandbox_processes(state_dir):
-    """Host pids whose command line mentions this state dir or abx-envd
-    started from it (bwrap command lines carry the state dir)."""
-    pids = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
+    def envd_pid(self, sid):
+        """Host pid of the sandbox's abx-envd, or None."""
+        for pid, (comm, _) in pidns_procs(pid_ns(self.sandbox_pid(sid))).items():
+            if comm == "abx-envd":
+                return pid
+        return None
+
+
+def sandbox_pids(state_dir):
+    """Host pids of the first process of every sandbox of a state dir."""
+    out = []
+    d = os.path.join(state_dir, "sandboxes")
+    for sid in os.listdir(d) if os.path.isdir(d) else []:
         try:
-            with open("/proc/%s/cmdline" % p, "rb") as f:
-                cmd = f.read().replace(b"\0", b" ")
-        except OSError:
-            continue
-        if state_dir.encode() in cmd and b"bwrap" in cmd:
-            pids.append(int(p))
-    return pids
+            with open(os.path.join(d, sid, "pid")) as f:
+                out.append(int(f.read().split()[0]))
+        except (OSError, ValueError):
+            pass
+    return out
 
 
-def pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
+def cgroup_dirs(sid):
+    """The sandbox's cgroup folders (v1 controllers or v2)."""
+    return glob.glob("/sys/fs/cgroup/*/abx-local/%s" % sid) + \
+        glob.glob("/sys/fs/cgroup/abx-local/%s" % sid)
+
+
+def e2e_env(server, run_id, drop=PLATFORM + KNOBS, hide=(), **extra):
+    """The environment of an abx-e2e run against server (None: no
+    platform): this one without the variables drop names (scrubbed_env),
+    the server's ABX_SANDBOX_* settings but hide, E2E_RUN_ID=run_id,
+    CI=true, and extra."""
+    add = {"E2E_RUN_ID": run_id, "CI": "true"}
+    add.update(server.vars("ABX_SANDBOX_", hide) if server else {})
+    add.update(extra)
+    return scrubbed_env(drop, **add)
+
+
+def run_with_server(run, **server_args):
+    """The body of most test scripts: run(server) on a fresh server, which
+    is then stopped, and the checks reported (exit status)."""
+    with Server(**server_args) as s:
+        run(s)
+    done()
 
 
 def scenario_main(scenarios):
     """Entry point of a driver holding several scenarios:
     `driver.py --bin ABX_E2E SCENARIO`, each run against a fresh server."""
-    import argparse
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("scenario", choices=sorted(scenarios))
-    a = ap.parse_args()
-    server = Server()
-    try:
-        scenarios[a.scenario](os.path.abspath(a.bin), server)
-    finally:
-        server.cleanup()
-    done()
+    a = cli(scenarios)
+    run_with_server(lambda server: scenarios[a.scenario](a.bin, server))

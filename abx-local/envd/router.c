@@ -1,6 +1,8 @@
-/* HTTP front: libmicrohttpd with one thread per connection (streams block
- * in their content reader), routing, the access-token middleware and the
- * small REST endpoints (/health, /envs, /init). */
+/* The router: libmicrohttpd with one thread per connection (streams block
+ * in their content reader), which handler a request goes to (the Connect
+ * services' method tables included), the access-token middleware and the
+ * small REST endpoints (/health, /envs, /init). Handlers answer through
+ * reply.c and never call back here. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -25,47 +27,6 @@ struct req {
     int overflow;
     struct abxl_envd_upload *up;
 };
-
-const char *abxl_envd_header(struct MHD_Connection *c, const char *name)
-{
-    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
-}
-
-enum MHD_Result abxl_envd_reply_json(struct MHD_Connection *c, unsigned status,
-                                const char *content_type, const char *body,
-                                size_t len)
-{
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        len, (void *)body, MHD_RESPMEM_MUST_COPY);
-    enum MHD_Result rc;
-
-    if (!r)
-        return MHD_NO;
-    if (content_type)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                content_type);
-    rc = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return rc;
-}
-
-enum MHD_Result abxl_envd_reply_error(struct MHD_Connection *c, unsigned status,
-                                 const char *msg)
-{
-    cJSON *o = cJSON_CreateObject();
-    struct abx_buf b;
-    enum MHD_Result rc = MHD_NO;
-
-    abx_buf_init(&b, 0);
-    if (o && cJSON_AddNumberToObject(o, "code", status) &&
-        cJSON_AddStringToObject(o, "message", msg) &&
-        abx_json_append(&b, o) == 0)
-        rc = abxl_envd_reply_json(c, status, "application/json; charset=utf-8",
-                             b.data, b.len);
-    cJSON_Delete(o);
-    abx_buf_free(&b);
-    return rc;
-}
 
 static enum MHD_Result reply_empty(struct MHD_Connection *c, unsigned status)
 {
@@ -106,6 +67,29 @@ static enum MHD_Result reply_envs(struct MHD_Connection *c)
     }
     abx_buf_free(&b);
     return rc;
+}
+
+/* The method a /pkg.Service/Method path names, or NULL. */
+static const struct abxl_envd_method *find_method(const char *url)
+{
+    static const struct {
+        const char *prefix;
+        const struct abxl_envd_method *methods;
+    } services[] = {
+        {"/process.Process/", abxl_envd_process_methods},
+        {"/filesystem.Filesystem/", abxl_envd_filesystem_methods},
+    };
+
+    for (size_t i = 0; i < sizeof services / sizeof services[0]; i++) {
+        size_t n = strlen(services[i].prefix);
+
+        if (strncmp(url, services[i].prefix, n) != 0)
+            continue;
+        for (const struct abxl_envd_method *m = services[i].methods; m->name; m++)
+            if (strcmp(m->name, url + n) == 0)
+                return m;
+    }
+    return NULL;
 }
 
 static enum route classify(const char *url, const char *method)
@@ -195,7 +179,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     case R_FILES_POST:
         return abxl_envd_upload_finish(q->up, c);
     case R_RPC:
-        return abxl_envd_rpc_handle(c, url, method, &q->body, q->overflow);
+        return abxl_envd_rpc_handle(c, find_method(url), url, method, &q->body,
+                                    q->overflow);
     case R_BADMETHOD:
         return abxl_envd_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED,
                                 "method not allowed");
