@@ -226,7 +226,7 @@ static void test_junit(const char *dir)
                            "skipped=\"2\" tests=\"8\" time=\"2.500\" "
                            "timestamp=\"2025-11-30T20:48:12.000000+00:00\" "
                            "hostname=\"host&lt;1&gt;\">",
-                      200) == 0, "JUnit head: %s", doc);
+                      200) == 0, "JUnit head: %s", doc ? doc : "(null)");
     CHECK(strstr(doc, "hostname=\"host&lt;1&gt;\"><properties><property "
                       "name=\"platform\" value=\"fc\"/><property name=\""
                       "capabilities\" value=\"a&lt;b\"/></properties><testcase"));
