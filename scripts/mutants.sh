@@ -174,6 +174,9 @@ for mut in "$@"; do
   for n in "${expect[@]}"; do
     if is_survivor "$n"; then survivors=1; else nodes+=("$n"); fi
   done
+  # The previous file's last mutant is restored in the source but still
+  # in the binaries: rebuild before this file's baselines.
+  build_local || { cat "$log" >&2; exit 3; }
   # Each node id must pass on the unmutated platform first, not skip.
   if [ ${#nodes[@]} -gt 0 ]; then
     if ! run_suite "${nodes[@]}"; then

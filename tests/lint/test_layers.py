@@ -8,8 +8,11 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from abxtest import check, done, eq  # noqa: E402
 import layers  # noqa: E402
 
 
@@ -45,32 +48,21 @@ def run(build):
 
 
 def main():
-    fails = 0
     with tempfile.TemporaryDirectory() as tmp:
         tree(os.path.join(tmp, "bad"), True)
         rc, out = run(os.path.join(tmp, "bad"))
-        want = ["cycle in codec: a <-> b",
-                "codec/a uses client_fn from client, which codec may not use",
-                "2 problems"]
-        for w in want:
-            if w not in out:
-                print(f"FAIL: missing {w!r} in:\n{out}")
-                fails += 1
-        if rc != 1:
-            print(f"FAIL: exit {rc}, want 1")
-            fails += 1
+        for w in ["cycle in codec: a <-> b",
+                  "codec/a uses client_fn from client, which codec may not use",
+                  "2 problems"]:
+            check(w in out, "bad tree reports %r" % w)
+        eq(rc, 1, "bad tree: exit status")
         tree(os.path.join(tmp, "good"), False)
         rc, out = run(os.path.join(tmp, "good"))
-        if rc != 0 or "0 problems" not in out:
-            print(f"FAIL: clean tree: exit {rc}:\n{out}")
-            fails += 1
+        check(rc == 0 and "0 problems" in out, "clean tree passes: " + out.strip())
         rc, out = run(os.path.join(tmp, "none"))
-        if rc != 2 or "build first" not in out:
-            print(f"FAIL: missing build: exit {rc}:\n{out}")
-            fails += 1
-    print(f"{6 - fails} passed, {fails} failed")
-    return 1 if fails else 0
+        check(rc == 2 and "build first" in out, "no build: exit 2 saying so")
+    done()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
