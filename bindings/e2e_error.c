@@ -120,15 +120,3 @@ const char *abx_error_message(lua_State *L, int idx)
     }
     return s ? s : "(no message)";
 }
-
-int abx_error_class_stops(const char *cls)
-{
-    static const char *const stops[] = {ABX_ERR_SKIPPED, ABX_ERR_TEST_TIMEOUT,
-                                        ABX_ERR_INTERRUPTED, ABX_ERR_EXIT};
-    size_t i;
-
-    for (i = 0; i < sizeof stops / sizeof stops[0]; i++)
-        if (strcmp(cls, stops[i]) == 0)
-            return 1;
-    return 0;
-}

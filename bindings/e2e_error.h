@@ -2,7 +2,8 @@
  * "Errors"): a table {class =, message =, ...} with the metatable
  * "e2e.Error", whose __tostring is "<class>: [<name>: ]<message>".
  * Operational failures carry the SDK's classes (NotFound, Timeout, ...);
- * the runner's own stops carry the classes below. */
+ * the runner's own stops carry the classes below (which of them stop a
+ * test, never caught by raises: STOPS in expect.lua). */
 #ifndef ABX_E2E_ERROR_H
 #define ABX_E2E_ERROR_H
 
@@ -34,8 +35,5 @@ const char *abx_error_message(lua_State *L, int idx);
  * of Failed, Skipped and Error (their text is complete: "file:line: ..."),
  * else tostring's "<class>: ...". */
 void abx_error_push_text(lua_State *L, int idx);
-/* Whether the class stops the test (Skipped, TestTimeout, Interrupted,
- * Exit): raises() and retries let these through. */
-int abx_error_class_stops(const char *cls);
 
 #endif

@@ -571,7 +571,7 @@ function M.sleep(s)
 end
 
 -- Internals shared with prelude.lua (not part of the public module).
-local internal = { Err = Err, STOPS = STOPS, mkerr = mkerr, user_where = user_where, repr = repr,
+local internal = { Err = Err, mkerr = mkerr, user_where = user_where, repr = repr,
   raises_spec = raises_spec, raises_mismatch = mismatch, error_text = error_text,
   qstr = qstr, sorted_keys = sorted_keys }
 return M, internal
