@@ -47,7 +47,7 @@ check-sanitize: deps
 # The suite. `e2e`/`e2e-all` use the platform configured by ABX_SANDBOX_*
 # (environment or .env); `e2e-local`/`e2e-local-all` start abx-local for the
 # run (abx-e2e --local; root and bubblewrap, installed by `deps`), imitating
-# FC unless PROFILE=e2b (below). Each writes a JUnit report under
+# FC unless PROFILE=e2b (below). Each writes a JUnit report and an HTML page under
 # $(BUILD)/e2e/. ARGS adds abx-e2e options or
 # paths (ARGS='-k timeout', ARGS=tests-lua/test_03_commands.lua,
 # ARGS='--evidence my-topic'). `e2e-cleanup` is the janitor: a dry run
@@ -59,11 +59,12 @@ E2E_COMMON   = -n $(E2E_WORKERS) -r a
 
 e2e: build
 	$(BUILD)/host/abx-e2e $(E2E_FAST) $(E2E_COMMON) \
-	    --junitxml $(E2E_OUT)/junit.xml $(ARGS)
+	    --junitxml $(E2E_OUT)/junit.xml --html $(E2E_OUT)/report.html $(ARGS)
 
 e2e-all: build
 	$(BUILD)/host/abx-e2e $(E2E_COMMON) \
-	    --junitxml $(E2E_OUT)/junit-all.xml $(ARGS)
+	    --junitxml $(E2E_OUT)/junit-all.xml \
+	    --html $(E2E_OUT)/report-all.html $(ARGS)
 
 # The template roots first, with their progress on the terminal (a no-op
 # once cached; abx-local serve would build them silently otherwise).
@@ -79,12 +80,14 @@ ROOTS = $(BUILD)/abx-local/server/abx-local template build $(PROFILE_ARG)
 e2e-local: build
 	$(ROOTS)
 	$(BUILD)/host/abx-e2e --local $(PROFILE_ARG) $(E2E_FAST) $(E2E_COMMON) \
-	    --junitxml $(E2E_OUT)/junit-local.xml $(ARGS)
+	    --junitxml $(E2E_OUT)/junit-local.xml \
+	    --html $(E2E_OUT)/report-local.html $(ARGS)
 
 e2e-local-all: build
 	$(ROOTS)
 	$(BUILD)/host/abx-e2e --local $(PROFILE_ARG) $(E2E_COMMON) \
-	    --junitxml $(E2E_OUT)/junit-local-all.xml $(ARGS)
+	    --junitxml $(E2E_OUT)/junit-local-all.xml \
+	    --html $(E2E_OUT)/report-local-all.html $(ARGS)
 
 e2e-cleanup: build
 	$(BUILD)/host/abx-e2e cleanup $(ARGS)

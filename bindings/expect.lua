@@ -187,7 +187,7 @@ local function deep_eq(a, b)
       if type(x) ~= "table" or type(y) ~= "table" then
         if not (type(x) == "number" and type(y) == "number" and x == y) then return false end
       elseif has_eq(x) or has_eq(y) then
-        if not (x == y) then return false end
+        if x ~= y then return false end   -- ~= is exactly not (==), __eq included
       else
         local partners = seen[x]
         if not partners then partners = {}; seen[x] = partners end
@@ -530,7 +530,10 @@ function M.eventually(fn, opts)
   end
   local timeout, interval = opts.timeout or 10, opts.interval or 0.5
   if type(fn) ~= "function" then error("eventually: fn must be a function", 2) end
-  if type(timeout) ~= "number" or not (timeout >= 0) or type(interval) ~= "number" or not (interval > 0) then
+  -- Both false for NaN, as every comparison with NaN is.
+  local timeout_ok = type(timeout) == "number" and timeout >= 0
+  local interval_ok = type(interval) == "number" and interval > 0
+  if not (timeout_ok and interval_ok) then
     error("eventually: timeout must be >= 0 and interval > 0", 2)
   end
   local retry_on

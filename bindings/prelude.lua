@@ -466,7 +466,9 @@ local function setup_fixture(def, chain)
   if def.c then
     local handle
     value, handle = core.cfixture_setup(def.name)
-    if handle then tinsert(stack, { fn = function() core.cfixture_teardown(handle) end, what = "fixture " .. def.name }) end
+    if handle then
+      tinsert(stack, { fn = function() core.cfixture_teardown(handle) end, what = "fixture " .. def.name })
+    end
   else
     local v, td = def.fn(table.unpack(args, 1, #def.params))
     if td ~= nil then
@@ -557,7 +559,9 @@ local function run_stack(stack, budget, errors)
     current_stack = stack   -- a finalizer may defer more work
     local ok, err = core.region(budget, false, fin.fn)
     current_stack = saved
-    if not ok then errors[#errors + 1] = { message = core.error_text(err), traceback = err.traceback, class = err.class } end
+    if not ok then
+      errors[#errors + 1] = { message = core.error_text(err), traceback = err.traceback, class = err.class }
+    end
   end
 end
 
@@ -600,10 +604,11 @@ function stream:write(...)
   return self
 end
 function stream:flush() return self end
-function stream:setvbuf() return true end
-function stream:close() return nil, "cannot close standard file" end
-function stream:lines() error("cannot read from a captured output stream", 2) end
-function stream:read() return nil, "captured output stream is write-only" end
+-- Called as methods too; these ignore the stream (no self).
+function stream.setvbuf() return true end
+function stream.close() return nil, "cannot close standard file" end
+function stream.lines() error("cannot read from a captured output stream", 2) end
+function stream.read() return nil, "captured output stream is write-only" end
 stream.__name = "e2e.CapturedStream"
 stream.__tostring = function() return "file (captured)" end
 
@@ -636,15 +641,15 @@ function M._usage_errors() return usage_errors end
 -- Tracebacks without the runner's own frames.
 local function clean_tb(tb)
   if type(tb) ~= "string" then return nil end
-  local out = {}
+  local kept = {}
   for line in (tb .. "\n"):gmatch("(.-)\n") do
     if not (sfind(line, "[e2e", 1, true) or sfind(line, "in field 'region'", 1, true)
         or sfind(line, "[C]: in function 'error'", 1, true)) then
-      out[#out + 1] = line
+      kept[#kept + 1] = line
     end
   end
-  if out[#out] == "stack traceback:" then out[#out] = nil end
-  return tconcat(out, "\n")
+  if kept[#kept] == "stack traceback:" then kept[#kept] = nil end
+  return tconcat(kept, "\n")
 end
 
 local function errtext(e)

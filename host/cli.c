@@ -14,6 +14,8 @@ static const char HELP[] =
     "       abx-e2e cleanup [--yes] [--run-id ID | --all-tagged]\n"
     "                       [--older-than MINUTES]\n"
     "       abx-e2e doctor [--local [--profile e2b|fc]] [--json]\n"
+    "       abx-e2e merge [--junitxml F] [--html F] [--json F] SHARD.json ...\n"
+    "       abx-e2e repl [--local [--profile e2b|fc]] [--trace-http]\n"
     "       abx-e2e --help | --version\n"
     "\n"
     "Runs the Lua end-to-end suite: test_*.lua under tests-lua/ (or the\n"
@@ -71,10 +73,12 @@ static const char HELP[] =
     "  --trace-http         print one line per HTTP request (method, URL\n"
     "                       with signatures masked, status, time; never\n"
     "                       headers)\n"
-    "  Every sandbox is tagged e2e=<run id>, written to\n"
-    "  .abx-e2e/runs/<run id>.ledger and deleted at the end of its scope;\n"
-    "  the run ends with a sweep of the tag, also on SIGINT/SIGTERM, and a\n"
-    "  guardian process sweeps if the runner is killed.\n"
+    "  Every sandbox is tagged e2e=<run id> and e2e_session=<this run>,\n"
+    "  written to .abx-e2e/runs/<run id>.ledger and deleted at the end of\n"
+    "  its scope; the run ends with a sweep of its session's tag, also on\n"
+    "  SIGINT/SIGTERM, and a guardian process sweeps if the runner is\n"
+    "  killed. Shards on several machines may share E2E_RUN_ID: cleanup\n"
+    "  --run-id then covers them all.\n"
     "  cleanup              the janitor: lists (dry run) or deletes (--yes)\n"
     "                       sandboxes tagged e2e left by earlier runs; see\n"
     "                       `abx-e2e cleanup --help`\n"
@@ -86,6 +90,9 @@ static const char HELP[] =
     "                       they skip; each blocking problem with a FIX\n"
     "                       line; exit 0 nothing blocks, 1 otherwise;\n"
     "                       --json prints the facts as one JSON object\n"
+    "  repl                 a Lua prompt with the suite's modules; its\n"
+    "                       sandboxes are killed when it ends; see\n"
+    "                       `abx-e2e repl --help`\n"
     "\n"
     "reporting:\n"
     "  -v, --verbose        more output (-vv: full messages, all durations)\n"
@@ -102,6 +109,12 @@ static const char HELP[] =
     "  --durations N        show the N slowest phases (0 = all)\n"
     "  --junitxml FILE      write a JUnit XML report (pytest's shape)\n"
     "  --json FILE          write a JSON report (one record per test)\n"
+    "  --html FILE          write one self-contained HTML page: counts,\n"
+    "                       a filterable table of tests, each failure in\n"
+    "                       full, a timeline of workers and sandboxes\n"
+    "  --no-ci-annotations  under GitHub Actions (GITHUB_ACTIONS=true), do\n"
+    "                       not print ::error annotations nor append the\n"
+    "                       job summary to $GITHUB_STEP_SUMMARY\n"
     "  --evidence TOPIC     write a Markdown record of the run to\n"
     "                       DIR/DATE-TOPIC.md (DATE in UTC)\n"
     "  --evidence-dir DIR   where --evidence writes (default\n"
@@ -257,6 +270,34 @@ static int platform_opt(struct abx_opts *o, const char *a)
     return 1;
 }
 
+/* A subcommand's platform options at argv[*i]: platform_opt's and
+ * "--profile P". 1 taken (*i moved past a value), 0 not one, -1 usage. */
+static int platform_arg(struct abx_opts *o, int argc, char **argv, int *i)
+{
+    const char *v;
+
+    if (platform_opt(o, argv[*i]))
+        return 1;
+    if (strcmp(argv[*i], "--profile") != 0)
+        return 0;
+    if (!(v = value(argc, argv, i, "--profile")))
+        return usage("--profile expects e2b or fc%s", "");
+    o->profile = v;
+    return 1;
+}
+
+/* --profile names a profile and comes with --local. 0 or -1 (usage). */
+static int profile_check(const struct abx_opts *o)
+{
+    if (o->profile && strcmp(o->profile, "e2b") != 0 &&
+        strcmp(o->profile, "fc") != 0)
+        return usage("--profile expects e2b or fc, got '%s'", o->profile);
+    if (o->profile && !o->local)
+        return usage("--profile %s: needs --local (a cloud is what it is)",
+                     o->profile);
+    return 0;
+}
+
 static const char DOCTOR_HELP[] =
     "usage: abx-e2e doctor [--local [--profile e2b|fc]] [--json]\n"
     "                      [--trace-http]\n"
@@ -283,7 +324,7 @@ static const char DOCTOR_HELP[] =
 /* doctor's own options (after the word); 0, 1 help printed, -1 usage. */
 static int parse_doctor(struct abx_opts *o, int argc, char **argv, int i)
 {
-    const char *v;
+    int taken;
 
     o->doctor = 1;
     for (; i < argc; i++) {
@@ -294,24 +335,66 @@ static int parse_doctor(struct abx_opts *o, int argc, char **argv, int i)
             return 1;
         } else if (strcmp(a, "--json") == 0) {
             o->doctor_json = 1;
-        } else if (platform_opt(o, a)) {
-            continue;  /* --local, --profile=P, --trace-http */
-        } else if (strcmp(a, "--profile") == 0) {
-            if (!(v = value(argc, argv, &i, "--profile")))
-                return usage("--profile expects e2b or fc%s", "");
-            o->profile = v;
+        } else if ((taken = platform_arg(o, argc, argv, &i)) != 0) {
+            if (taken < 0)
+                return -1;
         } else {
             return usage("doctor: unrecognized argument '%s' (see `abx-e2e "
                          "doctor --help`)", a);
         }
     }
-    if (o->profile && strcmp(o->profile, "e2b") != 0 &&
-        strcmp(o->profile, "fc") != 0)
-        return usage("--profile expects e2b or fc, got '%s'", o->profile);
-    if (o->profile && !o->local)
-        return usage("--profile %s: needs --local (a cloud is what it is)",
-                     o->profile);
-    return 0;
+    return profile_check(o);
+}
+
+static const char REPL_HELP[] =
+    "usage: abx-e2e repl [--local [--profile e2b|fc]] [--trace-http]\n"
+    "\n"
+    "A Lua prompt with the suite's modules, for quick experiments (scripts:\n"
+    "`abx-e2e exec SCRIPT.lua`). A line is evaluated as an expression, its\n"
+    "values printed (tab-separated; a table as a short one-level listing),\n"
+    "else as a statement; an incomplete one continues on a \">> \" line.\n"
+    "Each line is its own chunk: keep values in globals, not locals.\n"
+    "Output is masked like a run's. Every sandbox created is tagged, written\n"
+    "to the run ledger and killed when the REPL ends: Ctrl-D (end of input),\n"
+    ".exit, os.exit(n), or Ctrl-C twice in a row at the prompt (once cancels\n"
+    "the line). Ctrl-C while a statement runs interrupts it. History of\n"
+    "terminal sessions (masked, the last 500 entries):\n"
+    ".abx-e2e/repl_history. Input from a pipe works too (no prompts, no\n"
+    "history). Commands: .help (the modules and commands), .exit.\n"
+    "\n"
+    "  --local              run on a fresh abx-local (started and stopped\n"
+    "                       here)\n"
+    "  --profile e2b|fc     with --local: the cloud abx-local imitates\n"
+    "  --trace-http         one line per HTTP request (never headers)\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "exit codes: 0, or the code given to os.exit; 1 a finalizer or a sandbox\n"
+    "delete failed at the end, 2 interrupted (SIGTERM), 3 internal error,\n"
+    "4 usage error.\n";
+
+/* repl's own options (after the word); 0, 1 help printed, -1 usage. */
+static int parse_repl(struct abx_opts *o, int argc, char **argv, int i)
+{
+    int taken;
+
+    o->repl = 1;
+    o->timeout = 0;        /* a statement runs until done or Ctrl-C */
+    o->max_memory_mb = 0;  /* plain Lua: no ceiling */
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            abx_out_puts(ABX_OUT_STDOUT, REPL_HELP);
+            return 1;
+        } else if ((taken = platform_arg(o, argc, argv, &i)) != 0) {
+            if (taken < 0)
+                return -1;
+        } else {
+            return usage("repl: unrecognized argument '%s' (see `abx-e2e "
+                         "repl --help`)", a);
+        }
+    }
+    return profile_check(o);
 }
 
 /* --evidence-dir: only with --evidence, and not an existing non-directory
@@ -373,6 +456,13 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
         return 0;
     } else if (i < argc && strcmp(argv[i], "doctor") == 0) {
         return parse_doctor(o, argc, argv, i + 1);
+    } else if (i < argc && strcmp(argv[i], "repl") == 0) {
+        return parse_repl(o, argc, argv, i + 1);
+    } else if (i < argc && strcmp(argv[i], "merge") == 0) {
+        o->merge = 1;
+        o->merge_args = argv + i + 1;
+        o->nmerge_args = argc - i - 1;
+        return 0;
     }
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -490,6 +580,12 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
             if (!(v = value(argc, argv, &i, "--json")) || !*v)
                 return usage("--json expects a FILE%s", "");
             o->json = v;
+        } else if (is_opt(a, "--html")) {
+            if (!(v = value(argc, argv, &i, "--html")) || !*v)
+                return usage("--html expects a FILE%s", "");
+            o->html = v;
+        } else if (strcmp(a, "--no-ci-annotations") == 0) {
+            o->no_ci_annotations = 1;
         } else if (is_opt(a, "--evidence")) {
             if (!(v = value(argc, argv, &i, "--evidence")) || !*v)
                 return usage("--evidence expects a TOPIC%s", "");
@@ -527,11 +623,7 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
         }
     }
     o->npaths = (size_t)npos;
-    if (o->profile && strcmp(o->profile, "e2b") != 0 && strcmp(o->profile, "fc") != 0)
-        return usage("--profile expects e2b or fc, got '%s'", o->profile);
-    if (o->profile && !o->local)
-        return usage("--profile %s: needs --local (a cloud is what it is)", o->profile);
-    if (evidence_dir_check(o) != 0)
+    if (profile_check(o) != 0 || evidence_dir_check(o) != 0)
         return -1;
     if (color && *color)
         o->color = 0;  /* NO_COLOR wins over everything */

@@ -15,6 +15,7 @@
 #include "ledger.h"
 #include "out.h"
 #include "track.h"
+#include "wallclock.h"
 
 #define CMD_TIMEOUT 30.0 /* s for each command in the sandbox */
 #define HEALTH_WAIT 10.0 /* s: envd readiness is known-eventual */
@@ -26,14 +27,6 @@ struct facts {
     double skew, skew_unc; /* s: sandbox minus local, and its error bar */
     char skew_err[1100];
 };
-
-static double wall_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* `bash -l -c cmd` as the default user, as commands.run does; its stdout
  * (capped) and exit code. 0, or -1 with err. */
@@ -102,7 +95,7 @@ static void clock_skew(const struct abx_endpoint *ep, struct facts *f)
     struct abx_err err;
     char out[128], *end = NULL;
     int code = -1;
-    double t0 = wall_now(), t1, remote;
+    double t0 = abx_wall_clock(), t1, remote;
 
     abx_err_clear(&err);
     if (run_cmd(ep, "date +%s.%N", out, sizeof out, &code, &err) != 0) {
@@ -110,7 +103,7 @@ static void clock_skew(const struct abx_endpoint *ep, struct facts *f)
                  err.message);
         return;
     }
-    t1 = wall_now();
+    t1 = abx_wall_clock();
     remote = strtod(out, &end);
     if (code != 0 || end == out || remote <= 0) {
         snprintf(f->skew_err, sizeof f->skew_err,

@@ -20,9 +20,8 @@ static const char EXIT_GUARD[] =
     "end\n"
     "setmetatable(_G, nil)\n";
 
-/* Calls e2e.<fn>() protected; _finish_script returns the messages of
- * failed finalizers, appended to errs (one per line). 0, or -1 if any. */
-static int script_scope(lua_State *L, const char *fn, struct abx_buf *errs)
+/* _finish_script returns the messages of failed finalizers. */
+int abx_exec_scope(lua_State *L, const char *fn, struct abx_buf *errs)
 {
     int top = lua_gettop(L), rc = 0;
     lua_Integer i, n;
@@ -46,6 +45,18 @@ static int script_scope(lua_State *L, const char *fn, struct abx_buf *errs)
     return rc;
 }
 
+lua_State *abx_exec_state(const char *dir, char *err, size_t errlen)
+{
+    lua_State *L = abx_lstate_open(dir, 0, err, errlen);
+
+    if (L && luaL_dostring(L, EXIT_GUARD) != LUA_OK) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+        lua_close(L);
+        L = NULL;
+    }
+    return L;
+}
+
 int abx_exec_main(const struct abx_opts *o)
 {
     char dir[4096], err[4096];
@@ -54,15 +65,9 @@ int abx_exec_main(const struct abx_opts *o)
     struct abx_buf errs;
 
     abx_dirname(o->script, dir, sizeof dir);
-    L = abx_lstate_open(dir, 0, err, sizeof err);
+    L = abx_exec_state(dir, err, sizeof err);
     if (!L) {
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: %s\n", err);
-        return ABX_EXIT_INTERNAL_ERROR;
-    }
-    if (luaL_dostring(L, EXIT_GUARD) != LUA_OK) {
-        abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: %s\n",
-                       lua_tostring(L, -1));
-        lua_close(L);
         return ABX_EXIT_INTERNAL_ERROR;
     }
     /* arg table as lua.c builds it: arg[0] = script, arg[1..] = ARGS. */
@@ -82,7 +87,7 @@ int abx_exec_main(const struct abx_opts *o)
     }
     for (i = 0; i < o->nscript_args; i++)
         lua_pushstring(L, o->script_args[i]);
-    script_scope(L, "_begin_script", NULL);
+    abx_exec_scope(L, "_begin_script", NULL);
     status = abx_region_call(L, o->nscript_args, o->timeout, 1);
     if (status != LUA_OK) {
         const char *cls = abx_error_class(L, -1);
@@ -106,7 +111,7 @@ int abx_exec_main(const struct abx_opts *o)
     lua_settop(L, 0);
     abx_buf_init(&errs, 64 * 1024);
     /* Finalizers and the script's sandboxes, even after an error. */
-    if (script_scope(L, "_finish_script", &errs) != 0 && code == 0)
+    if (abx_exec_scope(L, "_finish_script", &errs) != 0 && code == 0)
         code = 1;
     if (errs.len)
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: teardown: %s",

@@ -41,7 +41,8 @@ static void atfork_child(void)
 }
 
 static void guardian_main(int rfd, const struct abx_platform *p,
-                          const char *run_id, const char *ledger,
+                          const char *run_id, const char *session,
+                          const char *ledger,
                           pid_t runner, pid_t local_pid)
 {
     struct abx_sweep_report r;
@@ -63,7 +64,7 @@ static void guardian_main(int rfd, const struct abx_platform *p,
                    (long)runner, run_id);
     abx_sweep_report_init(&r);
     /* As a finished run: a clean sweep leaves no ledger to the janitor. */
-    if (abx_sweep_run(p, run_id, ledger, GUARDIAN_BUDGET, &r) == 0 &&
+    if (abx_sweep_run(p, run_id, session, ledger, GUARDIAN_BUDGET, &r) == 0 &&
         r.kept == 0 && r.left == 0)
         unlink(ledger);
     abx_out_printf(ABX_OUT_STDERR, "abx-e2e guardian: run %s: %zu deleted, "
@@ -80,7 +81,8 @@ static void guardian_main(int rfd, const struct abx_platform *p,
 }
 
 int abx_guardian_start(const struct abx_platform *p, const char *run_id,
-                       const char *ledger, int local_pid)
+                       const char *session, const char *ledger,
+                       int local_pid)
 {
     static int registered;
     int fds[2], err_fd, nul, sig;
@@ -131,7 +133,8 @@ int abx_guardian_start(const struct abx_platform *p, const char *run_id,
             if (fd != fds[0])
                 close((int)fd);
         abx_http_after_fork();
-        guardian_main(fds[0], p, run_id, ledger, runner, local_pid);
+        guardian_main(fds[0], p, run_id, session, ledger, runner,
+                      local_pid);
     }
     close(fds[0]);
     g_wfd = fds[1];

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
 #include <lua.h>
 
 #include "api.h"
@@ -51,6 +52,9 @@ struct abx_opts {
     int no_capture;            /* -s */
     char report_chars[32];     /* -r, expanded */
     const char *junitxml, *json, *evidence;
+    const char *html;          /* --html FILE: the self-contained page */
+    int no_ci_annotations;     /* --no-ci-annotations: no GitHub Actions
+                                  annotations or job summary */
     const char *evidence_dir;  /* --evidence-dir (ABX_EVIDENCE_DIR) */
     int color;                 /* 1 on, 0 off */
     const char **paths;        /* positional PATH|NODEID */
@@ -73,6 +77,12 @@ struct abx_opts {
     /* doctor [--local [--profile P]] [--json]: the preflight (doctor*.c) */
     int doctor;
     int doctor_json;           /* --json: one JSON object instead of text */
+    /* merge [OPTIONS] SHARD.json ...: its own options (merge.c) */
+    int merge;
+    char **merge_args;
+    int nmerge_args;
+    /* repl [--local [--profile P]] [--trace-http]: the Lua prompt */
+    int repl;
 };
 
 /* 0 ok (run), 1 printed --help/--version (exit 0), -1 usage error
@@ -200,6 +210,8 @@ struct abx_run {
                             untracked sandbox: the run sweeps its tag) */
     double started;     /* abx_clock() */
     double started_wall;  /* epoch seconds */
+    cJSON *sandboxes;     /* the workers' sandbox lifetimes (array), or
+                             NULL: for the reports' timeline */
 };
 int abx_run_add(struct abx_run *run, struct abx_result *r);  /* takes r */
 void abx_run_free(struct abx_run *run);
@@ -228,6 +240,13 @@ void abx_signals_worker(void);  /* in a child; unblocks what fork held */
 void abx_signals_fork_begin(sigset_t *saved);
 void abx_signals_fork_end(const sigset_t *saved);
 int abx_signal_count(void);           /* signals received so far */
+/* repl (repl.c). on: SIGINT sets the REPL's flag and interrupts the
+ * running statement instead of stopping the program (nor counting as a
+ * signal); every SIGINT/SIGTERM also writes a byte to wake_fd (the write
+ * end of a non-blocking pipe). off: the runner's handler again. */
+void abx_signals_repl(int on, int wake_fd);
+int abx_repl_sigint(void);         /* a SIGINT came since the last clear */
+void abx_repl_sigint_clear(void);  /* ... and the region's interrupt */
 int abx_stop_requested(void);         /* worker: parent asked to stop */
 void abx_signals_set_children(const int *pids, size_t n);
 
@@ -243,14 +262,45 @@ void abx_term_collect_only(const struct abx_opts *o,
                            const struct abx_collection *c);
 /* pytest's "Interrupted: N errors during collection" banner. */
 void abx_term_collect_stop(size_t errors);
+/* Text abx_term_finish prints right before the closing line, which stays
+ * the last one (the CI annotations); copied, NULL clears. */
+void abx_term_epilogue(const char *text);
+/* Under GitHub Actions (GITHUB_ACTIONS=true, no --no-ci-annotations):
+ * ::error/::warning annotations, printed before the closing line, and the
+ * Markdown job summary appended to $GITHUB_STEP_SUMMARY (ci_out.c). Call
+ * before abx_term_finish, in run mode only. */
+void abx_ci_report(const struct abx_opts *o, const struct abx_env *e,
+                   const struct abx_run *run, const struct abx_summary *s);
 int abx_reports_write(const struct abx_opts *o, const struct abx_env *e,
                       const struct abx_run *run, const struct abx_summary *s);
+/* Writes b to path through the masking atomic writer and says so (unless
+ * quiet) as "<what> report: <path>"; 0, or -1 with the error printed. */
+int abx_report_file(const char *what, const char *path, struct abx_buf *b,
+                    int quiet);
+/* The --json and --html reports of doc (either path may be NULL). */
+int abx_report_docs(const char *json, const char *html, const cJSON *doc,
+                    int quiet);
 int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
                        const struct abx_run *run,
                        const struct abx_summary *s);
 
-/* ---- exec (exec.c) ---------------------------------------------------- */
+/* `abx-e2e merge` (merge.c): shards' JSON reports into one set of
+ * reports; returns the exit code. */
+int abx_merge_main(const struct abx_opts *o);
+
+/* ---- exec and repl (exec.c, repl.c, repl_line.c) --------------------- */
 int abx_exec_main(const struct abx_opts *o);
+/* The Lua state of a script (exec) or the REPL: abx_lstate_open(dir) with
+ * plain globals and os.exit(n) raising an Exit error (code = n) that ends
+ * the script cleanly. NULL with err. */
+lua_State *abx_exec_state(const char *dir, char *err, size_t errlen);
+/* Calls e2e.<fn>() protected (_begin_script, _finish_script: the script's
+ * scope, whose end kills its sandboxes); the messages of failed
+ * finalizers are appended to errs (one per line). 0, or -1 if any. */
+int abx_exec_scope(lua_State *L, const char *fn, struct abx_buf *errs);
+/* `abx-e2e repl`: the interactive prompt; returns the exit code (0, or
+ * os.exit's code, 2 after SIGTERM). Sandboxes as with exec (main.c). */
+int abx_repl_main(const struct abx_opts *o, const struct abx_env *e);
 
 /* ---- stray output relay (relay.c) ------------------------------------ */
 int abx_relay_start(void);   /* 0, or -1 (output stays direct) */
@@ -275,15 +325,21 @@ const char *abx_run_ledger(void);
  * Returns 0, or -1 if anything is left alive. */
 int abx_sandboxes_end(const struct abx_env *e, int suspect,
                       int quiet_if_none);
+/* What abx_sandboxes_end left alive, "" when nothing: *errors its
+ * sweep errors ("<id>: <why>" lines), *kept the kept ones ("<id>\t<test>"
+ * lines). Valid until the next abx_sandboxes_end. */
+void abx_sandboxes_leftover(const char **errors, const char **kept);
 /* Sandbox tracking in a worker (or exec): after fork, before tests. */
 void abx_sandboxes_worker_init(void);
 /* Worker end: deletes what is still tracked; errors go to stderr. */
 void abx_sandboxes_worker_end(void);
 
-/* Guardian (guardian.c). local_pid > 0: abx-local to stop after the
- * sweep. 0, or -1 (not started; the run goes on without it). */
+/* Guardian (guardian.c): sweeps this session's sandboxes of run_id.
+ * local_pid > 0: abx-local to stop after the sweep. 0, or -1 (not
+ * started; the run goes on without it). */
 int abx_guardian_start(const struct abx_platform *p, const char *run_id,
-                       const char *ledger, int local_pid);
+                       const char *session, const char *ledger,
+                       int local_pid);
 void abx_guardian_done(void);
 
 /* `abx-e2e cleanup` (janitor.c): returns the exit code. */

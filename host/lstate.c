@@ -16,7 +16,7 @@
 #define MODULE_KEY "abx.e2e"
 
 struct abx_e2e_host abx_host;
-static int g_exec;  /* exec mode: a plain script, debug.sethook allowed */
+static int g_exec;  /* exec, repl: plain Lua, debug.sethook allowed */
 
 static void emit_stdout(void *ud, const char *s, size_t len)
 {
@@ -36,7 +36,7 @@ void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
     abx_host.teardown_budget = ABX_TEARDOWN_BUDGET;
     if (o->timeout > 0 && o->timeout < ABX_TEARDOWN_BUDGET)
         abx_host.teardown_budget = o->timeout;
-    abx_host.capture = !o->no_capture && !o->exec;
+    abx_host.capture = !o->no_capture && !o->exec && !o->repl;
     abx_host.has_credentials = e->has_credentials;
     snprintf(missing, sizeof missing, "%s", e->missing);
     abx_host.missing_credentials = missing;
@@ -61,7 +61,7 @@ void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
     snprintf(user, sizeof user, "%s", e->default_user);
     abx_host.default_user = user;
     abx_alloc_set_limit((size_t)o->max_memory_mb << 20);
-    g_exec = o->exec;
+    g_exec = o->exec || o->repl;
     abx_bindings_init(abx_host.selftest);
 }
 
@@ -129,7 +129,7 @@ static int pmain(lua_State *L)
     lua_setfield(L, -2, "path");
     lua_pop(L, 1);
     /* print/io.write always go through the host: captured per test, or
-     * passed to abx_out (masked) with -s and in exec mode. */
+     * passed to abx_out (masked) with -s, in exec and repl. */
     lua_pushglobaltable(L);
     if (call_module(L, "_install_capture", 1) != LUA_OK)
         return lua_error(L);

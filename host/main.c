@@ -6,19 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 
 #include "host.h"
 #include "http.h"
 #include "out.h"
-
-static double wall_now(void)
-{
-    struct timeval tv;
-
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
+#include "wallclock.h"
 
 static int usage_error(const char *msg)
 {
@@ -41,7 +33,7 @@ static int report_path_ok(const char *opt, const char *path, char *err,
     return 1;
 }
 
-/* exec SCRIPT: the script's sandboxes are tracked in this process. */
+/* exec SCRIPT, repl: their sandboxes are tracked in this process. */
 static int exec_with_sandboxes(const struct abx_opts *o,
                                const struct abx_env *env)
 {
@@ -51,7 +43,7 @@ static int exec_with_sandboxes(const struct abx_opts *o,
     if (abx_sandboxes_begin(env, abx_local_pid(), err, sizeof err) != 0)
         return usage_error(err);
     abx_sandboxes_worker_init();
-    code = abx_exec_main(o);
+    code = o->repl ? abx_repl_main(o, env) : abx_exec_main(o);
     abx_sandboxes_worker_end();
     if (abx_sandboxes_end(env, abx_signal_count() > 0 || code != 0, 1) != 0 &&
         code == 0)
@@ -99,9 +91,10 @@ static int run(struct abx_opts *o, const struct abx_env *env)
 
     memset(&r, 0, sizeof r);
     r.started = abx_clock();
-    r.started_wall = wall_now();
+    r.started_wall = abx_wall_clock();
     if (!report_path_ok("--junitxml", o->junitxml, err, sizeof err) ||
-        !report_path_ok("--json", o->json, err, sizeof err))
+        !report_path_ok("--json", o->json, err, sizeof err) ||
+        !report_path_ok("--html", o->html, err, sizeof err))
         return usage_error(err);
     abx_chunks_warm();  /* before any fork: children load bytecode */
     rc = abx_collect(o, &c, err, sizeof err);
@@ -192,6 +185,7 @@ static int run(struct abx_opts *o, const struct abx_env *env)
     if (o->fail_on_flaky && sum.counts[ABX_OUTCOME_FLAKY] && code == ABX_EXIT_OK)
         code = ABX_EXIT_TESTS_FAILED;
     sum.exit_code = code;
+    abx_ci_report(o, env, &r, &sum);  /* GitHub Actions; before the close */
     abx_term_finish(o, &r, &sum);
     if (abx_reports_write(o, env, &r, &sum) != 0 && code == ABX_EXIT_OK)
         code = ABX_EXIT_INTERNAL_ERROR;
@@ -241,6 +235,10 @@ int main(int argc, char **argv)
         rc = abx_janitor_main(&o, &env);
         goto out;
     }
+    if (o.merge) {
+        rc = abx_merge_main(&o);
+        goto out;
+    }
     rc = setup_platform(&o, &env);
     if (rc != 0)
         goto out;
@@ -248,7 +246,8 @@ int main(int argc, char **argv)
     if (o.doctor)   /* after setup_platform: --local is running by now */
         rc = abx_doctor_main(&o, &env);
     else
-        rc = o.exec ? exec_with_sandboxes(&o, &env) : run(&o, &env);
+        rc = o.exec || o.repl ? exec_with_sandboxes(&o, &env)
+                              : run(&o, &env);
 out:
     abx_local_stop();
     abx_cli_free(&o);

@@ -4,8 +4,11 @@
  *   sandboxes: 3 created, 2 deleted, 1 kept, 0 left
  * Without a platform (no credentials, no --local) nothing here runs. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "host.h"
@@ -19,8 +22,41 @@
 #define SWEEP_BUDGET_LOOK 20.0   /* s, failed tests but an empty ledger */
 
 static char g_ledger[512];
+/* This process's session: every sandbox it creates is also tagged
+ * e2e_session=<it>, and its sweeps (end of run, guardian) list only those:
+ * shards of one pipeline on other machines share the run id. */
+static char g_session[33];
+
+static void new_session(void)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char b[8];
+    struct timespec ts;
+
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+        /* No entropy this early is rare; time and pid still differ
+         * between machines and processes. */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+                     ((uint64_t)getpid() << 44);
+        memcpy(b, &x, sizeof b);
+    }
+    for (size_t i = 0; i < sizeof b; i++) {
+        g_session[2 * i] = hex[b[i] >> 4];
+        g_session[2 * i + 1] = hex[b[i] & 15];
+    }
+    g_session[2 * sizeof b] = '\0';
+}
+/* What the last end-of-run sweep left alive, for the CI job summary. */
+static struct abx_buf g_left_errors, g_left_kept;
 
 const char *abx_run_ledger(void) { return g_ledger; }
+
+void abx_sandboxes_leftover(const char **errors, const char **kept)
+{
+    *errors = abx_buf_cstr(&g_left_errors);
+    *kept = abx_buf_cstr(&g_left_kept);
+}
 
 int abx_sandboxes_begin(const struct abx_env *e, int local_pid, char *err,
                         size_t errlen)
@@ -45,8 +81,9 @@ int abx_sandboxes_begin(const struct abx_env *e, int local_pid, char *err,
         g_ledger[0] = '\0';
         return -1;
     }
-    if (abx_guardian_start(abx_host.platform, abx_host.run_id, g_ledger,
-                           local_pid) != 0)
+    new_session();
+    if (abx_guardian_start(abx_host.platform, abx_host.run_id, g_session,
+                           g_ledger, local_pid) != 0)
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e: warning: cannot start the "
                        "guardian (%s): a hard kill of this run would leave "
                        "its sandboxes to `abx-e2e cleanup`\n",
@@ -65,6 +102,7 @@ void abx_sandboxes_worker_init(void)
     memset(&cfg, 0, sizeof cfg);
     cfg.platform = abx_host.platform;
     cfg.run_id = abx_host.run_id;
+    cfg.session = g_session[0] ? g_session : NULL;
     cfg.ledger_path = g_ledger[0] ? g_ledger : NULL;
     cfg.keep_failed = abx_host.keep_failed;
     if (abx_track_init(&cfg, err, sizeof err) != 0)
@@ -105,6 +143,7 @@ static void print_kept(const struct abx_env *e)
         struct abx_err aerr;
         if (!l.e[i].kept || l.e[i].killed)
             continue;
+        abx_buf_appendf(&g_left_kept, "%s\t%s\n", l.e[i].id, l.e[i].test);
         if (n++ == 0)
             abx_out_puts(ABX_OUT_STDOUT, "kept sandboxes (--keep-failed):\n");
         memset(&info, 0, sizeof info);
@@ -136,6 +175,10 @@ int abx_sandboxes_end(const struct abx_env *e, int suspect,
     size_t created = 0, deleted;
     int rc = 0, signaled = abx_signal_count() > 0;
 
+    abx_buf_free(&g_left_errors);
+    abx_buf_free(&g_left_kept);
+    abx_buf_init(&g_left_errors, 512 * 1024);  /* r.log's cap is less */
+    abx_buf_init(&g_left_kept, 64 * 1024);
     if (!abx_host.platform || !g_ledger[0])
         return 0;
     if (abx_ledger_load(g_ledger, &l, err, sizeof err) == 0) {
@@ -150,7 +193,8 @@ int abx_sandboxes_end(const struct abx_env *e, int suspect,
      * create's reply): a shorter look by tag, not the full budget on a
      * platform that is failing anyway. */
     if (created || suspect || signaled)
-        rc = abx_sweep_run(abx_host.platform, e->run_id, g_ledger,
+        rc = abx_sweep_run(abx_host.platform, e->run_id,
+                           g_session[0] ? g_session : NULL, g_ledger,
                            signaled ? SWEEP_BUDGET_SIGNAL
                            : created ? SWEEP_BUDGET : SWEEP_BUDGET_LOOK, &r);
     created += r.from_tag;
@@ -159,9 +203,11 @@ int abx_sandboxes_end(const struct abx_env *e, int suspect,
         abx_out_printf(ABX_OUT_STDOUT, "sandboxes: %zu created, %zu deleted, "
                        "%zu kept, %zu left\n", created, deleted, r.kept,
                        r.left);
-    if (r.log.len)
+    if (r.log.len) {
         abx_out_printf(ABX_OUT_STDOUT, "sandbox cleanup errors:\n%s",
                        abx_buf_cstr(&r.log));
+        abx_buf_append(&g_left_errors, r.log.data, r.log.len);
+    }
     if (r.kept)
         print_kept(e);
     /* A clean run leaves nothing for the janitor: no ledger either. */

@@ -27,6 +27,7 @@
 #include "host.h"
 #include "jsonutil.h"
 #include "out.h"
+#include "wallclock.h"
 
 #define MAX_WORKERS 256
 /* A worker stuck outside Lua (a blocking C call the hook cannot reach) is
@@ -55,6 +56,7 @@ struct worker {
     unsigned char *open;         /* per file: its state may be open */
     char *inflight;
     double inflight_deadline;    /* 0 = none */
+    double inflight_start;       /* epoch seconds, for a crash's result */
     char *last;                  /* node id of its last result */
     char *killed_why;            /* set when the parent killed it */
     int alive;
@@ -130,6 +132,7 @@ void abx_run_free(struct abx_run *run)
     for (i = 0; i < run->n; i++)
         abx_result_free(run->results[i]);
     free(run->results);
+    cJSON_Delete(run->sandboxes);
     memset(run, 0, sizeof *run);
 }
 
@@ -420,6 +423,24 @@ static void on_start(struct sched *s, struct worker *w, const char *nodeid)
     w->inflight = abx_xstrdup(nodeid);
     w->inflight_deadline = tmo > 0 ? abx_clock() + tmo + s->watchdog_extra
                                    : 0;
+    w->inflight_start = abx_wall_clock();
+}
+
+/* A worker's sandbox lifetimes join the run's (for the reports). */
+static void on_sandboxes(struct sched *s, const cJSON *m)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(m, "list"), *e;
+    cJSON *copy;
+
+    if (!cJSON_IsArray(list))
+        return;
+    if (!s->run->sandboxes && !(s->run->sandboxes = cJSON_CreateArray()))
+        return;
+    cJSON_ArrayForEach(e, list) {
+        if (cJSON_IsObject(e) && (copy = cJSON_Duplicate(e, 1)) &&
+            !cJSON_AddItemToArray(s->run->sandboxes, copy))
+            cJSON_Delete(copy);
+    }
 }
 
 static void handle_message(struct sched *s, struct worker *w, char *line)
@@ -434,6 +455,9 @@ static void handle_message(struct sched *s, struct worker *w, char *line)
     case ABX_MSG_START:
         if (id)
             on_start(s, w, id);
+        break;
+    case ABX_MSG_SANDBOXES:
+        on_sandboxes(s, m);
         break;
     case ABX_MSG_OUT:
         if (v)
@@ -498,6 +522,8 @@ static struct abx_result *crash_result(const struct sched *s,
                             it->groups.n, it->name);
     r->outcome = ABX_OUTCOME_ERROR;
     r->when = when;
+    if (when == ABX_PHASE_CALL)
+        r->start = w->inflight_start;
     abx_result_set(&r->message, msg);
     abx_result_set(&r->longrepr, msg);
     r->worker = w->index;

@@ -6,7 +6,9 @@
  * group; the parent forwards it once). SIGUSR1/SIGTERM interrupt the
  * running test through the Lua hook; a second one of the same kind exits
  * at once. SIGUSR2
- * means "stop after the current test" (-x / --maxfail on another worker). */
+ * means "stop after the current test" (-x / --maxfail on another worker).
+ * repl: SIGINT is the REPL's (cancel the line, interrupt the statement). */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -20,6 +22,21 @@ static volatile sig_atomic_t g_count;
 static volatile sig_atomic_t g_stop;
 static volatile pid_t g_children[MAX_CHILDREN];
 static volatile sig_atomic_t g_nchildren;
+static volatile sig_atomic_t g_repl_sigint;
+static int g_wake_fd = -1;  /* the REPL's wake pipe (write end) */
+
+/* A byte on the REPL's wake pipe: its prompt waits in poll() on it, so it
+ * wakes whichever thread the kernel picked to run the handler. */
+static void wake_repl(void)
+{
+    int e = errno;
+
+    if (g_wake_fd >= 0) {
+        ssize_t n = write(g_wake_fd, "!", 1);  /* full: one is pending */
+        (void)n;
+    }
+    errno = e;
+}
 
 static void on_parent_signal(int sig)
 {
@@ -28,6 +45,7 @@ static void on_parent_signal(int sig)
     (void)sig;
     g_count++;
     abx_region_interrupt();  /* Lua running here (collection, exec) */
+    wake_repl();
     for (i = 0; i < g_nchildren; i++) {
         if (g_children[i] > 0)
             kill(g_children[i], g_count > 1 ? SIGKILL : SIGUSR1);
@@ -116,6 +134,33 @@ void abx_signals_worker(void)
      * before now was held, and is handled from here. */
     child_signals(&set);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* repl: a SIGINT (the terminal's Ctrl-C) interrupts the running statement
+ * or cancels the line being typed, never the program: the REPL decides
+ * what the next one means. It does not count as a stop (abx_signal_count)
+ * either: the teardown after it keeps its full budget. */
+static void on_repl_sigint(int sig)
+{
+    (void)sig;
+    g_repl_sigint = 1;
+    abx_region_interrupt();
+    wake_repl();
+}
+
+void abx_signals_repl(int on, int wake_fd)
+{
+    g_wake_fd = on ? wake_fd : -1;
+    g_repl_sigint = 0;
+    install(SIGINT, on ? on_repl_sigint : on_parent_signal);
+}
+
+int abx_repl_sigint(void) { return g_repl_sigint != 0; }
+
+void abx_repl_sigint_clear(void)
+{
+    g_repl_sigint = 0;
+    abx_region_reset_interrupt();
 }
 
 int abx_signal_count(void) { return g_count; }

@@ -19,6 +19,7 @@
 #define RESET "\033[0m"
 
 static int g_color, g_live, g_live_shown;
+static char *g_epilogue;  /* abx_term_epilogue: before the closing line */
 
 static const char *col(const char *c) { return g_color ? c : ""; }
 
@@ -476,6 +477,10 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
                  run->interrupted_at);
         rule(ABX_OUT_STDOUT, '!', msg, RED);
     }
+    if (g_epilogue) {
+        abx_out_puts(ABX_OUT_STDOUT, g_epilogue);
+        abx_term_epilogue(NULL);
+    }
     abx_summary_line(sum, line, sizeof line);
     color = abx_summary_errors(sum) || sum->counts[ABX_OUTCOME_FAILED] ||
                     run->interrupted || run->collect_errors
@@ -486,6 +491,12 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
                 : YELLOW;
     rule(ABX_OUT_STDOUT, '=', line, color);
     abx_out_flush();
+}
+
+void abx_term_epilogue(const char *text)
+{
+    free(g_epilogue);
+    g_epilogue = text ? abx_xstrdup(text) : NULL;
 }
 
 void abx_term_collect_stop(size_t errors)

@@ -24,6 +24,8 @@
 #include "host.h"
 #include "jsonutil.h"
 #include "out.h"
+#include "track.h"
+#include "wallclock.h"
 
 #define MAX_SESSIONS 16
 /* Files open at once: a run in file order needs one or two; more come
@@ -556,6 +558,7 @@ static int run_test(struct open_file *of, int idx, const char *nodeid,
 
     for (;;) {
         int no_rerun;
+        double start = abx_wall_clock();
 
         /* Each attempt restarts the parent's watchdog for the test. */
         send_kv(ABX_MSG_START, "nodeid", nodeid, strlen(nodeid));
@@ -580,6 +583,8 @@ static int run_test(struct open_file *of, int idx, const char *nodeid,
         lua_rawgeti(L, ci, idx);
         r = result_from_lua(L, path, lua_gettop(L), lua_gettop(L) - 1);
         lua_pop(L, 2);
+        if (r)
+            r->start = start;
         if (!r || left <= 0 || no_rerun || r->xpass_strict ||
             (r->outcome != ABX_OUTCOME_FAILED &&
              r->outcome != ABX_OUTCOME_ERROR) ||
@@ -679,6 +684,22 @@ static void finish_sessions(void)
 
 static int stop_reading(void) { return abx_region_interrupted(); }
 
+/* The lifetimes of this worker's sandboxes, for the reports' timeline. */
+static void send_lifetimes(void)
+{
+    cJSON *m, *list;
+
+    if (!abx_track_ready() || !(list = abx_track_lifetimes(g_index)))
+        return;
+    m = cJSON_GetArraySize(list) > 0 ? abx_msg_new(ABX_MSG_SANDBOXES) : NULL;
+    if (!m || !cJSON_AddItemToObject(m, "list", list)) {
+        cJSON_Delete(list);
+        cJSON_Delete(m);
+        return;
+    }
+    send_json(m);
+}
+
 void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
 {
     struct abx_chan in;
@@ -726,6 +747,7 @@ void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
     /* Normal end, stop request or SIGTERM alike: nothing tracked
      * outlives the worker (kept ones aside). */
     abx_sandboxes_worker_end();
+    send_lifetimes();
     free(g_last);
     _exit(0);
 }

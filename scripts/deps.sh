@@ -9,6 +9,10 @@ pkgs=(
   libmicrohttpd-dev bubblewrap zlib1g-dev
   mmdebstrap umoci skopeo
   python3 curl ca-certificates procps iproute2 util-linux
+  libedit-dev
+  lua-check python3-yaml
+  yamllint  # lint.ci_examples: examples/ci/*.yml
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

@@ -1,7 +1,6 @@
 -- Small helpers shared by the suite's test files (require "suite").
 -- Only what several files need; a file's own helpers stay in that file.
 local e2e = require "e2e"
-local expect = e2e.expect
 
 local M = {}
 

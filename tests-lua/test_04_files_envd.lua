@@ -414,7 +414,7 @@ describe("signed URLs", function()
   -- envd's host-name form (scheme://49983-<id>.<domain>/files?...), also
   -- when the host itself uses one header-routed data-plane URL.
   local function direct(sbx, url)
-    local scheme, host, query = url:match("^(https?)://([^/]+)/files(%?.*)$")
+    local _, host, query = url:match("^(https?)://([^/]+)/files(%?.*)$")
     expect(query, "a /files URL with a query"):type("string")
     expect(host, "the URL's host"):eq(sbx:get_host(49983))
     return url

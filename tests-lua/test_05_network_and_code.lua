@@ -7,7 +7,6 @@
 -- base template has no python3).
 local e2e = require "e2e"
 local test, expect, describe = e2e.test, e2e.expect, e2e.describe
-local sandbox = require "e2e.sandbox"
 local suite = require "suite"
 local json = require "e2e.json"
 local http = require "e2e.http"

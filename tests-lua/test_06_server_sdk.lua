@@ -1,8 +1,9 @@
 -- agent-sandbox-server inside a real sandbox (E2E_SERVER_TEMPLATE, port
--- sandbox.server_port), driven through the data plane: /health, /hello, /capabilities, /system/info, /commands, /files/,
--- /process/, /env (secrets masked), /ports, and the JSON errors (400, 404,
--- 405, 409, 411, 413). The contract is abx-local/templates/python-hello/
--- CONTRACT.md. Fixtures: server_sandbox, sandbox_factory.
+-- sandbox.server_port), driven through the data plane: /health, /hello,
+-- /capabilities, /system/info, /commands, /files/, /process/, /env
+-- (secrets masked), /ports, and the JSON errors (400, 404, 405, 409, 411,
+-- 413). The contract is abx-local/templates/python-hello/CONTRACT.md.
+-- Fixtures: server_sandbox, sandbox_factory.
 local e2e = require "e2e"
 local test, expect, describe = e2e.test, e2e.expect, e2e.describe
 local sandbox = require "e2e.sandbox"
@@ -147,7 +148,7 @@ describe("commands", function()
     expect(b.timedOut):eq(false)
     expect(b.truncated):eq(false)
     expect(math.type(b.durationMs)):eq("integer")
-    st, b = api(server_sandbox, "POST", "/commands", { cmd = "kill -9 $$" })
+    b = select(2, api(server_sandbox, "POST", "/commands", { cmd = "kill -9 $$" }))
     expect(b.exitCode):eq(-9)
   end)
 
@@ -222,7 +223,7 @@ describe("files", function()
     expect(b.size):eq(5)
     expect(b.type):eq("file")
     server_sandbox.commands:run("ln -s b.txt " .. suite.sh_quote(dir .. "/link"))
-    _, b = api(server_sandbox, "GET", "/files" .. dir .. "/link?stat=1")
+    b = select(2, api(server_sandbox, "GET", "/files" .. dir .. "/link?stat=1"))
     expect(b.type):eq("symlink")
     api_error(server_sandbox, "GET", "/files" .. dir .. "/missing.txt", nil, 404, "not_found", "missing.txt")
   end)
@@ -320,7 +321,7 @@ describe("env and ports", function()
     expect(st):eq(200)
     expect(b):eq({ name = "SOMETHING_TOKEN", value = "***", masked = true })
     expect((r.body:find(secret, 1, true)), "position of the secret in the body"):is_nil()
-    _, b = api(sbx, "GET", "/env?name=E2E_PLAIN")
+    b = select(2, api(sbx, "GET", "/env?name=E2E_PLAIN"))
     expect(b):eq({ name = "E2E_PLAIN", value = "visible value", masked = false })
     api_error(sbx, "GET", "/env?name=E2E_NOT_SET_ANYWHERE", nil, 404, "not_found", "E2E_NOT_SET_ANYWHERE")
   end)

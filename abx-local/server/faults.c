@@ -113,6 +113,8 @@ int abxl_faults_flag(const char *flag, const char *val, char *err, size_t errlen
     for (size_t i = 0; i < N_SETTINGS; i++) {
         if (strcmp(flag, settings[i].flag) != 0)
             continue;
+        if (val == NULL)
+            return 0;  /* only asked whether it is one */
         char *end;
         double d = strtod(val, &end);
         if (val[0] == '\0' || *end != '\0') {

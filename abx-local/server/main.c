@@ -26,38 +26,74 @@
 #ifndef ABXL_VERSION
 #define ABXL_VERSION "0.0.0"
 #endif
+/* serve's options, in `abx-local --help` and `abx-local serve --help`. */
+#define SERVE_OPTIONS \
+    "options of serve:\n" \
+    "  --listen ADDR        control plane, IPv4:PORT (default 127.0.0.1:3000;\n" \
+    "                       port 0 picks free ports)\n" \
+    "  --data-listen ADDR   data plane (default: control port + 1)\n" \
+    "  --state-dir DIR      sandbox folders (default /var/tmp/abx-local)\n" \
+    "  --api-key KEY        API key (default: random e2b_<hex>)\n" \
+    "  --templates DIR      templates dir (default: ../share/abx-local/templates\n" \
+    "                       from the binary's folder, else the source tree's)\n" \
+    "  --cache-dir DIR      built template roots (default $ABX_LOCAL_CACHE or\n" \
+    "                       /var/cache/abx-local)\n" \
+    "  --envd PATH          abx-envd binary (default: the one built or installed\n" \
+    "                       with abx-local)\n" \
+    "  --bwrap PATH         bubblewrap binary (default: bwrap in PATH)\n" \
+    "  --max-sandboxes N    concurrent sandboxes before create answers 429 (100)\n" \
+    "  --profile e2b|fc     the cloud to imitate: upstream E2B or FC Agent Sandbox\n" \
+    "                       (default $ABX_LOCAL_PROFILE, else e2b)\n" \
+    "  --switch NAME=on|off\n" \
+    "                       one profile difference on or off (abx-local switches)\n" \
+    "  --allow-pause        pause/resume allowed (an allow-listed FC account)\n" \
+    "  --fault-latency-ms N, --fault-create-latency-ms N, --fault-delete-delay-ms N,\n" \
+    "  --fault-error-rate F, --fault-data-error-rate F, --fault-error-status N,\n" \
+    "  --fault-drop-stream-after N, --fault-drop-create-replies N\n" \
+    "                       fault injection (also POST /admin/faults at run time)\n" \
+    "  -h, --help           this help\n"
+
+#define SERVE_ABOUT \
+    "Runs a local E2B-compatible sandbox platform: control plane on --listen,\n" \
+    "data plane (sandbox ports, envd) on --data-listen (default: port+1).\n" \
+    "Prints `export` lines for the environment, then `ready`. Needs root and\n" \
+    "bubblewrap, cgroups and overlay mounts; templates whose root filesystem\n" \
+    "is not built yet are built first. Sandboxes are killed on SIGTERM/SIGINT.\n"
+
 static const char usage[] =
-    "usage: abx-local serve [options]\n"
+    "usage: abx-local serve [options]   (abx-local serve --help)\n"
     "       abx-local template list|build|import|rm ...  (abx-local template --help)\n"
     "       abx-local switches   the profile switches and their values per profile\n"
     "       abx-local --help | --version\n"
+    "\n" SERVE_ABOUT "\n" SERVE_OPTIONS
     "\n"
-    "Runs a local E2B-compatible sandbox platform: control plane on --listen,\n"
-    "data plane (sandbox ports, envd) on --data-listen (default: port+1).\n"
-    "Prints `export` lines for the environment, then `ready`. Needs root and\n"
-    "bubblewrap, cgroups and overlay mounts; templates whose root filesystem\n"
-    "is not built yet are built first. Sandboxes are killed on SIGTERM/SIGINT.\n"
+    "exit codes: 0 done (serve: stopped by SIGTERM/SIGINT), 1 failed, 2 usage error.\n";
+
+static const char serve_help[] =
+    "usage: abx-local serve [options]\n"
+    "\n" SERVE_ABOUT "\n" SERVE_OPTIONS
     "\n"
-    "options:\n"
-    "  --listen ADDR        control plane, IPv4:PORT (default 127.0.0.1:3000;\n"
-    "                       port 0 picks free ports)\n"
-    "  --data-listen ADDR   data plane (default: control port + 1)\n"
-    "  --state-dir DIR      sandbox folders (default /var/tmp/abx-local)\n"
-    "  --api-key KEY        API key (default: random e2b_<hex>)\n"
-    "  --templates DIR      templates dir\n"
-    "  --cache-dir DIR      built template roots (default $ABX_LOCAL_CACHE or\n"
-    "                       /var/cache/abx-local)\n"
-    "  --envd PATH          abx-envd binary\n"
-    "  --bwrap PATH         bubblewrap binary (default: bwrap in PATH)\n"
-    "  --max-sandboxes N    concurrent sandboxes before create answers 429 (100)\n"
-    "  --profile e2b|fc     the cloud to imitate: upstream E2B or FC Agent Sandbox\n"
-    "                       (default $ABX_LOCAL_PROFILE, else e2b)\n"
-    "  --switch NAME=on|off one profile difference on or off (abx-local switches)\n"
-    "  --allow-pause        pause/resume allowed (an allow-listed FC account)\n"
-    "  --fault-latency-ms N, --fault-create-latency-ms N, --fault-delete-delay-ms N,\n"
-    "  --fault-error-rate F, --fault-data-error-rate F, --fault-error-status N,\n"
-    "  --fault-drop-stream-after N, --fault-drop-create-replies N\n"
-    "                       fault injection (also POST /admin/faults at run time)\n";
+    "exit codes: 0 stopped by SIGTERM/SIGINT, 1 could not start, 2 usage error.\n";
+
+static const char switches_help[] =
+    "usage: abx-local switches\n"
+    "\n"
+    "Prints every profile switch (a difference between upstream E2B and FC Agent\n"
+    "Sandbox that abx-local imitates), whether it is on in each profile and what\n"
+    "it decides. `abx-local serve --profile P --switch NAME=on|off` picks them.\n"
+    "\n"
+    "  -h, --help           this help\n";
+
+/* After a usage error: one line saying where the help is (the error itself
+ * was said just before), and the exit code of a usage error. */
+static int usage_hint(const char *cmd)
+{
+    char hint[160];
+    snprintf(hint, sizeof hint, "usage: abx-local %s%s...   (see abx-local %s%s--help)\n",
+             cmd, cmd[0] ? " " : "", cmd, cmd[0] ? " " : "");
+    abxl_usage(hint, true);
+    return 2;
+}
 
 static int parse_addr(const char *s, struct sockaddr_in *sa)
 {
@@ -77,6 +113,7 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
     return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
+/* serve's options: 0 go on, 1 help printed (exit 0), 2 usage error (said). */
 static int parse_args(int argc, char **argv)
 {
     struct {
@@ -94,23 +131,34 @@ static int parse_args(int argc, char **argv)
     char err[256];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            abxl_usage(serve_help, false);
+            return 1;
+        }
         if (strcmp(a, "--allow-pause") == 0) {
             abxl_switch_set("pause=on", err, sizeof err);
             continue;
-        }
-        if (i + 1 >= argc) {
-            abxl_log(ABXL_LOG_ERROR, "unknown option or missing value: %s", a);
-            abxl_usage(usage, true);
-            return -1;
         }
         size_t k;
         for (k = 0; k < sizeof opts / sizeof opts[0]; k++)
             if (strcmp(a, opts[k].flag) == 0)
                 break;
+        bool known = k < sizeof opts / sizeof opts[0] || strcmp(a, "--max-sandboxes") == 0 ||
+                     strcmp(a, "--profile") == 0 || strcmp(a, "--switch") == 0 ||
+                     abxl_faults_flag(a, NULL, err, sizeof err) == 0;
+        if (!known) {
+            abxl_log_cmd("serve", ABXL_LOG_ERROR, a[0] == '-' ? "unknown option %s"
+                                                              : "unexpected argument %s", a);
+            return usage_hint("serve");
+        }
+        if (i + 1 >= argc) {
+            abxl_log_cmd("serve", ABXL_LOG_ERROR, "%s needs a value", a);
+            return usage_hint("serve");
+        }
         if (k < sizeof opts / sizeof opts[0]) {
             if (strlen(argv[i + 1]) >= opts[k].n || argv[i + 1][0] == '\0') {
                 abxl_log(ABXL_LOG_ERROR, "%s: value empty or too long", a);
-                return -1;
+                return 2;
             }
             snprintf(opts[k].dst, opts[k].n, "%s", argv[++i]);
             continue;
@@ -120,7 +168,7 @@ static int parse_args(int argc, char **argv)
             long n = strtol(argv[i + 1], &end, 10);
             if (argv[i + 1][0] == '\0' || *end != '\0' || n < 1 || n > 100000) {
                 abxl_log(ABXL_LOG_ERROR, "--max-sandboxes wants an integer from 1 to 100000");
-                return -1;
+                return 2;
             }
             abxl_cfg.max_sandboxes = n;
             i++;
@@ -131,20 +179,14 @@ static int parse_args(int argc, char **argv)
             if ((a[2] == 'p' ? abxl_profile_set(argv[i + 1], err, sizeof err)
                              : abxl_switch_set(argv[i + 1], err, sizeof err)) != 0) {
                 abxl_log(ABXL_LOG_ERROR, "%s: %s", a, err);
-                return -1;
+                return 2;
             }
             i++;
             continue;
         }
-        int r = abxl_faults_flag(a, argv[i + 1], err, sizeof err);
-        if (r < 0) {
+        if (abxl_faults_flag(a, argv[i + 1], err, sizeof err) != 0) {
             abxl_log(ABXL_LOG_ERROR, "%s: %s", a, err);
-            return -1;
-        }
-        if (r > 0) {
-            abxl_log(ABXL_LOG_ERROR, "unknown option: %s", a);
-            abxl_usage(usage, true);
-            return -1;
+            return 2;
         }
         i++;
     }
@@ -327,33 +369,51 @@ static int profile_default(void)
     return 0;
 }
 
+static int switches(int argc, char **argv)
+{
+    if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+        abxl_usage(switches_help, false);
+        return 0;
+    }
+    if (argc > 2) {
+        abxl_log_cmd("switches", ABXL_LOG_ERROR, argv[2][0] == '-' ? "unknown option %s"
+                                                                   : "unexpected argument %s",
+                     argv[2]);
+        return usage_hint("switches");
+    }
+    abxl_switches_print();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     abxl_config_defaults();
     if (profile_default() != 0)
         return 2;
-    if (argc >= 2 && strcmp(argv[1], "switches") == 0) {
-        abxl_switches_print();
-        return 0;
-    }
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    const char *cmd = argc >= 2 ? argv[1] : "";
+    if (strcmp(cmd, "switches") == 0)
+        return switches(argc, argv);
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         abxl_usage(usage, false);
         return 0;
     }
-    if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+    if (strcmp(cmd, "--version") == 0) {
         abxl_out("abx-local %s (envd %s, profile %s)\n", ABXL_VERSION, abxl_envd_version(),
                  abxl_profile_name());
         return 0;
     }
-    if (argc >= 2 && strcmp(argv[1], "sandbox-enter") == 0)
+    if (strcmp(cmd, "sandbox-enter") == 0)
         return abxl_enter_main(argc, argv);
-    if (argc >= 2 && strcmp(argv[1], "template") == 0)
+    if (strcmp(cmd, "template") == 0)
         return abxl_template_main(argc, argv);
-    if (argc < 2 || strcmp(argv[1], "serve") != 0) {
-        abxl_usage(usage, true);
-        return 2;
+    if (strcmp(cmd, "serve") == 0) {
+        int rc = parse_args(argc, argv);
+        return rc == 1 ? 0 : rc != 0 ? rc : serve();
     }
-    if (parse_args(argc, argv) != 0)
-        return 2;
-    return serve();
+    if (cmd[0] == '\0')
+        abxl_log(ABXL_LOG_ERROR, "a command is needed: serve, template or switches");
+    else
+        abxl_log(ABXL_LOG_ERROR, cmd[0] == '-' ? "unknown option %s" : "unknown command %s",
+                 cmd);
+    return usage_hint("");
 }

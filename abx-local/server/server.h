@@ -82,7 +82,7 @@ void abxl_faults_get(struct abxl_faults *out);
 /* Applies the members present in obj; 0, or -1 with err naming the field. */
 int abxl_faults_update(const cJSON *obj, char *err, size_t errlen);
 /* A --fault-* serve flag: 0 applied, -1 bad value (err filled), 1 not a
- * fault flag. */
+ * fault flag. val NULL: only whether it is one (0), nothing applied. */
 int abxl_faults_flag(const char *flag, const char *val, char *err, size_t errlen);
 cJSON *abxl_faults_json(void);
 /* Sleeps latency_ms; returns the status to fail with (0 = none). */

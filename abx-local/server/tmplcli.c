@@ -30,7 +30,10 @@ static const char usage[] =
     "  --cache-dir DIR   roots and imports (default $ABX_LOCAL_CACHE or\n"
     "                    /var/cache/abx-local)\n"
     "  --profile P       e2b or fc: whose image a template's root is (its\n"
-    "                    rootfs.profilePackages; default $ABX_LOCAL_PROFILE, else e2b)\n";
+    "                    rootfs.profilePackages; default $ABX_LOCAL_PROFILE, else e2b)\n"
+    "  -h, --help        this help\n"
+    "\n"
+    "exit codes: 0 done, 1 failed, 2 usage error.\n";
 
 int abxl_cache_prepare(char *err, size_t errlen)
 {
@@ -182,6 +185,29 @@ static int on_rm(struct abxl_tmpl *t, const char *dir, const char *entry, int ok
     return 0;
 }
 
+/* After a usage error (said just before): where the help is; exit 2. */
+static int bad_usage(void)
+{
+    abxl_usage("usage: abx-local template list|build|import|rm ...   (see abx-local template "
+               "--help)\n", true);
+    return 2;
+}
+
+/* The command's shape, checked before anything needs root: "" or the
+ * problem. */
+static const char *shape_error(const char *cmd, int nargs)
+{
+    if (strcmp(cmd, "list") == 0)
+        return nargs == 0 ? "" : "list takes no NAME";
+    if (strcmp(cmd, "build") == 0)
+        return "";
+    if (strcmp(cmd, "rm") == 0)
+        return nargs > 0 ? "" : "rm needs a NAME";
+    if (strcmp(cmd, "import") == 0)
+        return nargs == 2 ? "" : "import needs NAME IMAGE.tar";
+    return NULL;  /* not a command */
+}
+
 int abxl_template_main(int argc, char **argv)
 {
     char *args[MAX_NAMES + 1];
@@ -200,30 +226,34 @@ int abxl_template_main(int argc, char **argv)
             if (i + 1 >= argc || abxl_profile_set(argv[i + 1], perr, sizeof perr) != 0) {
                 abxl_log_cmd("template", ABXL_LOG_ERROR, "--profile: %s",
                              i + 1 >= argc ? "needs e2b or fc" : perr);
-                return 2;
+                return bad_usage();
             }
             i++;
         } else if (strcmp(argv[i], "--templates") == 0 || strcmp(argv[i], "--cache-dir") == 0) {
             if (i + 1 >= argc || argv[i + 1][0] == '\0' || strlen(argv[i + 1]) >= 4096) {
                 abxl_log_cmd("template", ABXL_LOG_ERROR, "%s needs a folder", argv[i]);
-                return 2;
+                return bad_usage();
             }
             char *dst = argv[i][2] == 't' ? abxl_cfg.templates_dir : abxl_cfg.cache_dir;
             abxl_fmt(dst, 4096, "%s", argv[++i]);
         } else if (argv[i][0] == '-') {
             abxl_log_cmd("template", ABXL_LOG_ERROR, "unknown option %s", argv[i]);
-            abxl_usage(usage, true);
-            return 2;
+            return bad_usage();
         } else if (n <= MAX_NAMES) {
             args[n++] = argv[i];
         } else {
             abxl_log_cmd("template", ABXL_LOG_ERROR, "at most %d names", MAX_NAMES);
-            return 2;
+            return bad_usage();
         }
     }
-    if (n == 0) {
-        abxl_usage(usage, true);
-        return 2;
+    const char *bad = n ? shape_error(args[0], n - 1) : "a command is needed: list, build, "
+                                                         "import or rm";
+    if (bad == NULL || bad[0]) {
+        if (bad)
+            abxl_log_cmd("template", ABXL_LOG_ERROR, "%s", bad);
+        else
+            abxl_log_cmd("template", ABXL_LOG_ERROR, "unknown command %s", args[0]);
+        return bad_usage();
     }
     char err[1024];
     if (geteuid() != 0) {
@@ -243,7 +273,7 @@ int abxl_template_main(int argc, char **argv)
     }
     const char *cmd = args[0];
     struct each e = {.names = args + 1, .n = n - 1, .force = force};
-    if (strcmp(cmd, "list") == 0 && n == 1) {
+    if (strcmp(cmd, "list") == 0) {
         abxl_out("%-22s %-22s %-12s %-16s %s\n", "TEMPLATE", "ALIAS", "KEY", "ROOT", "SOURCE");
         abxl_tmpl_each(on_list, NULL);
         return 0;
@@ -253,9 +283,9 @@ int abxl_template_main(int argc, char **argv)
         if (e.n == 0 && !force)
             e.missing_only = true;
         abxl_tmpl_each(on_build, &e);
-    } else if (strcmp(cmd, "rm") == 0 && e.n > 0) {
+    } else if (strcmp(cmd, "rm") == 0) {
         abxl_tmpl_each(on_rm, &e);
-    } else if (strcmp(cmd, "import") == 0 && n == 3) {
+    } else {  /* import (shape_error checked the rest) */
         struct abxl_tmpl t;
         if (abxl_tmpl_find(args[1], &t, err, sizeof err) == 0) {
             bool imported = strstr(t.dir, "/imports/") != NULL;
@@ -271,10 +301,6 @@ int abxl_template_main(int argc, char **argv)
             return 1;
         }
         return 0;
-    } else {
-        abxl_log_cmd("template", ABXL_LOG_ERROR, "bad command");
-        abxl_usage(usage, true);
-        return 2;
     }
     for (int i = 0; i < e.n; i++)
         if (!e.matched[i]) {

@@ -39,6 +39,7 @@ int abx_result_add_attempt(struct abx_result *r,
         .longrepr = dup_or_null(failed->longrepr),
         .output = dup_or_null(failed->output),
         .duration = abx_result_duration(failed),
+        .start = failed->start,
     };
 
     if ((failed->message && !a.message) || (failed->longrepr && !a.longrepr) ||
@@ -71,7 +72,8 @@ int abx_attempts_to_json(cJSON *o, const struct abx_result *r)
             add_str(a, "message", t->message) ||
             add_str(a, "longrepr", t->longrepr) ||
             add_str(a, "output", t->output) ||
-            !cJSON_AddNumberToObject(a, "duration", t->duration))
+            !cJSON_AddNumberToObject(a, "duration", t->duration) ||
+            (t->start > 0 && !cJSON_AddNumberToObject(a, "start", t->start)))
             return -1;
     }
     return 0;
@@ -102,17 +104,21 @@ int abx_attempts_from_json(const cJSON *j, struct abx_result *r)
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "outcome");
         const cJSON *w = cJSON_GetObjectItemCaseSensitive(e, "when");
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(e, "duration");
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "start");
         int oc = cJSON_IsString(o) ? abx_outcome_parse(o->valuestring) : -1;
         int ph = !w ? 0 : cJSON_IsString(w) ? abx_phase_parse(w->valuestring) : -1;
 
         memset(&a, 0, sizeof a);
         if (!cJSON_IsObject(e) || oc < 0 || ph < 0 ||
             (d && (!cJSON_IsNumber(d) || !isfinite(d->valuedouble) ||
-                   d->valuedouble < 0)))
+                   d->valuedouble < 0)) ||
+            (s && (!cJSON_IsNumber(s) || !isfinite(s->valuedouble) ||
+                   s->valuedouble < 0)))
             return -1;
         a.outcome = (enum abx_outcome)oc;
         a.when = (enum abx_phase)ph;
         a.duration = d ? d->valuedouble : 0;
+        a.start = s ? s->valuedouble : 0;
         if (get_str(e, "message", &a.message) ||
             get_str(e, "longrepr", &a.longrepr) ||
             get_str(e, "output", &a.output) || push(r, &a) != 0) {

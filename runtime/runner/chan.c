@@ -15,6 +15,7 @@ static const char *const names[ABX_MSG_COUNT_] = {
     [ABX_MSG_SECRET] = "secret",    [ABX_MSG_AMEND] = "amend",
     [ABX_MSG_INTERRUPTED] = "interrupted", [ABX_MSG_DONE] = "done",
     [ABX_MSG_COLLECTED] = "collected",
+    [ABX_MSG_SANDBOXES] = "sandboxes",
 };
 
 const char *abx_msg_name(enum abx_msg t)

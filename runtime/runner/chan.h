@@ -20,7 +20,8 @@
  * {"file"} (tear its file fixtures down: no more of its tests here).
  * Worker -> runner: START {"nodeid"}, RESULT {"r"}, OUT {"s"}, SECRET
  * {"s"}, AMEND {"nodeid", "teardown_message"}, INTERRUPTED {"nodeid"},
- * DONE {"file"} (a RUN batch is finished). Collector -> runner:
+ * DONE {"file"} (a RUN batch is finished), SANDBOXES {"list"} (at its
+ * end: the lifetime of every sandbox it created, for the reports). Collector -> runner:
  * COLLECTED {"file", "items", "error", "usage"}, INTERRUPTED. Runner ->
  * guardian: DONE. */
 enum abx_msg {
@@ -35,6 +36,7 @@ enum abx_msg {
     ABX_MSG_INTERRUPTED,
     ABX_MSG_DONE,
     ABX_MSG_COLLECTED,
+    ABX_MSG_SANDBOXES,
     ABX_MSG_COUNT_
 };
 

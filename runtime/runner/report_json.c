@@ -1,6 +1,7 @@
 /* --json FILE: the whole run as one JSON document, built with cJSON. */
 #include "report_json.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,8 +37,7 @@ static char *utf8_fix(const char *s, int *oom)
     return abx_buf_steal(&b, &n);
 }
 
-/* Replaces every string value in the tree with its UTF-8-fixed copy. */
-static int fix_strings(cJSON *node)
+int abx_report_json_fix_utf8(cJSON *node)
 {
     cJSON *c, *next, *repl;
     char *fixed;
@@ -46,7 +46,8 @@ static int fix_strings(cJSON *node)
     for (c = node->child; c; c = next, idx++) {
         next = c->next;
         if (!cJSON_IsString(c)) {
-            if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && fix_strings(c))
+            if ((cJSON_IsObject(c) || cJSON_IsArray(c)) &&
+                abx_report_json_fix_utf8(c))
                 return -1;
             continue;
         }
@@ -88,74 +89,146 @@ static int add_counts(cJSON *o, const struct abx_summary *s)
                : 0;
 }
 
-/* "platform" and "capabilities": what the run could rely on. */
+static int add_str_or_null(cJSON *o, const char *k, const char *v)
+{
+    return (v ? cJSON_AddStringToObject(o, k, v) : cJSON_AddNullToObject(o, k))
+               ? 0 : -1;
+}
+
+static int add_strings(cJSON *o, const char *k, const char *const *v,
+                       size_t n)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, k);
+
+    for (size_t i = 0; a && i < n; i++)
+        if (!cJSON_AddItemToArray(a, cJSON_CreateString(v[i])))
+            return -1;
+    return a ? 0 : -1;
+}
+
+/* "platform", "capabilities", "local", "profile": what the run could rely
+ * on and where it ran. */
 static int add_platform(cJSON *doc, const struct abx_json_report_opts *o)
 {
-    cJSON *caps;
+    size_t ncaps = 0;
 
-    if (!o || !o->platform)
+    if (!o->platform)
         return 0;
-    if (!cJSON_AddStringToObject(doc, "platform", o->platform) ||
-        !(caps = cJSON_AddArrayToObject(doc, "capabilities")))
+    while (o->capabilities && o->capabilities[ncaps])
+        ncaps++;
+    return !cJSON_AddStringToObject(doc, "platform", o->platform) ||
+                   add_strings(doc, "capabilities", o->capabilities, ncaps) ||
+                   !cJSON_AddBoolToObject(doc, "local", o->local) ||
+                   add_str_or_null(doc, "profile", o->profile)
+               ? -1 : 0;
+}
+
+/* "command", "selection", "workers", "shard": what was asked for. */
+static int add_selection(cJSON *doc, const struct abx_json_report_opts *o)
+{
+    cJSON *sel, *sh;
+    char shard[48];
+
+    snprintf(shard, sizeof shard, "%ld/%ld", o->shard_k, o->shard_n);
+    if (add_str_or_null(doc, "command", o->command) ||
+        !(sel = cJSON_AddObjectToObject(doc, "selection")) ||
+        add_str_or_null(sel, "keyword", o->keyword) ||
+        add_str_or_null(sel, "markexpr", o->markexpr) ||
+        add_strings(sel, "paths", o->paths, o->npaths) ||
+        add_str_or_null(sel, "shard", o->shard_n ? shard : NULL) ||
+        add_str_or_null(sel, "last_failed", o->last_failed) ||
+        !cJSON_AddNumberToObject(doc, "workers", o->workers))
         return -1;
-    for (const char *const *c = o->capabilities; c && *c; c++)
-        if (!cJSON_AddItemToArray(caps, cJSON_CreateString(*c)))
+    if (!o->shard_n)
+        return 0;
+    return !(sh = cJSON_AddObjectToObject(doc, "shard")) ||
+                   !cJSON_AddNumberToObject(sh, "k", (double)o->shard_k) ||
+                   !cJSON_AddNumberToObject(sh, "n", (double)o->shard_n)
+               ? -1 : 0;
+}
+
+static int add_tests(cJSON *doc, struct abx_result *const *results,
+                     size_t n)
+{
+    cJSON *tests = cJSON_AddArrayToObject(doc, "tests"), *t;
+
+    for (size_t i = 0; tests && i < n; i++) {
+        t = abx_result_to_json(results[i]);
+        if (!t || !cJSON_AddItemToArray(tests, t)) {
+            cJSON_Delete(t);
             return -1;
-    return 0;
+        }
+        if (!cJSON_AddNumberToObject(t, "duration",
+                                     abx_result_duration(results[i])))
+            return -1;
+    }
+    return tests ? 0 : -1;
+}
+
+cJSON *abx_report_json_doc(struct abx_result *const *results, size_t n,
+                           const struct abx_json_report_opts *opts)
+{
+    static const struct abx_json_report_opts none;
+    const struct abx_json_report_opts *o = opts ? opts : &none;
+    struct abx_summary local;
+    const struct abx_summary *sum = o->sum;
+    cJSON *doc, *sumo, *sbx;
+
+    if (!sum) {
+        abx_summary_init(&local);
+        for (size_t i = 0; i < n; i++)
+            abx_summary_add(&local, results[i]);
+        sum = &local;
+    }
+    sbx = o->sandboxes ? cJSON_Duplicate(o->sandboxes, 1)
+                       : cJSON_CreateArray();
+    doc = cJSON_CreateObject();
+    if (!sbx || !doc ||
+        add_str_or_null(doc, "tool", o->tool) ||
+        !cJSON_AddStringToObject(doc, "run_id", o->run_id ? o->run_id : "") ||
+        !cJSON_AddNumberToObject(doc, "created", o->created) ||
+        !cJSON_AddNumberToObject(doc, "duration", sum->duration) ||
+        !cJSON_AddNumberToObject(doc, "exitcode", sum->exit_code) ||
+        add_str_or_null(doc, "endpoint", o->endpoint) ||
+        add_platform(doc, o) || add_selection(doc, o) ||
+        !(sumo = cJSON_AddObjectToObject(doc, "summary")) ||
+        add_counts(sumo, sum) || add_tests(doc, results, n) ||
+        !cJSON_AddItemToObject(doc, "sandboxes", sbx))
+        goto fail;
+    sbx = NULL;
+    if (abx_report_json_fix_utf8(doc))
+        goto fail;
+    return doc;
+fail:
+    cJSON_Delete(sbx);
+    cJSON_Delete(doc);
+    return NULL;
+}
+
+int abx_report_json_print(struct abx_buf *out, const cJSON *doc)
+{
+    size_t len = out->len;
+    char *text = cJSON_Print(doc);
+    int rc = -1;
+
+    if (text && abx_buf_appends(out, text) == 0 &&
+        abx_buf_appendc(out, '\n') == 0)
+        rc = 0;
+    else if (out->data) {
+        out->len = len;
+        out->data[len] = '\0';
+    }
+    cJSON_free(text);
+    return rc;
 }
 
 int abx_report_json_write(struct abx_buf *out,
                           struct abx_result *const *results, size_t n,
                           const struct abx_json_report_opts *opts)
 {
-    struct abx_summary local;
-    const struct abx_summary *sum = opts ? opts->sum : NULL;
-    cJSON *doc, *tests, *t, *sumo;
-    char *text = NULL;
-    size_t i;
-    int rc = -1;
+    cJSON *doc = abx_report_json_doc(results, n, opts);
+    int rc = doc ? abx_report_json_print(out, doc) : -1;
 
-    if (!sum) {
-        abx_summary_init(&local);
-        for (i = 0; i < n; i++)
-            abx_summary_add(&local, results[i]);
-        sum = &local;
-    }
-    doc = cJSON_CreateObject();
-    if (!doc ||
-        !cJSON_AddStringToObject(doc, "run_id",
-                                 opts && opts->run_id ? opts->run_id : "") ||
-        !cJSON_AddNumberToObject(doc, "created", opts ? opts->created : 0) ||
-        !cJSON_AddNumberToObject(doc, "duration", sum->duration) ||
-        !cJSON_AddNumberToObject(doc, "exitcode", sum->exit_code) ||
-        !(sumo = cJSON_AddObjectToObject(doc, "summary")) ||
-        add_counts(sumo, sum) ||
-        add_platform(doc, opts) ||
-        !(tests = cJSON_AddArrayToObject(doc, "tests")))
-        goto out;
-    for (i = 0; i < n; i++) {
-        t = abx_result_to_json(results[i]);
-        if (!t || !cJSON_AddItemToArray(tests, t)) {
-            cJSON_Delete(t);
-            goto out;
-        }
-        if (!cJSON_AddNumberToObject(t, "duration",
-                                     abx_result_duration(results[i])))
-            goto out;
-    }
-    if (fix_strings(doc))
-        goto out;
-    text = cJSON_Print(doc);
-    if (!text || abx_buf_appends(out, text))
-        goto out;
-    if (abx_buf_appendc(out, '\n')) {
-        out->len -= strlen(text);
-        out->data[out->len] = '\0';
-        goto out;
-    }
-    rc = 0;
-out:
-    cJSON_free(text);
     cJSON_Delete(doc);
     return rc;
 }

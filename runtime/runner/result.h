@@ -53,6 +53,7 @@ struct abx_attempt {
     enum abx_phase when;
     char *message, *longrepr, *output;
     double duration;            /* seconds, its three phases */
+    double start;               /* epoch seconds it began (0 unknown) */
 };
 
 /* All strings are heap-owned by the record (NULL when absent); set them
@@ -84,6 +85,8 @@ struct abx_result {
     char *teardown_longrepr;
 
     double dur_setup, dur_call, dur_teardown;  /* seconds */
+    double start;     /* epoch seconds its (last) attempt began; 0 unknown:
+                         the reports' timeline places it by this */
     struct abx_strlist markers;
     struct abx_strlist sandbox_ids;  /* sandboxes this test created */
     int worker;                      /* -n worker index, -1 = in-process */
@@ -100,7 +103,8 @@ int abx_result_add_attempt(struct abx_result *r,
 void abx_result_free_attempts(struct abx_result *r);
 /* Frees one attempt's strings and zeroes it (result.c). */
 void abx_attempt_free(struct abx_attempt *a);
-/* "attempts": [{outcome, when, message, longrepr, output, duration}] into
+/* "attempts": [{outcome, when, message, longrepr, output, duration,
+ * start}] into
  * o (nothing without attempts); and back. 0, or -1 (bad value / OOM). */
 int abx_attempts_to_json(cJSON *o, const struct abx_result *r);
 int abx_attempts_from_json(const cJSON *j, struct abx_result *r);
@@ -129,7 +133,7 @@ int abx_result_is_failure(const struct abx_result *r);
 /* JSON (cJSON) form, lossless; keys: nodeid file line name groups
  * classname outcome when xpass_strict message longrepr reason skip_loc
  * output teardown_message teardown_longrepr durations{setup,call,teardown}
- * markers sandbox_ids worker rerun. to_json returns NULL on out of memory.
+ * markers sandbox_ids worker rerun start. to_json returns NULL on out of memory.
  * from_json returns 0 and *out, or -1 with err naming the bad key. */
 cJSON *abx_result_to_json(const struct abx_result *r);
 int abx_result_from_json(const cJSON *j, struct abx_result **out, char *err,

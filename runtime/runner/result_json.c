@@ -61,6 +61,7 @@ cJSON *abx_result_to_json(const struct abx_result *r)
           add_list(o, "sandbox_ids", &r->sandbox_ids) ||
           !cJSON_AddNumberToObject(o, "worker", r->worker) ||
           !cJSON_AddNumberToObject(o, "rerun", r->rerun) ||
+          !cJSON_AddNumberToObject(o, "start", r->start) ||
           abx_attempts_to_json(o, r);
     if (bad) {
         cJSON_Delete(o);
@@ -180,6 +181,7 @@ int abx_result_from_json(const cJSON *j, struct abx_result **out, char *err,
     TRY("sandbox_ids", get_list(j, "sandbox_ids", &r->sandbox_ids));
     TRY("worker", get_int(j, "worker", -1, &r->worker));
     TRY("rerun", get_int(j, "rerun", 0, &r->rerun));
+    TRY("start", get_num(j, "start", 0, 1e12, &r->start));
     TRY("attempts", abx_attempts_from_json(j, r));
 #undef TRY
     if (bad) {

@@ -26,6 +26,10 @@
 #define ABX_TAG_KEY "e2e"             /* metadata e2e=<run id> */
 #define ABX_TAG_TEST_KEY "e2e_test"   /* the test (node id) that created it */
 #define ABX_TAG_NONCE_KEY "e2e_nonce" /* unique per create (retry check) */
+/* The abx-e2e process that created it: runs on several machines may share
+ * one run id (the shards of a CI pipeline, one janitor for all); each
+ * sweeps only its own session's sandboxes, the janitor the whole run. */
+#define ABX_TAG_SESSION_KEY "e2e_session"
 
 /* Path of the ledger of run_id into out ("<dir>/<run id>.ledger"). */
 int abx_ledger_path(const char *run_id, char *out, size_t outlen);
@@ -78,11 +82,12 @@ struct abx_sweep_report {
 };
 void abx_sweep_report_init(struct abx_sweep_report *r);
 void abx_sweep_report_free(struct abx_sweep_report *r);
-/* Sweeps run_id (ledger_path may be NULL: tag only) within budget s.
+/* Sweeps run_id (ledger_path may be NULL: tag only) within budget s;
+ * with a session, only the sandboxes also tagged e2e_session=<session>.
  * Appends "kill" lines to the ledger for what it deleted. 0 when nothing
  * tagged is left alive (kept ones aside), -1 otherwise. */
 int abx_sweep_run(const struct abx_platform *p, const char *run_id,
-                  const char *ledger_path, double budget,
-                  struct abx_sweep_report *r);
+                  const char *session, const char *ledger_path,
+                  double budget, struct abx_sweep_report *r);
 
 #endif

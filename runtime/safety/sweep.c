@@ -123,7 +123,8 @@ out:
  * if a kill said done but it still shows). Returns how many live ones
  * are not kept, or -1 with err. */
 static int tag_round(struct sweep *s, const struct abx_platform *p,
-                     const char *run_id, struct abx_err *err)
+                     const char *run_id, const char *session,
+                     struct abx_err *err)
 {
     cJSON *md = cJSON_CreateObject();
     struct abx_list_query q;
@@ -133,7 +134,9 @@ static int tag_round(struct sweep *s, const struct abx_platform *p,
 
     memset(&q, 0, sizeof q);
     memset(&pg, 0, sizeof pg);
-    if (!md || !cJSON_AddStringToObject(md, ABX_TAG_KEY, run_id)) {
+    if (!md || !cJSON_AddStringToObject(md, ABX_TAG_KEY, run_id) ||
+        (session && !cJSON_AddStringToObject(md, ABX_TAG_SESSION_KEY,
+                                             session))) {
         cJSON_Delete(md);
         abx_err_set(err, ABX_E_SANDBOX, 0, NULL, "out of memory");
         return -1;
@@ -200,8 +203,8 @@ static void seed_from_ledger(struct sweep *s, const char *path,
 }
 
 int abx_sweep_run(const struct abx_platform *p, const char *run_id,
-                  const char *ledger_path, double budget,
-                  struct abx_sweep_report *r)
+                  const char *session, const char *ledger_path,
+                  double budget, struct abx_sweep_report *r)
 {
     struct abx_platform pc;
     struct sweep s;
@@ -231,7 +234,7 @@ int abx_sweep_run(const struct abx_platform *p, const char *run_id,
         if (pc.request_timeout <= 0 || pc.request_timeout > left)
             pc.request_timeout = left;
         abx_err_clear(&err);
-        live = tag_round(&s, &pc, run_id, &err);
+        live = tag_round(&s, &pc, run_id, session, &err);
         if (live < 0) {
             list_failed = 1;
             snprintf(e2, sizeof e2, "list e2e=%s: %s", run_id, err.message);

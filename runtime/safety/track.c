@@ -11,6 +11,7 @@
 
 #include "ledger.h"
 #include "track.h"
+#include "wallclock.h"
 
 #define TEST_ID_MAX 128
 #define KILL_TIMEOUT 30.0   /* s for a whole group: kills run concurrently */
@@ -19,6 +20,7 @@ static struct {
     int ready;
     const struct abx_platform *platform;
     char run_id[128];
+    char session[64];       /* e2e_session tag ("" none) */
     int ledger;             /* append ledger lines */
     int keep_failed;
     char test_id[1024];     /* current test (node id) */
@@ -41,8 +43,14 @@ int abx_track_init(const struct abx_track_cfg *cfg, char *err, size_t errlen)
                  sizeof g.run_id - 1);
         return -1;
     }
+    if (cfg->session && strlen(cfg->session) >= sizeof g.session) {
+        snprintf(err, errlen, "session id too long");
+        return -1;
+    }
     g.platform = cfg->platform;
     memcpy(g.run_id, cfg->run_id, strlen(cfg->run_id) + 1);
+    snprintf(g.session, sizeof g.session, "%s",
+             cfg->session ? cfg->session : "");
     /* The ledger itself is opened by the host (before workers fork, so
      * they share one file); here we only know whether to write to it. */
     g.ledger = cfg->ledger_path != NULL;
@@ -115,7 +123,8 @@ static int set_string(cJSON *obj, const char *key, const char *val)
 }
 
 cJSON *abx_track_tags(const cJSON *user, const char *run_id,
-                      const char *test_id, const char *nonce)
+                      const char *session, const char *test_id,
+                      const char *nonce)
 {
     char tid[TEST_ID_MAX + 1];
     cJSON *md = user ? cJSON_Duplicate(user, 1) : cJSON_CreateObject();
@@ -129,7 +138,8 @@ cJSON *abx_track_tags(const cJSON *user, const char *run_id,
     sanitize(test_id, tid, sizeof tid);
     if (set_string(md, ABX_TAG_KEY, run_id ? run_id : "") != 0 ||
         set_string(md, ABX_TAG_TEST_KEY, tid) != 0 ||
-        set_string(md, ABX_TAG_NONCE_KEY, nonce ? nonce : "") != 0) {
+        set_string(md, ABX_TAG_NONCE_KEY, nonce ? nonce : "") != 0 ||
+        (session && set_string(md, ABX_TAG_SESSION_KEY, session) != 0)) {
         cJSON_Delete(md);
         return NULL;
     }
@@ -210,7 +220,8 @@ struct abx_tracked *abx_track_create(uint64_t group, const char *test_id,
                     "bytes for the nonce: %s", strerror(errno));
         return NULL;
     }
-    md = abx_track_tags(o->metadata, g.run_id, test_id, nonce);
+    md = abx_track_tags(o->metadata, g.run_id, g.session[0] ? g.session : NULL,
+                        test_id, nonce);
     t = calloc(1, sizeof *t);
     if (!md || !t || registry_add(t) != 0) {
         abx_err_set(err, ABX_E_SANDBOX, 0, "", "create sandbox: out of memory");
@@ -218,6 +229,8 @@ struct abx_tracked *abx_track_create(uint64_t group, const char *test_id,
     }
     opts = *o;
     opts.metadata = md;
+    t->created_at = abx_wall_clock();
+    t->test_id = strdup(test_id);
     opts.nonce_key = ABX_TAG_NONCE_KEY;
     if (abx_api_create(g.platform, &opts, &t->info, err) != 0) {
         g.n--;  /* registry_add put it last */
@@ -232,8 +245,10 @@ struct abx_tracked *abx_track_create(uint64_t group, const char *test_id,
     if (g.ledger && abx_ledger_append("create", t->info.sandbox_id, detail,
                                       lerr, sizeof lerr) != 0) {
         struct abx_err kerr;
-        if (abx_api_kill(g.platform, t->info.sandbox_id, &kerr) >= 0)
+        if (abx_api_kill(g.platform, t->info.sandbox_id, &kerr) >= 0) {
             t->alive = 0;
+            t->ended_at = abx_wall_clock();
+        }
         abx_err_set(err, ABX_E_SANDBOX, 0, "", "create sandbox: cannot "
                     "record %s in the run ledger (%s); %s", t->info.sandbox_id,
                     lerr, t->alive ? "it is still alive" : "it was deleted");
@@ -243,8 +258,10 @@ struct abx_tracked *abx_track_create(uint64_t group, const char *test_id,
     }
     goto out;
 fail:
-    if (t)
+    if (t) {
         abx_sandbox_info_free(&t->info);
+        free(t->test_id);
+    }
     free(t);
     t = NULL;
 out:
@@ -287,6 +304,7 @@ int abx_track_kill(struct abx_tracked *t, struct abx_err *err)
     rc = abx_api_kill(g.platform, t->info.sandbox_id, err);
     if (rc >= 0) {
         t->alive = 0;
+        t->ended_at = abx_wall_clock();
         ledger_line("kill", t->info.sandbox_id);
     }
     return rc;
@@ -349,6 +367,7 @@ static int kill_where(int all, uint64_t group, struct abx_buf *errs)
     for (i = 0; i < n; i++) {
         if (res[i] >= 0) {
             sel[i]->alive = 0;
+            sel[i]->ended_at = abx_wall_clock();
             ledger_line("kill", ids[i]);
         } else {
             nerr++;
@@ -382,4 +401,40 @@ void abx_track_kept(struct abx_buf *out)
         if (g.all[i]->kept && g.all[i]->alive)
             abx_buf_appendf(out, "%s %s\n", g.all[i]->info.sandbox_id,
                             g.all[i]->info.template_id);
+}
+
+static int add_lifetime(cJSON *arr, const struct abx_tracked *t, int worker)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    if (!o || !cJSON_AddItemToArray(arr, o))
+        goto fail;
+    if (!cJSON_AddStringToObject(o, "id", t->info.sandbox_id) ||
+        !cJSON_AddStringToObject(o, "template", t->info.template_id) ||
+        !(t->test_id && t->test_id[0]
+              ? cJSON_AddStringToObject(o, "test", t->test_id)
+              : cJSON_AddNullToObject(o, "test")) ||
+        !cJSON_AddNumberToObject(o, "worker", worker) ||
+        !cJSON_AddNumberToObject(o, "created", t->created_at) ||
+        !(t->ended_at > 0 ? cJSON_AddNumberToObject(o, "ended", t->ended_at)
+                          : cJSON_AddNullToObject(o, "ended")) ||
+        !cJSON_AddBoolToObject(o, "kept", t->kept))
+        return -1;
+    return 0;
+fail:
+    cJSON_Delete(o);
+    return -1;
+}
+
+cJSON *abx_track_lifetimes(int worker)
+{
+    cJSON *arr = cJSON_CreateArray();
+
+    for (size_t i = 0; arr && i < g.n; i++) {
+        if (add_lifetime(arr, g.all[i], worker) != 0) {
+            cJSON_Delete(arr);
+            return NULL;
+        }
+    }
+    return arr;
 }

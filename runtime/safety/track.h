@@ -26,6 +26,7 @@
 struct abx_track_cfg {
     const struct abx_platform *platform;
     const char *run_id;
+    const char *session;       /* e2e_session tag (NULL: none) */
     const char *ledger_path;   /* NULL: no ledger (tests of this module) */
     int keep_failed;
 };
@@ -44,6 +45,11 @@ struct abx_tracked {
     unsigned touched; /* serial of the last test that used it */
     unsigned gen;     /* bumped whenever info's tokens or envd version
                          change: handles rebuild their endpoints then */
+    /* Its lifetime for the reports' timeline: epoch seconds from the
+     * create request to the end of the delete (0: not ended here), and
+     * the test that created it. */
+    double created_at, ended_at;
+    char *test_id;
 };
 
 /* The current test (serial increases per test; test_id = node id). */
@@ -75,6 +81,10 @@ int abx_track_kill_group(uint64_t group, struct abx_buf *errs);
 int abx_track_kill_all(struct abx_buf *errs);
 /* Lines "<id> <template>" of sandboxes kept so far. */
 void abx_track_kept(struct abx_buf *out);
+/* Every sandbox this process created, as report records: [{"id",
+ * "template", "test", "worker", "created", "ended" (null while alive),
+ * "kept"}]. NULL when out of memory. */
+cJSON *abx_track_lifetimes(int worker);
 
 /* 1 once abx_track_init succeeded. */
 int abx_track_ready(void);
@@ -83,10 +93,11 @@ uint64_t abx_track_group_new(void);
 
 /* The metadata sent on create: a copy of user (object of strings, may be
  * NULL) with e2e=<run_id>, e2e_test=<test_id sanitized to printable
- * ASCII, at most 128 bytes> and e2e_nonce=<nonce> set over whatever the
- * caller gave for those keys. NULL on out of memory. (Exposed for the
- * unit tests.) */
+ * ASCII, at most 128 bytes>, e2e_nonce=<nonce> and, when session is not
+ * NULL, e2e_session=<session> set over whatever the caller gave for
+ * those keys. NULL on out of memory. (Exposed for the unit tests.) */
 cJSON *abx_track_tags(const cJSON *user, const char *run_id,
-                      const char *test_id, const char *nonce);
+                      const char *session, const char *test_id,
+                      const char *nonce);
 
 #endif

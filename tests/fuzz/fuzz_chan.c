@@ -46,6 +46,7 @@ static const struct {
     {ABX_MSG_OUT, "out"},         {ABX_MSG_SECRET, "secret"},
     {ABX_MSG_AMEND, "amend"},     {ABX_MSG_INTERRUPTED, "interrupted"},
     {ABX_MSG_DONE, "done"},       {ABX_MSG_COLLECTED, "collected"},
+    {ABX_MSG_SANDBOXES, "sandboxes"},
 };
 #define NREF_TYPES (sizeof ref_types / sizeof ref_types[0])
 

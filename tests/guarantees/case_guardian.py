@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """The guardian sweeps both sources after a hard kill: ids only the ledger
-knows and ids only the tag knows, and nothing else.
+knows and ids only the tag knows, and nothing else: not even the
+sandboxes of another session (a CI shard on another machine) that share
+the run id.
 
 Before the run: sandboxes made over REST, tagged e2e=<run id>: two listed
 in a pre-written ledger .abx-e2e/runs/<run id>.ledger (as a runner that
 died earlier would leave it) and two known only by the tag (their create
 line never made it). Bystanders that must survive: one untagged and one
-tagged with another run id. (Ledger ids are the run's own by
+tagged with another run id; once the run holds its sandboxes, two more
+tagged with its run id and session (creates whose reply never came) and
+one of the same run id but another session. (Ledger ids are the run's own by
 construction: only the tracker writes them, after a tagged create; the
 janitor, which reads ledgers of other runs, checks their tags.) Then abx-e2e runs a slow test with E2E_RUN_ID set (its
 guardian starts), the runner alone is SIGKILLed, and the platform must
@@ -26,7 +30,6 @@ def body(p):
     try:
         rid = r.run_id
         ledger_ids = [plant(p, {"e2e": rid}) for _ in range(2)]
-        tag_only = [plant(p, {"e2e": rid, "e2e_test": "lost"}) for _ in range(2)]
         untagged = plant(p, {"owner": "someone-else"})
         other_run = plant(p, {"e2e": rid + "-other"})
         runs = os.path.join(r.dir, ".abx-e2e", "runs")
@@ -35,27 +38,33 @@ def body(p):
             for sid in ledger_ids:
                 f.write("create %s %d earlier::test\n" % (sid, int(time.time())))
             f.write("create torn-id 1")  # a torn last line: ignored
-        bystanders = sorted([untagged, other_run])
-
         proc = r.start("cases/test_hold.lua")
-        # The run's own three sandboxes join the four planted ones.
-        until(lambda: len(p.ids({"e2e": rid})) >= 7 or proc.poll() is not None, 90, step=0.2)
-        held = len(p.ids({"e2e": rid}))
-        if not check(held == 7 and proc.poll() is None,
-                     "the run holds its 3 sandboxes next to the 4 planted (got %d, rc %r)"
-                     % (held, proc.poll())):
+        # The run's own three sandboxes join the two planted ones.
+        until(lambda: len(p.ids({"e2e": rid})) >= 5 or proc.poll() is not None, 90, step=0.2)
+        own = [s for s in p.ids({"e2e": rid}) if s not in ledger_ids]
+        if not check(len(own) == 3 and proc.poll() is None,
+                     "the run holds its 3 sandboxes next to the 2 planted (got %d, rc %r)"
+                     % (len(own), proc.poll())):
             out, err = r.outputs()
             print(tail(out + err))
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
             return
+        session = p.get(own[0])[1]["metadata"].get("e2e_session")
+        check(session and all(p.get(s)[1]["metadata"].get("e2e_session") == session
+                              for s in own), "the run's sandboxes carry its session tag")
+        tag_only = [plant(p, {"e2e": rid, "e2e_test": "lost", "e2e_session": session})
+                    for _ in range(2)]
+        other_shard = plant(p, {"e2e": rid, "e2e_session": "another-shard"})
+        bystanders = sorted([untagged, other_run, other_shard])
         t0 = time.time()
         proc.kill()  # the runner only: its guardian lives in its own session
         proc.wait()
-        until(lambda: not p.ids({"e2e": rid}), 20, step=0.5)
+        until(lambda: p.ids({"e2e": rid}) == [other_shard], 20, step=0.5)
         print("swept in %.1f s" % (time.time() - t0))
-        eq(p.ids({"e2e": rid}), [], "zero sandboxes tagged e2e=<run id> 20 s after SIGKILL")
+        eq(p.ids({"e2e": rid}), [other_shard],
+           "20 s after SIGKILL only the other session's sandbox is tagged e2e=<run id>")
         for sid in ledger_ids + tag_only:
             eq(p.get(sid)[0], 404, "planted %s is gone" % sid)
         eq(sorted(s for s in p.ids() if s in bystanders), bystanders,

@@ -1,8 +1,10 @@
-"""abx-local: serve's life: --help/--version, refusal where sandboxes cannot
+"""abx-local: serve's life: --help/--version (and every command's help and
+usage errors), refusal where sandboxes cannot
 be real, state dir lock, SIGTERM kills every sandbox, envd dying inside a
 sandbox ends that sandbox cleanly, restart after a crash (SIGKILL) cleans
 up what the previous run left."""
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -22,7 +24,70 @@ def run_cli(args, timeout=30, pre=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def described(lines, i):
+    """Whether the help entry on lines[i] has its words: after two spaces
+    on its line, or on the indented line below (a group of options ending
+    in "," shares the description of its last line)."""
+    while lines[i].rstrip().endswith(",") and i + 1 < len(lines):
+        i += 1
+    return (re.search(r"^  -\S.*?\S {2,}\S", lines[i]) is not None or
+            (i + 1 < len(lines) and re.match(r"^ {10,}\S", lines[i + 1]) is not None))
+
+
+def cli_help():
+    """Help of every command on stdout, exit 0; `serve --help` lists every
+    option serve takes, each described; a usage error is one line naming
+    the problem and a usage hint, on stderr, exit 2."""
+    for args in (["--help"], ["-h"], ["serve", "--help"], ["serve", "-h"],
+                 ["serve", "--listen", "127.0.0.1:0", "--help"], ["switches", "--help"],
+                 ["template", "--help"], ["template", "build", "--help"]):
+        rc, out, err = run_cli(args)
+        check(rc == 0 and out.startswith("usage: abx-local") and err == "",
+              "abx-local %s: help on stdout, exit 0 (rc %d)" % (" ".join(args), rc))
+    rc, out, _ = run_cli(["serve", "--help"])
+    lines = out.splitlines()
+    opts = {}  # option -> line index of its entry
+    for i, line in enumerate(lines):
+        if line.startswith("  -"):
+            for o in re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", line.split("  ", 2)[1]):
+                opts[o] = i
+    want = ["--listen", "--data-listen", "--state-dir", "--api-key", "--templates", "--cache-dir",
+            "--envd", "--bwrap", "--max-sandboxes", "--profile", "--switch", "--allow-pause",
+            "--fault-latency-ms", "--fault-create-latency-ms", "--fault-delete-delay-ms",
+            "--fault-error-rate", "--fault-data-error-rate", "--fault-error-status",
+            "--fault-drop-stream-after", "--fault-drop-create-replies", "-h", "--help"]
+    check(sorted(opts) == sorted(want), "serve --help lists serve's options (%s)" % sorted(opts))
+    undescribed = [o for o, i in opts.items() if not described(lines, i)]
+    check(undescribed == [], "serve --help: each option described (not: %s)" % undescribed)
+    # What the help lists, the parser knows: each value option alone wants
+    # its value (an option it did not know would be "unknown").
+    for o in sorted(opts):
+        if o in ("-h", "--help", "--allow-pause"):
+            continue
+        rc, out, err = run_cli(["serve", o])
+        check(rc == 2 and "serve: %s needs a value" % o in err,
+              "serve %s: known to the parser (%r)" % (o, err.strip()))
+    for args, named in ((["serve", "--no-such-flag"], "serve: unknown option --no-such-flag"),
+                        (["serve", "--bogus", "1"], "serve: unknown option --bogus"),
+                        (["serve", "stray"], "serve: unexpected argument stray"),
+                        (["--bogus"], "abx-local: unknown option --bogus"),
+                        (["bogus"], "abx-local: unknown command bogus"),
+                        ([], "abx-local: a command is needed"),
+                        (["switches", "--bogus"], "switches: unknown option --bogus"),
+                        (["template", "--bogus"], "template: unknown option --bogus"),
+                        (["template", "bogus"], "template: unknown command bogus"),
+                        (["template"], "template: a command is needed"),
+                        (["template", "import", "x"], "template: import needs NAME IMAGE.tar")):
+        rc, out, err = run_cli(args)
+        err = err.splitlines()
+        check(rc == 2 and out == "" and len(err) == 2 and named in err[0] and
+              err[1].startswith("usage: abx-local") and "--help" in err[1],
+              "abx-local %s: names the problem, a usage hint, exit 2 (rc %d, %r)"
+              % (" ".join(args), rc, err))
+
+
 def main():
+    cli_help()
     rc, out, _ = run_cli(["--help"])
     check(rc == 0 and "serve" in out and "--listen" in out, "--help")
     rc, out, _ = run_cli(["--version"])

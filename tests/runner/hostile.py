@@ -225,7 +225,7 @@ def sc_discovery(c):
          f"collected {len(doc['tests'])}: {[t['nodeid'] for t in doc['tests']][:5]}")
     # A report path that is a directory is a usage error before the run.
     os.mkdir(os.path.join(c.dir, "somedir"))
-    for opt in ("--junitxml", "--json"):
+    for opt in ("--junitxml", "--json", "--html"):
         p = c.run(opt, "somedir")
         must(p.returncode == 4 and "is a directory" in p.stderr, f"{opt}: {p.returncode} {p.stderr}")
     # A damaged --lf cache is said, then replaced.

@@ -7,7 +7,8 @@ usage: suite_local.py --bin PATH/abx-e2e --out DIR [--profile fc|e2b]
 
 Runs, from the current directory (the source tree):
   abx-e2e --local [--profile P] -n 2 -r a --junitxml DIR/junit.xml
-          --json DIR/report.json --evidence-dir DIR --evidence TOPIC
+          --json DIR/report.json --html DIR/report.html
+          --evidence-dir DIR --evidence TOPIC
           [OPTIONS] tests-lua
 (TOPIC is suite-local-P with --profile, else suite-local) with its output
 shown and kept in DIR/TOPIC.log, writes the skipped tests to
@@ -48,8 +49,8 @@ import time
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from abxtest import (CAPS, PLATFORM, check, done, read_text, run_tee, sandbox_counts,  # noqa: E402
-                     scrubbed_env, teller)
+from abxtest import (CAPS, PLATFORM, check, done, load_json, read_text,  # noqa: E402
+                     run_tee, sandbox_counts, scrubbed_env, teller)
 
 # The reason of a test skipped for a capability (docs/capabilities.md).
 CAP_SKIP = re.compile(
@@ -66,7 +67,8 @@ say = teller("suite.local")
 
 def run_suite(binary, out, profile, extra):
     topic = topic_of(profile)
-    for stale in ["junit.xml", "report.json", SKIPPED_FILE, topic + ".log"]:
+    for stale in ["junit.xml", "report.json", "report.html", SKIPPED_FILE,
+                  topic + ".log"]:
         if os.path.exists(os.path.join(out, stale)):
             os.unlink(os.path.join(out, stale))
     for stale in glob.glob(os.path.join(out, "*-%s.md" % topic)):
@@ -81,6 +83,7 @@ def run_suite(binary, out, profile, extra):
     cmd += ["-n", "2", "-r", "a",
             "--junitxml", os.path.join(out, "junit.xml"),
             "--json", os.path.join(out, "report.json"),
+            "--html", os.path.join(out, "report.html"),
             "--evidence-dir", out, "--evidence", topic, *extra, "tests-lua"]
     say(" ".join(cmd))
     start = time.time()
@@ -169,7 +172,39 @@ def check_outputs(out, profile):
                             "(want 0 left)" % (kept, left))
         if created == 0:
             problems.append("the suite created no sandbox")
+        problems += check_timeline(out, created)
+    if not os.path.exists(os.path.join(out, "report.html")):
+        problems.append("no HTML report %s/report.html" % out)
     return problems, report
+
+
+def check_timeline(out, created):
+    """The timeline's facts in DIR/report.json: every test that ran has
+    its start, and every sandbox the run created its whole lifetime, in
+    the run's time span, on one of the 2 workers."""
+    doc = load_json(os.path.join(out, "report.json"), {})
+    problems = []
+    t0 = doc.get("created", 0)
+    t1 = t0 + doc.get("duration", 0)
+    ran = [t for t in doc.get("tests", []) if t.get("when") != "collect"]
+    nostart = [t["nodeid"] for t in ran if not t0 <= t.get("start", 0) <= t1]
+    if nostart:
+        problems.append("tests without a start in the run's span: %s" %
+                        ", ".join(nostart[:5]))
+    sbx = doc.get("sandboxes", [])
+    if len(sbx) != created:
+        problems.append("report.json lists %d sandbox lifetimes, the run "
+                        "created %d" % (len(sbx), created))
+    bad = [s.get("id") for s in sbx
+           if not (t0 <= s.get("created", 0) <= (s.get("ended") or 0) <= t1)
+           or s.get("worker") not in (0, 1)]
+    if bad:
+        problems.append("sandboxes whose lifetime is not within the run on "
+                        "a worker: %s" % ", ".join(map(str, bad[:5])))
+    if not problems:
+        say("timeline: %d tests with a start, %d sandbox lifetimes" % (
+            len(ran), len(sbx)))
+    return problems
 
 
 def write_skipped(out, profile, skips):

@@ -234,7 +234,7 @@ static void test_sweep_args(void)
     struct abx_sweep_report r;
 
     abx_sweep_report_init(&r);
-    CHECK_INT(abx_sweep_run(NULL, "run", NULL, 1, &r), -1);
+    CHECK_INT(abx_sweep_run(NULL, "run", NULL, NULL, 1, &r), -1);
     CHECK_INT(r.errors, 1);
     CHECK(strstr(abx_buf_cstr(&r.log), "no platform") != NULL);
     abx_sweep_report_free(&r);

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "fsutil.h"
 #include "mask.h"
+#include "report_html.h"
 #include "report_json.h"
 #include "report_junit.h"
 #include "result.h"
@@ -325,13 +326,24 @@ static void test_json_report(const char *dir)
     struct abx_result *rs[3];
     struct abx_summary s;
     static const char *const caps[] = {"pause", "e2b-proxy", NULL};
-    struct abx_json_report_opts o = {"run-42", 1764535692.5, &s, "e2b", caps};
+    static const char *const paths[] = {"tests-lua"};
+    cJSON *sbx = cJSON_Parse("[{\"id\":\"sb1\",\"template\":\"base\","
+                             "\"test\":null,\"worker\":1,\"created\":5,"
+                             "\"ended\":null,\"kept\":true}]");
+    struct abx_json_report_opts o = {
+        .tool = "abx-e2e 9", .run_id = "run-42", .created = 1764535692.5,
+        .sum = &s, .platform = "e2b", .capabilities = caps,
+        .endpoint = "http://127.0.0.1:9", .local = 1, .profile = "fc",
+        .command = "abx-e2e -k x", .keyword = "x", .paths = paths,
+        .npaths = 1, .shard_k = 2, .shard_n = 3, .last_failed = "ff",
+        .workers = 2, .sandboxes = sbx};
     struct abx_buf x;
     char path[256], err[256];
     size_t i;
 
     rs[0] = mk("ok", ABX_OUTCOME_PASSED, ABX_PHASE_NONE);
     abx_strlist_push(&rs[0]->markers, "e2e");
+    rs[0]->start = 1764535693.25;
     rs[1] = mk("bad", ABX_OUTCOME_FAILED, ABX_PHASE_CALL);
     abx_result_set(&rs[1]->message, "boom");
     abx_result_set(&rs[1]->output, "binary \xff\xfe tail");
@@ -365,10 +377,25 @@ static void test_json_report(const char *dir)
                  "assert t[1][\"outcome\"]==\"failed\" and "
                  "t[1][\"when\"]==\"call\" and t[1][\"message\"]==\"boom\"; "
                  "assert t[1][\"output\"]==\"binary \\ufffd\\ufffd tail\"; "
-                 "assert t[1][\"teardown_message\"]==\"td\"",
+                 "assert t[1][\"teardown_message\"]==\"td\"; "
+                 "assert t[0][\"start\"]==1764535693.25; "
+                 "assert t[1][\"start\"]==0; "
+                 "assert d[\"tool\"]==\"abx-e2e 9\"; "
+                 "assert d[\"endpoint\"]==\"http://127.0.0.1:9\"; "
+                 "assert d[\"local\"] is True and d[\"profile\"]==\"fc\"; "
+                 "assert d[\"command\"]==\"abx-e2e -k x\"; "
+                 "assert d[\"selection\"]=={\"keyword\":\"x\","
+                 "\"markexpr\":None,\"paths\":[\"tests-lua\"],"
+                 "\"shard\":\"2/3\",\"last_failed\":\"ff\"}; "
+                 "assert d[\"shard\"]=={\"k\":2,\"n\":3}; "
+                 "assert d[\"workers\"]==2; "
+                 "assert d[\"sandboxes\"]==[{\"id\":\"sb1\","
+                 "\"template\":\"base\",\"test\":None,\"worker\":1,"
+                 "\"created\":5,\"ended\":None,\"kept\":True}]",
                  path),
               0);
     abx_buf_free(&x);
+    cJSON_Delete(sbx);
     for (i = 0; i < 3; i++)
         abx_result_free(rs[i]);
     unlink(path);
@@ -383,9 +410,10 @@ static void test_reports_masked(const char *dir)
     struct abx_mask *m = abx_mask_new();
     struct abx_result *r = mk(sec, ABX_OUTCOME_FAILED, ABX_PHASE_CALL);
     struct abx_junit_opts jo = {sec, sec, 1764535692, 1, NULL};
-    struct abx_json_report_opts ko = {sec, 1, NULL, NULL, NULL};
+    struct abx_json_report_opts ko = {.run_id = sec, .created = 1};
     struct abx_buf doc, masked;
     char path[256], err[256], sfile[256];
+    cJSON *jdoc;
 
     CHECK_INT(abx_mask_add_str(m, sec), 0);
     abx_result_set(&r->message, sec);
@@ -439,6 +467,30 @@ static void test_reports_masked(const char *dir)
                  "assert sum(\"[MASKED]\" in v for v in vals) >= 7, vals",
                  path),
               0);
+    /* The HTML page holds the same document: no secret there either. */
+    jdoc = abx_report_json_doc(&r, 1, &ko);
+    CHECK(jdoc != NULL);
+    abx_buf_reset(&doc);
+    abx_buf_reset(&masked);
+    CHECK_INT(abx_report_html_write(&doc, jdoc), 0);
+    cJSON_Delete(jdoc);
+    CHECK_INT(abx_mask_string(m, doc.data, doc.len, &masked), 0);
+    CHECK_INT(abx_write_file_atomic(path, masked.data, masked.len, err,
+                                    sizeof(err)),
+              0);
+    CHECK_INT(py("import sys,json,re; "
+                 "s=open(sys.argv[1][:-11]+\"secret.bin\",\"rb\").read()"
+                 ".decode(); h=open(sys.argv[1]).read(); "
+                 "j=h.split(\"id=\\\"abx-report-data\\\">\")[1]"
+                 ".split(\"</script>\")[0]; d=json.loads(j); "
+                 "walk=lambda x: [x] if isinstance(x,str) else "
+                 "sum((walk(v) for v in (x.values() if isinstance(x,dict) "
+                 "else x if isinstance(x,list) else [])),[]); "
+                 "vals=walk(d); assert not [v for v in vals if s in v]; "
+                 "assert s not in h; "
+                 "assert sum(\"[MASKED]\" in v for v in vals) >= 7, vals",
+                 path),
+              0);
     abx_buf_free(&doc);
     abx_buf_free(&masked);
     abx_result_free(r);
@@ -447,6 +499,33 @@ static void test_reports_masked(const char *dir)
     snprintf(path, sizeof(path), "%s/masked.xml", dir);
     unlink(path);
     unlink(sfile);
+}
+
+/* The document goes into the page's slot as script data that no string
+ * can end; a page without the slot is refused, the buffer untouched. */
+static void test_html_page(void)
+{
+    static const char page[] = "<p>A</p>\n" ABX_REPORT_HTML_SLOT "\n<p>B</p>";
+    cJSON *doc = cJSON_CreateObject();
+    struct abx_buf b;
+
+    cJSON_AddStringToObject(doc, "m", "</script><!-- & >");
+    abx_buf_init(&b, 0);
+    CHECK_INT(abx_report_html_write_page(&b, doc, page, sizeof page - 1), 0);
+    CHECK_STR(abx_buf_cstr(&b),
+              "<p>A</p>\n<script type=\"application/json\" "
+              "id=\"abx-report-data\">{\"m\":\"\\u003c/script\\u003e"
+              "\\u003c!-- \\u0026 \\u003e\"}</script>\n<p>B</p>");
+    abx_buf_reset(&b);
+    abx_buf_appends(&b, "kept");
+    CHECK_INT(abx_report_html_write_page(&b, doc, "<p>no slot</p>", 14), -1);
+    CHECK_STR(abx_buf_cstr(&b), "kept");
+    abx_buf_reset(&b);
+    CHECK_INT(abx_report_html_write(&b, doc), 0);  /* the embedded page */
+    CHECK(strstr(abx_buf_cstr(&b), "id=\"abx-report-data\"") != NULL);
+    CHECK(strstr(abx_buf_cstr(&b), ABX_REPORT_HTML_SLOT) == NULL);
+    abx_buf_free(&b);
+    cJSON_Delete(doc);
 }
 
 int main(void)
@@ -460,6 +539,7 @@ int main(void)
     test_junit(dir);
     test_json_report(dir);
     test_reports_masked(dir);
+    test_html_page();
     rmdir(dir);
     return CHECK_DONE();
 }

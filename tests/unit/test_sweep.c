@@ -20,7 +20,7 @@
 #include "ledger.h"
 
 struct fsbx {
-    char id[32], run[32];
+    char id[32], run[32], session[32];
     int alive, fail_deletes;
 };
 
@@ -68,23 +68,35 @@ static void reply(int fd, int status, const char *body)
         return;
 }
 
-/* "GET /v2/sandboxes?metadata=e2e%3DRUN&state=..." -> the alive ones
- * tagged RUN. */
+/* The value after key in s, up to '&', "%26" or the end, into out. */
+static void query_value(const char *s, const char *key, char *out,
+                        size_t outlen)
+{
+    const char *m = s ? strstr(s, key) : NULL;
+    size_t k = 0;
+
+    out[0] = '\0';
+    if (!m)
+        return;
+    m += strlen(key);
+    while (m[k] && m[k] != '&' && m[k] != ' ' && strncmp(m + k, "%26", 3) &&
+           k < outlen - 1) {
+        out[k] = m[k];
+        k++;
+    }
+    out[k] = '\0';
+}
+
+/* "GET /v2/sandboxes?metadata=e2e%3DRUN[%26e2e_session%3DS]&state=..."
+ * -> the alive ones tagged RUN (and S). */
 static void handle_list(int fd, const char *path)
 {
-    const char *m = strstr(path, "metadata=e2e%3D");
-    char run[64] = "", body[8192] = "[";
-    size_t k = 0;
+    char run[64], session[64], body[8192] = "[";
+    size_t k;
     int i, first = 1;
 
-    if (m) {
-        m += strlen("metadata=e2e%3D");
-        while (m[k] && m[k] != '&' && m[k] != ' ' && k < sizeof run - 1) {
-            run[k] = m[k];
-            k++;
-        }
-        run[k] = '\0';
-    }
+    query_value(path, "metadata=e2e%3D", run, sizeof run);
+    query_value(path, "e2e_session%3D", session, sizeof session);
     logf_("LIST", run);
     if (g_list_fails) {
         reply(fd, 500, "{\"code\":500,\"message\":\"list broken\"}");
@@ -92,7 +104,8 @@ static void handle_list(int fd, const char *path)
     }
     for (i = 0; i < g_nsb; i++) {
         size_t n = strlen(body);
-        if (!g_sb[i].alive || strcmp(g_sb[i].run, run) != 0)
+        if (!g_sb[i].alive || strcmp(g_sb[i].run, run) != 0 ||
+            (session[0] && strcmp(g_sb[i].session, session) != 0))
             continue;
         snprintf(body + n, sizeof body - n,
                  "%s{\"sandboxID\":\"%s\",\"templateID\":\"base\","
@@ -260,7 +273,7 @@ int main(void)
                        "create sf 1 t::f\ncreate sk 1 t::k\nkeep sk\n"
                        "create torn");
     abx_sweep_report_init(&r);
-    CHECK_INT(abx_sweep_run(&p, "R", ledger, 20, &r), 0);
+    CHECK_INT(abx_sweep_run(&p, "R", NULL, ledger, 20, &r), 0);
     CHECK_INT(r.from_ledger, 3);  /* sa sd sf */
     CHECK_INT(r.from_tag, 1);     /* se */
     CHECK_INT(r.killed, 3);       /* sa sf se */
@@ -295,7 +308,7 @@ int main(void)
     snprintf(ledger, sizeof ledger, "%s/G.ledger", dir);
     write_file(ledger, "create sg 1 t::g\n");
     abx_sweep_report_init(&r);
-    CHECK_INT(abx_sweep_run(&p, "G", ledger, 1.5, &r), -1);
+    CHECK_INT(abx_sweep_run(&p, "G", NULL, ledger, 1.5, &r), -1);
     CHECK_INT(r.left, 1);
     CHECK(r.errors >= 1);
     CHECK(strstr(abx_buf_cstr(&r.log), "sg: ") != NULL);
@@ -305,7 +318,7 @@ int main(void)
     /* 3. the listing fails: an error naming it, even with nothing to kill */
     g_list_fails = 1;
     abx_sweep_report_init(&r);
-    CHECK_INT(abx_sweep_run(&p, "L", NULL, 1, &r), -1);
+    CHECK_INT(abx_sweep_run(&p, "L", NULL, NULL, 1, &r), -1);
     CHECK(strstr(abx_buf_cstr(&r.log), "list e2e=L") != NULL);
     abx_sweep_report_free(&r);
     g_list_fails = 0;
@@ -313,15 +326,31 @@ int main(void)
     /* 4. tag only (no ledger), and a bad run id */
     add_sb("st", "T", 1, 0);
     abx_sweep_report_init(&r);
-    CHECK_INT(abx_sweep_run(&p, "T", NULL, 10, &r), 0);
+    CHECK_INT(abx_sweep_run(&p, "T", NULL, NULL, 10, &r), 0);
     CHECK_INT(r.from_tag, 1);
     CHECK_INT(r.killed, 1);
     abx_sweep_report_free(&r);
     CHECK(!alive("st"));
     abx_sweep_report_init(&r);
-    CHECK_INT(abx_sweep_run(&p, "../x", NULL, 1, &r), -1);
+    CHECK_INT(abx_sweep_run(&p, "../x", NULL, NULL, 1, &r), -1);
     CHECK(strstr(abx_buf_cstr(&r.log), "invalid run id") != NULL);
     abx_sweep_report_free(&r);
+
+    /* 5. a session's sweep leaves the run's other sessions alone (shards
+     * of one pipeline share a run id; each sweeps only its own) */
+    add_sb("s1", "S", 1, 0);
+    add_sb("s2", "S", 1, 0);
+    snprintf(g_sb[g_nsb - 2].session, sizeof g_sb[0].session, "one");
+    snprintf(g_sb[g_nsb - 1].session, sizeof g_sb[0].session, "two");
+    abx_sweep_report_init(&r);
+    CHECK_INT(abx_sweep_run(&p, "S", "one", NULL, 10, &r), 0);
+    CHECK_INT(r.from_tag, 1);
+    abx_sweep_report_free(&r);
+    CHECK(!alive("s1") && alive("s2"));
+    abx_sweep_report_init(&r);
+    CHECK_INT(abx_sweep_run(&p, "S", NULL, NULL, 10, &r), 0);  /* janitor */
+    abx_sweep_report_free(&r);
+    CHECK(!alive("s2"));
 
     abx_http_shutdown();
     snprintf(url, sizeof url, "rm -rf %s", dir);

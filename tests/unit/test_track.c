@@ -18,15 +18,17 @@ static const char *val(const cJSON *o, const char *k)
 static void test_tags_override(void)
 {
     cJSON *user = cJSON_Parse("{\"e2e\":\"evil\",\"e2e_test\":\"x\","
-                              "\"e2e_nonce\":\"n\",\"team\":\"qa\"}");
-    cJSON *md = abx_track_tags(user, "run-1", "tests/a.lua::t", "00ff");
+                              "\"e2e_nonce\":\"n\",\"e2e_session\":\"s\","
+                              "\"team\":\"qa\"}");
+    cJSON *md = abx_track_tags(user, "run-1", "s-9", "tests/a.lua::t", "00ff");
 
     CHECK(md != NULL);
     CHECK_STR(val(md, ABX_TAG_KEY), "run-1");
     CHECK_STR(val(md, ABX_TAG_TEST_KEY), "tests/a.lua::t");
     CHECK_STR(val(md, ABX_TAG_NONCE_KEY), "00ff");
+    CHECK_STR(val(md, ABX_TAG_SESSION_KEY), "s-9");
     CHECK_STR(val(md, "team"), "qa");
-    CHECK_INT(cJSON_GetArraySize(md), 4);
+    CHECK_INT(cJSON_GetArraySize(md), 5);
     /* The caller's object is untouched. */
     CHECK_STR(val(user, ABX_TAG_KEY), "evil");
     cJSON_Delete(md);
@@ -35,7 +37,7 @@ static void test_tags_override(void)
 
 static void test_tags_no_user(void)
 {
-    cJSON *md = abx_track_tags(NULL, "r", NULL, NULL);
+    cJSON *md = abx_track_tags(NULL, "r", NULL, NULL, NULL);
 
     CHECK(md != NULL);
     CHECK_STR(val(md, ABX_TAG_KEY), "r");
@@ -49,12 +51,12 @@ static void test_tags_sanitize(void)
     char long_id[400];
     cJSON *md;
 
-    md = abx_track_tags(NULL, "r", "a\tb\n\xc3\xa9::z", "n");
+    md = abx_track_tags(NULL, "r", NULL, "a\tb\n\xc3\xa9::z", "n");
     CHECK_STR(val(md, ABX_TAG_TEST_KEY), "a?b???::z");
     cJSON_Delete(md);
     memset(long_id, 'x', sizeof long_id - 1);
     long_id[sizeof long_id - 1] = '\0';
-    md = abx_track_tags(NULL, "r", long_id, "n");
+    md = abx_track_tags(NULL, "r", NULL, long_id, "n");
     CHECK_INT(strlen(val(md, ABX_TAG_TEST_KEY)), 128);
     cJSON_Delete(md);
 }
@@ -63,7 +65,7 @@ static void test_not_an_object(void)
 {
     cJSON *arr = cJSON_Parse("[1]");
 
-    CHECK(abx_track_tags(arr, "r", "t", "n") == NULL);
+    CHECK(abx_track_tags(arr, "r", NULL, "t", "n") == NULL);
     cJSON_Delete(arr);
 }
 

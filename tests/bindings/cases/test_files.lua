@@ -215,7 +215,7 @@ test("watch_dir reports events; stop and __close end the stream", function(base_
   expect(files._open_watchers()):eq(before)
   expect(expect(function() return w:next(0) end):raises()):match("watcher is stopped")
   do
-    local w2 <close> = f:watch_dir(workdir, { recursive = true, timeout = 30 })
+    local w2 <close> = f:watch_dir(workdir, { recursive = true, timeout = 30 }) -- luacheck: ignore 211 (for <close>)
     expect(files._open_watchers()):eq(before + 1)
   end
   expect(files._open_watchers()):eq(before)

@@ -167,7 +167,7 @@ test("run_code on code-interpreter-v1 by host", function()
   local r = sbx:run_code("21 * 2")
   expect(r.text):eq("42")
   local out = {}
-  r = sbx:run_code("print('hello')", { on_stdout = function(s) out[#out + 1] = s end })
+  sbx:run_code("print('hello')", { on_stdout = function(s) out[#out + 1] = s end })
   expect(table.concat(out)):eq("hello\n")
   local ctx = sbx:create_code_context {}
   sbx:run_code("v = 5", { context = ctx })

@@ -2,7 +2,6 @@
 -- tried; kept as guards): yields across the C boundary, re-entrant calls,
 -- odd error values, handles used after their scope, __close and __gc.
 local e2e = require "e2e"
-local sandbox = require "e2e.sandbox"
 local expect = e2e.expect
 
 local function test(name, fn) e2e.test(name, { platform = true }, fn) end
@@ -65,8 +64,10 @@ test("close, collect and kill under open handles", function(sandbox_factory)
   -- would keep a handle reachable until it returns.
   local function work()
     do
+      -- luacheck: push ignore 211 (held only to be closed at the end of the block)
       local h <close> = s.commands:run("sleep 5", { background = true })
       local w <close> = s.files:watch_dir("/tmp")
+      -- luacheck: pop
     end
     local h = s.commands:run("sleep 0.2; echo done", { background = true })
     expect(h:wait { on_stdout = function() collectgarbage() end }.stdout):eq("done\n")

@@ -24,11 +24,11 @@ e2e.fixture("file_env", { scope = "file" }, function()
   error({ "a table error value", s.id })
 end)
 
-test("user fixture errors after factory", function(env_from_factory) end)
+test("user fixture errors after factory", function(env_from_factory) end) -- luacheck: ignore 212 (used for its effect)
 
-test("user fixture errors after create", function(env_from_create) end)
+test("user fixture errors after create", function(env_from_create) end) -- luacheck: ignore 212 (used for its effect)
 
-test("file fixture errors", function(file_env) end)
+test("file fixture errors", function(file_env) end) -- luacheck: ignore 212 (used for its effect)
 
 test("body errors holding sandboxes", function(base_sandbox, sandbox_factory)
   local s = sandbox_factory {}

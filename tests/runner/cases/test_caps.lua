@@ -42,13 +42,13 @@ e2e.fixture("needs_template", { scope = "file" }, function()
   attempts = attempts + 1
   e2e.skip("template x not found (attempt " .. attempts .. ")")
 end)
-test("fixture skip one", function(needs_template) end)
-test("fixture skip two", function(needs_template) end)
+test("fixture skip one", function(needs_template) end) -- luacheck: ignore 212 (used for its effect)
+test("fixture skip two", function(needs_template) end) -- luacheck: ignore 212 (used for its effect)
 
 local broken = 0
 e2e.fixture("broken_file_fixture", { scope = "file" }, function()
   broken = broken + 1
   error("broken setup " .. broken)
 end)
-test("fixture error one", function(broken_file_fixture) end)
-test("fixture error two", function(broken_file_fixture) end)
+test("fixture error one", function(broken_file_fixture) end) -- luacheck: ignore 212 (used for its effect)
+test("fixture error two", function(broken_file_fixture) end) -- luacheck: ignore 212 (used for its effect)

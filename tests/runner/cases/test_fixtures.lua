@@ -16,7 +16,7 @@ e2e.fixture("fileres", { scope = "file" }, function(log)
   return 42, function() log("teardown fileres") end
 end)
 
-e2e.fixture("broken", function(a, log)
+e2e.fixture("broken", function(a, log) -- luacheck: ignore 212 (used for its effect)
   e2e.defer(function() log("deferred of broken") end)
   error("broken fixture setup")
 end)
@@ -35,16 +35,16 @@ test("order under failure", function(b, fileres, log)
   e2e.fail("deliberate failure")
 end)
 
-test("setup failure still tears down", function(broken) end)
+test("setup failure still tears down", function(broken) end) -- luacheck: ignore 212 (used for its effect)
 
-test("teardown error reported separately", function(bad_teardown) end)
+test("teardown error reported separately", function(bad_teardown) end) -- luacheck: ignore 212 (used for its effect)
 
 test("session fixture shared", function(sess, log)
   log("sess " .. sess.token)
   expect(sess.token):eq("session-value")
 end)
 
-test("missing fixture is an error", function(no_such_fixture) end)
+test("missing fixture is an error", function(no_such_fixture) end) -- luacheck: ignore 212 (used for its effect)
 
 e2e.fixture("platform_thing", { needs_platform = true }, function() return "p" end)
 e2e.fixture("uses_platform", function(platform_thing) return platform_thing end)

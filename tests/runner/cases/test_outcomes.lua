@@ -66,4 +66,4 @@ test("eventually times out", function()
   e2e.eventually(function() return false end, { timeout = 0.2, interval = 0.05 })
 end)
 
-test("typo in global", function() return undefined_global_name end)
+test("typo in global", function() return undefined_global_name end) -- luacheck: ignore 113 (the typo)

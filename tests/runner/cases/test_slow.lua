@@ -7,7 +7,7 @@ end)
 
 test("quick", function() end)
 
-test("long", function(held, sess, log)
+test("long", function(held, sess, log) -- luacheck: ignore 212 (used for its effect)
   log("long started")
   e2e.sleep(60)
 end)

@@ -9,7 +9,7 @@ e2e.fixture("stubborn", function(log)
   end
 end)
 
-e2e.test("waits", function(stubborn, log)
+e2e.test("waits", function(stubborn, log) -- luacheck: ignore 212 (used for its effect)
   log("waits started")
   e2e.sleep(60)
 end)

@@ -16,7 +16,7 @@ test("inside coroutine", { timeout = 0.5 }, function()
   co()
 end)
 
-test("teardown runs after timeout", { timeout = 0.5 }, function(guarded)
+test("teardown runs after timeout", { timeout = 0.5 }, function(guarded) -- luacheck: ignore 212 (used for its effect)
   while true do end
 end)
 

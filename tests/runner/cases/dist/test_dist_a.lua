@@ -16,7 +16,7 @@ e2e.fixture("top", { scope = "file" }, function(base, log)
 end)
 
 for i = 1, 8 do
-  test("t" .. i, function(top, sess, log)
+  test("t" .. i, function(top, sess, log) -- luacheck: ignore 212 (used for its effect)
     log(W .. " call a.t" .. i)
     e2e.expect(top):eq("base+top")
   end)

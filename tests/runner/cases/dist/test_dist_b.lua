@@ -9,7 +9,7 @@ e2e.fixture("bfile", { scope = "file" }, function(log)
 end)
 
 for i = 1, 8 do
-  test("t" .. i, function(bfile, log) log(W .. " call b.t" .. i) end)
+  test("t" .. i, function(bfile, log) log(W .. " call b.t" .. i) end) -- luacheck: ignore 212 (used for its effect)
 end
 
 test("x2", { group = "shared" }, function(log) log(W .. " call b.x2") end)

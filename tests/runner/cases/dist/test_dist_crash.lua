@@ -10,7 +10,7 @@ e2e.fixture("cf", { scope = "file" }, function(log)
 end)
 
 for i = 1, 10 do
-  test("c" .. i, function(cf, log)
+  test("c" .. i, function(cf, log) -- luacheck: ignore 212 (used for its effect)
     log(W .. " call crash.c" .. i)
     if i == 3 then e2e._crash_for_tests() end
   end)

@@ -1,0 +1,54 @@
+---@meta _
+-- LuaLS definitions (never run): the one shape of every error value e2e
+-- raises (docs/lua-api.md "Errors"). ctest lint.types checks the classes
+-- against bindings/e2e_error.h, runtime/client/errclass.c and the bindings.
+
+--- An error value raised by e2e: a table with the metatable `e2e.Error`;
+--- `tostring(err)` is "<class>: <message>" ("<class>: <name>: <message>" with a `name`).
+---@class e2e.Error
+---@field class e2e.ErrorClass Which error this is; tests match on it (and on `status`).
+---@field message string The human text, without the class prefix.
+---@field status? integer The HTTP status of an operational failure, nil when none.
+---@field code? string The wire code (Connect code name or API error_code), nil when none.
+---@field traceback? string The Lua traceback where it was raised, added by the runner at a test's end.
+---@field value? any Class `Error`: the value that was raised (a string, a foreign table, ...).
+
+--- `CommandExit`: a foreground command exited non-zero (message "Command exited with code N and error:\n<stderr>").
+---@class e2e.CommandExitError: e2e.Error
+---@field exit_code integer The command's exit code.
+---@field stdout string Everything the command wrote to stdout.
+---@field stderr string Everything the command wrote to stderr.
+---@field error? string envd's end error, nil when none.
+
+--- `RemoteError`: an exception of the remote code of an `e2e.remote` call.
+---@class e2e.RemoteError: e2e.Error
+---@field name string The exception type, e.g. "ZeroDivisionError", "SyntaxError", "NameError", "RunnerExit".
+---@field remote_traceback string The remote (Python) traceback, from the user's code.
+---@field stdout string What the remote runner wrote to stdout.
+---@field stderr string What the remote runner wrote to stderr.
+
+--- `Exit`: os.exit(code) in `abx-e2e exec`, which ends the script cleanly with that status.
+---@class e2e.ExitError: e2e.Error
+---@field code integer The exit status given to os.exit.
+
+--- Every class an e2e error value carries.
+---@alias e2e.ErrorClass
+---| "Failed" # An assertion failed (expect, e2e.fail); its message starts with "file:line: ".
+---| "Skipped" # The test was skipped (e2e.skip, e2e.requires, a missing capability).
+---| "TestTimeout" # The test's deadline passed ("TestTimeout: test exceeded N s").
+---| "Interrupted" # The run was interrupted (SIGINT/SIGTERM).
+---| "Exit" # os.exit in `abx-e2e exec` (e2e.ExitError).
+---| "Error" # Any other error that ends a test; the raised value is in `value`.
+---| "Authentication" # 401 / unauthenticated: a bad or missing key or token.
+---| "NotFound" # 404 / not_found: no such sandbox, file, process or template.
+---| "RateLimit" # 429 / resource_exhausted.
+---| "Timeout" # envd or proxy 502, a deadline, a request or command timeout that elapsed.
+---| "InvalidArgument" # envd 400 / invalid_argument, or a client-side argument check.
+---| "NotEnoughSpace" # envd 507.
+---| "Sandbox" # Any other platform error.
+---| "Connection" # Unreachable host, refused, reset, TLS failure.
+---| "Protocol" # A reply that cannot be parsed (bad JSON, truncated stream, missing field).
+---| "Canceled" # The run is being interrupted.
+---| "Template" # The sandbox's envd is too old for what was asked (the SDKs' TemplateError).
+---| "CommandExit" # A foreground command exited non-zero (e2e.CommandExitError).
+---| "RemoteError" # An exception of the remote code of an e2e.remote call (e2e.RemoteError).
