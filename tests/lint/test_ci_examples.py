@@ -153,11 +153,18 @@ def image_packages():
     return have
 
 
+SANITIZER_RUNTIME = re.compile(r"lib(asan|ubsan|lsan|tsan|hwasan)\.so")
+
+
 def needed_packages(binary):
     """{package: [its libraries]} of abx-e2e's NEEDED libraries, but those
     of the packages every Debian image has."""
     p = run(["readelf", "-d", binary])
     libs = [ln.split("[")[1].rstrip("]") for ln in p.stdout.splitlines() if "(NEEDED)" in ln]
+    # A sanitizer build (make check-sanitize) also needs the sanitizers'
+    # runtimes; the examples build the release binary (make build), which
+    # does not.
+    libs = [lib for lib in libs if not SANITIZER_RUNTIME.match(lib)]
     # The directory each is loaded from (x86_64-linux-gnu, not lib32).
     where = dict(re.findall(r"^\s*(\S+) => (\S+)", run(["ldd", binary]).stdout, re.M))
     base, out = image_packages(), {}
