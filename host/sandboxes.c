@@ -4,11 +4,8 @@
  *   sandboxes: 3 created, 2 deleted, 1 kept, 0 left
  * Without a platform (no credentials, no --local) nothing here runs. */
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "host.h"
@@ -25,27 +22,14 @@ static char g_ledger[512];
 /* This process's session: every sandbox it creates is also tagged
  * e2e_session=<it>, and its sweeps (end of run, guardian) list only those:
  * shards of one pipeline on other machines share the run id. */
-static char g_session[33];
+static char g_session[17];
 
+/* Without random bytes there is no session: the sweeps then take the
+ * whole run id, as before sessions existed. */
 static void new_session(void)
 {
-    static const char hex[] = "0123456789abcdef";
-    unsigned char b[8];
-    struct timespec ts;
-
-    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
-        /* No entropy this early is rare; time and pid still differ
-         * between machines and processes. */
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-                     ((uint64_t)getpid() << 44);
-        memcpy(b, &x, sizeof b);
-    }
-    for (size_t i = 0; i < sizeof b; i++) {
-        g_session[2 * i] = hex[b[i] >> 4];
-        g_session[2 * i + 1] = hex[b[i] & 15];
-    }
-    g_session[2 * sizeof b] = '\0';
+    if (abx_track_random_id(g_session) != 0)
+        g_session[0] = '\0';
 }
 /* What the last end-of-run sweep left alive, for the CI job summary. */
 static struct abx_buf g_left_errors, g_left_kept;

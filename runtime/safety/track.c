@@ -146,7 +146,7 @@ cJSON *abx_track_tags(const cJSON *user, const char *run_id,
     return md;
 }
 
-static int make_nonce(char out[33])
+int abx_track_random_id(char out[17])
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char b[8];
@@ -215,7 +215,7 @@ struct abx_tracked *abx_track_create(uint64_t group, const char *test_id,
     }
     if (!test_id || !test_id[0])
         test_id = g.test_id;
-    if (make_nonce(nonce) != 0) {
+    if (abx_track_random_id(nonce) != 0) {
         abx_err_set(err, ABX_E_SANDBOX, 0, "", "create sandbox: no random "
                     "bytes for the nonce: %s", strerror(errno));
         return NULL;

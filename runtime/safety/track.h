@@ -86,6 +86,10 @@ void abx_track_kept(struct abx_buf *out);
  * "kept"}]. NULL when out of memory. */
 cJSON *abx_track_lifetimes(int worker);
 
+/* 16 random hex digits into out (a create's nonce, a run's session).
+ * 0, or -1 when the system has no random bytes (errno set). */
+int abx_track_random_id(char out[17]);
+
 /* 1 once abx_track_init succeeded. */
 int abx_track_ready(void);
 /* A new group id (never 0; unique within the process). */
