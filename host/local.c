@@ -29,7 +29,7 @@
 #define STOP_GRACE 10.0     /* s between SIGTERM and SIGKILL */
 
 static pid_t g_pid;
-static char g_state[64], g_out[64], g_err[64];
+static char g_state[64], g_out[64], g_err[64], g_bin[PATH_MAX];
 
 int abx_local_pid(void) { return (int)g_pid; }
 
@@ -144,6 +144,7 @@ static int spawn(const char *bin, int allow_pause, char *err, size_t errlen)
         goto fail;
     }
     abx_out_flush();
+    snprintf(g_bin, sizeof g_bin, "%s", bin);
     g_pid = fork();
     if (g_pid == 0) {
         setpgid(0, 0);
@@ -265,11 +266,43 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
     return 0;
 }
 
+/* `abx-local gc`: what a server that did not stop cleanly left (its
+ * sandboxes' processes and cgroups live outside its state dir, which is
+ * removed below). Bounded: a stuck gc must not hold the run. */
+static void run_gc(void)
+{
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    int status;
+    pid_t pid;
+
+    if (!g_bin[0] || (pid = fork()) < 0)
+        return;
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+
+        if (nul >= 0) {
+            dup2(nul, STDIN_FILENO);
+            dup2(nul, STDOUT_FILENO);
+            dup2(nul, STDERR_FILENO);
+        }
+        execl(g_bin, g_bin, "gc", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 600; i++) {
+        if (waitpid(pid, &status, WNOHANG) != 0)
+            return;
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+}
+
 void abx_local_stop(void)
 {
     struct timespec ts = {0, 50 * 1000 * 1000};
     double waited = 0;
-    int status;
+    int status = -1;
+    int clean = 1;
 
     if (g_pid > 0) {
         kill(g_pid, SIGTERM);
@@ -278,12 +311,16 @@ void abx_local_stop(void)
         for (;;) {
             pid_t w = waitpid(g_pid, &status, WNOHANG);
             if (w == g_pid || (w < 0 && errno != ECHILD) ||
-                (w < 0 && kill(g_pid, 0) != 0))
+                (w < 0 && kill(g_pid, 0) != 0)) {
+                /* Died before (a crash, a SIGKILL) or exited with an error. */
+                clean = w == g_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
                 break;
+            }
             if (waited >= STOP_GRACE) {
                 kill(g_pid, SIGKILL);
                 if (waitpid(g_pid, &status, 0) < 0)
                     nanosleep(&ts, NULL);
+                clean = 0;
                 break;
             }
             nanosleep(&ts, NULL);
@@ -293,6 +330,8 @@ void abx_local_stop(void)
          * too: a wrapper script's children must not outlive the run. */
         kill(-g_pid, SIGKILL);
         g_pid = 0;
+        if (!clean)
+            run_gc();
     }
     if (g_state[0])
         nftw(g_state, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);

@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake pkg-config
   lua5.4 liblua5.4-dev libcurl4-openssl-dev libcjson-dev libssl-dev
-  libmicrohttpd-dev bubblewrap zlib1g-dev
+  libmicrohttpd-dev libseccomp-dev bubblewrap zlib1g-dev
   mmdebstrap umoci skopeo
   python3 curl ca-certificates procps iproute2 util-linux
   libedit-dev

@@ -17,6 +17,13 @@
 #define LIST_MAX_ENTRIES 100000
 
 /* Resolves the string field `field` of the request into out. */
+/* A write refused by the file system (read-only mount, permissions): a
+ * client error, permission_denied, not an internal one. */
+static enum abx_connect_code write_code(int e, enum abx_connect_code other)
+{
+    return e == EACCES || e == EPERM || e == EROFS ? ABX_CONNECT_PERMISSION_DENIED : other;
+}
+
 static int get_path(struct abxl_envd_rpc *rpc, const char *field, char *out,
                     size_t outlen)
 {
@@ -89,7 +96,7 @@ static void h_make_dir(struct abxl_envd_rpc *rpc)
     }
     if (abxl_envd_mkdirs(path, 1, rpc->user)) {
         abxl_envd_rpc_fail(rpc, errno == ENOTDIR ? ABX_CONNECT_INVALID_ARGUMENT
-                                            : ABX_CONNECT_INTERNAL,
+                                            : write_code(errno, ABX_CONNECT_INTERNAL),
                       "error creating directory %s: %s", path,
                       strerror(errno));
         return;
@@ -112,7 +119,7 @@ static void h_move(struct abxl_envd_rpc *rpc)
         return;
     }
     if (abxl_envd_mkdirs(dst, 0, rpc->user)) {
-        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL,
+        abxl_envd_rpc_fail(rpc, write_code(errno, ABX_CONNECT_INTERNAL),
                       "error creating destination directory: %s",
                       strerror(errno));
         return;
@@ -121,7 +128,7 @@ static void h_move(struct abxl_envd_rpc *rpc)
         abxl_envd_rpc_fail(rpc, errno == ENOTDIR || errno == EISDIR ||
                                    errno == ENOTEMPTY || errno == EINVAL
                                ? ABX_CONNECT_INVALID_ARGUMENT
-                               : ABX_CONNECT_INTERNAL,
+                               : write_code(errno, ABX_CONNECT_INTERNAL),
                       "error renaming: rename %s %s: %s", src, dst,
                       strerror(errno));
         return;
@@ -240,8 +247,8 @@ static void h_remove(struct abxl_envd_rpc *rpc)
         (S_ISDIR(st.st_mode)
              ? nftw(path, rm_one, 64, FTW_DEPTH | FTW_PHYS) != 0
              : unlink(path) != 0))
-        abxl_envd_rpc_fail(rpc, ABX_CONNECT_INTERNAL, "error removing %s: %s",
-                      path, strerror(errno));
+        abxl_envd_rpc_fail(rpc, write_code(errno, ABX_CONNECT_INTERNAL),
+                      "error removing %s: %s", path, strerror(errno));
 }
 
 static int get_watch_args(struct abxl_envd_rpc *rpc, char *path, size_t len,

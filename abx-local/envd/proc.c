@@ -296,9 +296,20 @@ static void *waiter(void *arg)
             int64_t left = p->deadline_ms - abxl_envd_now_ms();
 
             if (left <= 0) {
-                kill(-p->pid, SIGKILL);
                 if (!reaped)  /* once reaped the pid may be reused */
                     kill(p->pid, SIGKILL);
+                /* Everything the command started ends with it: a fork
+                 * bomb forks while its group is being killed, so kill
+                 * until the group is empty (its zombies, reaped by the
+                 * sandbox's init, keep it non-empty a little while). */
+                for (int i = 0; i < 500 && kill(-p->pid, SIGKILL) == 0; i++) {
+                    if (!reaped && waitpid(p->pid, &status, WNOHANG) == p->pid) {
+                        reaped = 1;
+                        set_reaped(p);
+                    }
+                    struct timespec ms = {0, 1000000};
+                    nanosleep(&ms, NULL);
+                }
                 p->timed_out = 1;
                 continue;
             }

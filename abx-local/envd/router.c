@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "filesig.h"
+#include "jsonstrict.h"
 #include "jsonutil.h"
 
 #define RPC_BODY_MAX ((size_t)16 * 1024 * 1024)
@@ -25,6 +26,7 @@ struct req {
     int unauthorized;
     struct abx_buf body;
     int overflow;
+    int badargs;  /* a query argument with NUL or bad UTF-8: 400 */
     struct abxl_envd_upload *up;
 };
 
@@ -125,6 +127,29 @@ static int token_ok(struct MHD_Connection *c, enum route r)
     return t && abx_filesig_equal(t, abxl_envd_cfg.access_token);
 }
 
+/* Query arguments as envd reads them: C strings, so a NUL (%00) would
+ * cut "/etc/passwd%00.txt" to /etc/passwd; refused, as is invalid UTF-8. */
+static enum MHD_Result arg_check(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 size_t key_size, const char *value, size_t value_size)
+{
+    int *bad = cls;
+
+    (void)kind;
+    if (!abx_text_ok(key, key_size) || (value && !abx_text_ok(value, value_size))) {
+        *bad = 1;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+static int args_bad(struct MHD_Connection *c)
+{
+    int bad = 0;
+
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, arg_check, &bad);
+    return bad;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
                                   const char *version,
@@ -139,9 +164,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         if (!(q = calloc(1, sizeof *q)))
             return MHD_NO;
         q->route = classify(url, method);
+        q->badargs = args_bad(c);
         abx_buf_init(&q->body, RPC_BODY_MAX);
         q->unauthorized = !token_ok(c, q->route);
-        if (q->route == R_FILES_POST && !q->unauthorized &&
+        if (q->route == R_FILES_POST && !q->unauthorized && !q->badargs &&
             !(q->up = abxl_envd_upload_begin(c))) {
             free(q);
             return MHD_NO;
@@ -151,6 +177,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
          * closes the connection) instead of reading it all. */
         if (q->unauthorized)
             return abxl_envd_reply_error(c, 401, UNAUTHORIZED);
+        if (q->badargs)
+            return abxl_envd_reply_error(c, 400, "invalid query: a parameter holds a NUL "
+                                         "byte or is not valid UTF-8");
         if (q->up && abxl_envd_upload_failed(q->up))
             return abxl_envd_upload_finish(q->up, c);
         return MHD_YES;

@@ -10,6 +10,7 @@
 
 #include "b64.h"
 #include "daemon.h"
+#include "jsonstrict.h"
 #include "jsonutil.h"
 
 #define STREAM_REQ_MAX ((size_t)4 * 1024 * 1024)
@@ -137,6 +138,19 @@ static const char *keepalive_for(const char *url)
 }
 
 /* Streams: every failure after negotiation is an end-of-stream error. */
+/* The request message: one JSON object, strictly (jsonstrict.h: no NUL
+ * to cut a path short, valid UTF-8, nothing after it). */
+static cJSON *strict_object(const char *p, size_t n, char *msg, size_t msglen)
+{
+    char why[128];
+    cJSON *o = abx_json_parse_strict(p, n, why, sizeof why);
+    if (o && cJSON_IsObject(o))
+        return o;
+    cJSON_Delete(o);
+    snprintf(msg, msglen, "unmarshal request: %s", o ? "invalid JSON object" : why);
+    return NULL;
+}
+
 static enum MHD_Result run_stream(struct MHD_Connection *c, const char *url,
                                   abxl_envd_handler h, struct abxl_envd_rpc *rpc,
                                   struct abx_buf *body, int overflow)
@@ -177,10 +191,9 @@ static enum MHD_Result run_stream(struct MHD_Connection *c, const char *url,
                             : "unexpected end-of-stream envelope in request");
         goto respond;
     }
-    req = cJSON_ParseWithLength(len ? p : "", len);
-    if (!cJSON_IsObject(req)) {
-        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
-                        "unmarshal request: invalid JSON object");
+    req = strict_object(len ? p : "", len, rpc->msg, sizeof rpc->msg);
+    if (!req) {
+        abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT, rpc->msg);
         goto respond;
     }
     if (abx_connect_decoder_next(&d, &flags, &p, &len) != 0 ||
@@ -221,12 +234,10 @@ static enum MHD_Result run_unary(struct MHD_Connection *c, abxl_envd_handler h,
     if (overflow)
         return reply_connect_error(c, ABX_CONNECT_RESOURCE_EXHAUSTED,
                                    "request body too large");
-    req = cJSON_ParseWithLength(body->data ? body->data : "", body->len);
-    if (!cJSON_IsObject(req)) {
-        cJSON_Delete(req);
-        return reply_connect_error(c, ABX_CONNECT_INVALID_ARGUMENT,
-                                   "unmarshal request: invalid JSON object");
-    }
+    req = strict_object(body->data ? body->data : "", body->len, rpc->msg,
+                        sizeof rpc->msg);
+    if (!req)
+        return reply_connect_error(c, ABX_CONNECT_INVALID_ARGUMENT, rpc->msg);
     if (select_user(c, &user, rpc->msg, sizeof rpc->msg)) {
         cJSON_Delete(req);
         return reply_connect_error(c, ABX_CONNECT_UNAUTHENTICATED, rpc->msg);

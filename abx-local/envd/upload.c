@@ -59,6 +59,8 @@ static void fail_errno(struct abxl_envd_upload *up, int e, const char *what,
 {
     if (e == ENOSPC || e == EDQUOT)
         fail(up, 507, "not enough disk space available");
+    else if (e == EACCES || e == EPERM || e == EROFS)   /* a client error */
+        fail(up, 403, "error %s '%s': %s", what, path, strerror(e));
     else
         fail(up, 500, "error %s '%s': %s", what, path, strerror(e));
 }

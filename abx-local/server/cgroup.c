@@ -1,7 +1,13 @@
-/* Resource limits of a sandbox: one cgroup per sandbox under "abx-local",
- * on cgroup v2 (one unified hierarchy) or v1 (one hierarchy a controller),
- * whichever the machine mounts. Memory, pids and CPU are limited; the
- * freezer pauses; usage is read back for metrics.
+/* Resource limits of a sandbox: one cgroup per sandbox, on cgroup v2 (one
+ * unified hierarchy) or v1 (one hierarchy a controller), whichever the
+ * machine mounts. Memory, pids and CPU are limited; the freezer pauses;
+ * usage is read back for metrics.
+ *
+ * Layout: abx-local/srv-<pid>-<start>/<sandbox id>, where the middle one
+ * is this server's (its pid and start time, which no other process will
+ * have): it caps all of this server's sandboxes together (memory, pids),
+ * and any abx-local, whatever its state dir, can tell a dead server's
+ * leftovers from a live one's and remove them (abxl_cgroup_gc).
  *
  * v1 needs the memory, pids, cpu and cpuacct controllers; freezer is used
  * when mounted. v2 needs memory, pids and cpu enabled below the root. */
@@ -16,6 +22,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
@@ -23,6 +30,7 @@
 #define CGROUP2_MAGIC 0x63677270
 
 static int cg_v2 = -1;           /* -1 unknown, 0 v1, 1 v2 */
+static char cg_self[64];         /* srv-<pid>-<start> */
 static bool cg_has_freezer;
 static const char *const v1_ctrls[] = {"memory", "pids", "cpu", "cpuacct", "freezer"};
 #define V1_REQUIRED 4            /* the first four must be mounted */
@@ -74,23 +82,91 @@ static long long read_keyed(const char *path, const char *key)
     return -1;
 }
 
+/* The folder "abx-local" of controller ctrl (v1) or the unified one. */
+static int cg_top(char *out, size_t n, const char *ctrl)
+{
+    if (cg_v2 == 1)
+        return abxl_fmt(out, n, "%s/%s", CG_ROOT, CG_GROUP);
+    return abxl_fmt(out, n, "%s/%s/%s", CG_ROOT, ctrl ? ctrl : "", CG_GROUP);
+}
+
 /* The folder of controller ctrl (v1) or the unified one (v2) for id; id
- * NULL: the abx-local parent. */
+ * NULL: this server's parent of its sandboxes. */
 static int cg_path(char *out, size_t n, const char *ctrl, const char *id, const char *file)
 {
     char base[256];
-    if (cg_v2 == 1)
-        abxl_fmt(base, sizeof base, "%s/%s", CG_ROOT, CG_GROUP);
-    else
-        abxl_fmt(base, sizeof base, "%s/%s/%s", CG_ROOT, ctrl, CG_GROUP);
-    return abxl_fmt(out, n, "%s%s%s%s%s", base, id ? "/" : "", id ? id : "", file ? "/" : "",
-                   file ? file : "");
+    cg_top(base, sizeof base, ctrl);
+    return abxl_fmt(out, n, "%s/%s%s%s%s%s", base, cg_self, id ? "/" : "", id ? id : "",
+                   file ? "/" : "", file ? file : "");
 }
 
 static bool is_dir(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int set_limit(const char *ctrl, const char *id, const char *file, const char *val,
+                     bool optional, char *err, size_t errlen);
+
+/* The defaults of the limits on all sandboxes together: 3/4 of the
+ * host's memory, half its pid_max (threads count, as pids.max does). */
+static long long host_memory_mb(void)
+{
+    char buf[4096];
+    if (read_str("/proc/meminfo", buf, sizeof buf) != 0)
+        return 0;
+    const char *m = strstr(buf, "MemTotal:");
+    return m ? strtoll(m + 9, NULL, 10) / 1024 : 0;
+}
+
+void abxl_cgroup_totals(long long *memory_mb, long *pids)
+{
+    *memory_mb = abxl_cfg.max_memory_mb > 0 ? abxl_cfg.max_memory_mb : host_memory_mb() * 3 / 4;
+    if (abxl_cfg.max_pids > 0) {
+        *pids = abxl_cfg.max_pids;
+        return;
+    }
+    char buf[32];
+    long pid_max = read_str("/proc/sys/kernel/pid_max", buf, sizeof buf) == 0
+                       ? strtol(buf, NULL, 10) : 32768;
+    *pids = pid_max / 2;
+}
+
+/* This server's parent cgroup, with the limits on all its sandboxes. */
+static int make_self(char *err, size_t errlen)
+{
+    char p[512], v[64];
+    pid_t me = getpid();
+    abxl_fmt(cg_self, sizeof cg_self, "srv-%d-%llu", (int)me, abxl_proc_starttime(me));
+    for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0]; i++) {
+        if (cg_v2 == 1 && i > 0)
+            break;
+        if (cg_v2 == 0 && i == V1_REQUIRED && !cg_has_freezer)
+            continue;
+        cg_path(p, sizeof p, v1_ctrls[i], NULL, NULL);
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            abxl_fmt(err, errlen, "cannot create cgroup %s: %s", p, strerror(errno));
+            return -1;
+        }
+    }
+    if (cg_v2 == 1) {
+        cg_path(p, sizeof p, NULL, NULL, "cgroup.subtree_control");
+        if (write_str(p, "+memory +pids +cpu") != 0) {
+            abxl_fmt(err, errlen, "cgroup v2: cannot enable controllers in %s: %s", p,
+                    strerror(errno));
+            return -1;
+        }
+    }
+    long long mem;
+    long pids;
+    abxl_cgroup_totals(&mem, &pids);
+    abxl_fmt(v, sizeof v, "%lld", mem * 1024 * 1024);
+    if (mem > 0 && set_limit("memory", NULL, cg_v2 == 1 ? "memory.max" : "memory.limit_in_bytes",
+                             v, false, err, errlen) != 0)
+        return -1;
+    abxl_fmt(v, sizeof v, "%ld", pids);
+    return set_limit("pids", NULL, "pids.max", v, false, err, errlen);
 }
 
 int abxl_cgroup_init(char *err, size_t errlen)
@@ -116,21 +192,21 @@ int abxl_cgroup_init(char *err, size_t errlen)
                         "(have: %.200s)", need[i], ctrls);
                 return -1;
             }
-        cg_path(p, sizeof p, NULL, NULL, NULL);
+        cg_top(p, sizeof p, NULL);
         if ((mkdir(p, 0755) != 0 && errno != EEXIST) ||
             write_str(CG_ROOT "/cgroup.subtree_control", "+memory +pids +cpu") != 0) {
             abxl_fmt(err, errlen, "cgroup v2: cannot enable memory, pids and cpu below %s: %s",
                     CG_ROOT, strerror(errno));
             return -1;
         }
-        cg_path(p, sizeof p, NULL, NULL, "cgroup.subtree_control");
+        abxl_fmt(p + strlen(p), sizeof p - strlen(p), "/cgroup.subtree_control");
         if (write_str(p, "+memory +pids +cpu") != 0) {
             abxl_fmt(err, errlen, "cgroup v2: cannot enable controllers in %s: %s", p,
                     strerror(errno));
             return -1;
         }
         cg_has_freezer = true;   /* cgroup.freeze, Linux 5.2+ */
-        return 0;
+        return make_self(err, errlen);
     }
     cg_v2 = 0;
     for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0]; i++) {
@@ -147,13 +223,13 @@ int abxl_cgroup_init(char *err, size_t errlen)
             cg_has_freezer = have;
         if (!have)
             continue;
-        cg_path(p, sizeof p, v1_ctrls[i], NULL, NULL);
+        cg_top(p, sizeof p, v1_ctrls[i]);
         if (mkdir(p, 0755) != 0 && errno != EEXIST) {
             abxl_fmt(err, errlen, "cgroup v1: cannot create %s: %s", p, strerror(errno));
             return -1;
         }
     }
-    return 0;
+    return make_self(err, errlen);
 }
 
 /* Applies one limit; a limit file that does not exist (memsw without swap
@@ -340,4 +416,100 @@ void abxl_cgroup_usage(const char *id, long long *mem, double *cpu_s, bool *oom)
         *cpu_s = (double)ns / 1e9;
     cg_path(p, sizeof p, "memory", id, "memory.oom_control");
     *oom = read_keyed(p, "oom_kill") > 0;
+}
+
+/* ---- leftovers: what dead servers left (abx-local gc, serve's start) ---- */
+
+/* Kills the tasks of one cgroup folder and everything below it, thaws it
+ * (a frozen task keeps SIGKILL pending) and removes it. */
+static int kill_rmdir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return errno == ENOENT ? 0 : -1;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d)) != NULL) {
+        char sub[1024];
+        if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+            abxl_fmt(sub, sizeof sub, "%s/%s", dir, e->d_name) != 0)
+            continue;
+        if (kill_rmdir(sub) != 0)
+            rc = -1;
+    }
+    closedir(d);
+    char p[1100], buf[65536];
+    for (int i = 0; i < 400; i++) {
+        abxl_fmt(p, sizeof p, "%s/cgroup.procs", dir);
+        if (read_str(p, buf, sizeof buf) == 0)
+            for (char *s = buf; *s;) {
+                char *end;
+                long pid = strtol(s, &end, 10);
+                if (end == s)
+                    break;
+                if (pid > 0)
+                    kill((pid_t)pid, SIGKILL);
+                s = end + strspn(end, "\n");
+            }
+        abxl_fmt(p, sizeof p, "%s/%s", dir, cg_v2 == 1 ? "cgroup.freeze" : "freezer.state");
+        write_str(p, cg_v2 == 1 ? "0" : "THAWED");   /* absent outside the freezer: fine */
+        if (rmdir(dir) == 0 || errno == ENOENT)
+            return rc;
+        if (errno != EBUSY)
+            return -1;
+        abxl_sleep_ms(5);
+    }
+    return -1;
+}
+
+/* srv-<pid>-<start> of a server still running (this one included). */
+static bool server_alive(const char *name)
+{
+    char *end;
+    if (strncmp(name, "srv-", 4) != 0)
+        return false;   /* an older layout's sandbox: its server is gone */
+    long pid = strtol(name + 4, &end, 10);
+    if (pid <= 0 || *end != '-')
+        return false;
+    unsigned long long start = strtoull(end + 1, NULL, 10);
+    return start != 0 && abxl_proc_starttime((pid_t)pid) == start;
+}
+
+int abxl_cgroup_gc(void)
+{
+    /* The freezer first: the other hierarchies' tasks die once thawed. */
+    static const char *const order[] = {"freezer", "memory", "pids", "cpu", "cpuacct"};
+    char top[256], dir[512];
+    int removed = 0;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        if (cg_v2 == 1 && i > 0)
+            break;
+        cg_top(top, sizeof top, order[i]);
+        DIR *d = opendir(top);
+        if (d == NULL)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_type != DT_DIR || e->d_name[0] == '.' || server_alive(e->d_name) ||
+                abxl_fmt(dir, sizeof dir, "%s/%s", top, e->d_name) != 0)
+                continue;
+            if (kill_rmdir(dir) != 0)
+                abxl_log(ABXL_LOG_ERROR, "cannot remove the leftover cgroup %s", dir);
+            else if (cg_v2 == 1 || strcmp(order[i], "memory") == 0)
+                removed++;   /* counted once, in a hierarchy every layout has */
+        }
+        closedir(d);
+    }
+    return removed;
+}
+
+void abxl_cgroup_shutdown(void)
+{
+    char p[512];
+    for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0] && cg_self[0]; i++) {
+        if (cg_v2 == 1 && i > 0)
+            break;
+        cg_path(p, sizeof p, v1_ctrls[i], NULL, NULL);
+        kill_rmdir(p);
+    }
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "jsonstrict.h"
 #include "server.h"
 
 static int fill_random(void *p, size_t n)
@@ -196,12 +197,12 @@ int abxl_unescape(const char *in, size_t n, char *out, size_t outlen)
         } else if (c == '+') {
             c = ' ';
         }
-        if (o + 1 >= outlen)
-            return -1;
+        if (c == '\0' || o + 1 >= outlen)
+            return -1;   /* a NUL would cut the value short in C */
         out[o++] = c;
     }
     out[o] = '\0';
-    return 0;
+    return abx_text_ok(out, o) ? 0 : -1;
 }
 
 int abxl_query_get(const char *uri, const char *name, char *out, size_t outlen)

@@ -6,6 +6,7 @@
 
 #include "filesig.h"
 #include "log.h"
+#include "jsonstrict.h"
 #include "server.h"
 
 static bool key_ok(struct MHD_Connection *c)
@@ -21,10 +22,10 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method,
         return abxl_http_json(c, 200, abxl_faults_json());
     if (strcmp(method, "POST") != 0)
         return abxl_http_405(c, "GET, POST", method, "/admin/faults");
-    cJSON *o = cJSON_ParseWithLength(body->data ? body->data : "", body->len);
-    if (o == NULL)
-        return abxl_http_error(c, 400, "malformed JSON body");
     char err[256];
+    cJSON *o = abx_json_parse_strict(body->data ? body->data : "", body->len, err, sizeof err);
+    if (o == NULL)
+        return abxl_http_error(c, 400, "%s", err);
     int rc = abxl_faults_update(o, err, sizeof err);
     cJSON_Delete(o);
     if (rc != 0)

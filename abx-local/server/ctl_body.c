@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "jsonstrict.h"
 #include "server.h"
 
 /* Parses an optional JSON object body; NULL with *bad set on error. */
@@ -13,9 +14,10 @@ cJSON *abxl_body_parse(struct MHD_Connection *c, const struct abx_buf *body,
     *bad = MHD_YES;
     if (body->len == 0)
         return NULL;
-    cJSON *o = cJSON_ParseWithLength(body->data, body->len);
+    char err[128];
+    cJSON *o = abx_json_parse_strict(body->data, body->len, err, sizeof err);
     if (o == NULL) {
-        *bad = abxl_http_error(c, 400, "malformed JSON body");
+        *bad = abxl_http_error(c, 400, "%s", err);
         return NULL;
     }
     if (!cJSON_IsObject(o)) {
@@ -59,8 +61,20 @@ int abxl_body_bool(const cJSON *o, const char *name, bool *out, char *err, size_
     return 1;
 }
 
-/* A map of strings (metadata, envVars). */
-int abxl_body_map(const cJSON *o, const char *name, const cJSON **out, char *err, size_t errlen)
+/* An environment variable's name: what a shell can set, and nothing that
+ * would make "K=V" mean another variable. */
+static bool env_name(const char *k)
+{
+    if (!((k[0] >= 'A' && k[0] <= 'Z') || (k[0] >= 'a' && k[0] <= 'z') || k[0] == '_'))
+        return false;
+    return strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
+           strlen(k);
+}
+
+/* A map of strings (metadata, envVars): keys non-empty, and for
+ * ABXL_KEYS_ENV variable names. */
+int abxl_body_map(const cJSON *o, const char *name, enum abxl_keys keys, const cJSON **out,
+                  char *err, size_t errlen)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
     *out = NULL;
@@ -75,6 +89,13 @@ int abxl_body_map(const cJSON *o, const char *name, const cJSON **out, char *err
     {
         if (!cJSON_IsString(e)) {
             snprintf(err, errlen, "field '%s.%.64s' must be a string", name, e->string);
+            return -1;
+        }
+        if (e->string[0] == '\0' || (keys == ABXL_KEYS_ENV && !env_name(e->string))) {
+            snprintf(err, errlen, "field '%s' has a bad key '%.64s': %s", name, e->string,
+                     keys == ABXL_KEYS_ENV ? "a variable name is letters, digits and '_', "
+                                             "not starting with a digit"
+                                           : "keys must not be empty");
             return -1;
         }
     }

@@ -112,8 +112,8 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
         abxl_body_bool(o, "secure", &secure, err, sizeof err) < 0 ||
         abxl_body_bool(o, "allow_internet_access", &internet, err, sizeof err) < 0 ||
         abxl_body_bool(o, "autoPause", &auto_pause, err, sizeof err) < 0 ||
-        abxl_body_map(o, "metadata", &meta, err, sizeof err) < 0 ||
-        abxl_body_map(o, "envVars", &envs, err, sizeof err) < 0 ||
+        abxl_body_map(o, "metadata", ABXL_KEYS_NONEMPTY, &meta, err, sizeof err) < 0 ||
+        abxl_body_map(o, "envVars", ABXL_KEYS_ENV, &envs, err, sizeof err) < 0 ||
         get_auto_resume(o, &auto_resume, err, sizeof err) < 0 ||
         get_network(o, &net, &public_traffic, err, sizeof err) < 0 ||
         reserved_metadata(meta, err, sizeof err) < 0) {

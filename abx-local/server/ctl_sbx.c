@@ -28,7 +28,8 @@ static enum MHD_Result not_found(struct MHD_Connection *c, const char *id)
     return abxl_http_error(c, 404, "sandbox \"%.64s\" not found", id);
 }
 
-/* Reads {"timeout": n} for timeout/connect/resume; negative counts as 0. */
+/* Reads {"timeout": n} for timeout/connect/resume: 0 to the maximum (the
+ * API's schema says minimum 0; a negative one is refused). */
 static int body_timeout(struct MHD_Connection *c, const struct abx_buf *body, bool required,
                         long def, long *out, enum MHD_Result *ret)
 {
@@ -37,7 +38,7 @@ static int body_timeout(struct MHD_Connection *c, const struct abx_buf *body, bo
     if (o == NULL && body->len)
         return -1;
     long t = def;
-    int r = abxl_body_int(o, "timeout", -2147483648L, ABXL_MAX_TIMEOUT_S, &t, err, sizeof err);
+    int r = abxl_body_int(o, "timeout", 0, ABXL_MAX_TIMEOUT_S, &t, err, sizeof err);
     cJSON_Delete(o);
     if (r < 0) {
         *ret = abxl_http_error(c, 400, "%s", err);
@@ -47,7 +48,7 @@ static int body_timeout(struct MHD_Connection *c, const struct abx_buf *body, bo
         *ret = abxl_http_error(c, 400, "field 'timeout' is required");
         return -1;
     }
-    *out = t < 0 ? 0 : t;
+    *out = t;
     return 0;
 }
 
@@ -170,10 +171,18 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
                            : abxl_http_json(c, 200, abxl_json_sandbox(s));
         }
     } else if (strcmp(sub, "pause") == 0) {
+        /* {"memory": bool}: E2B's option; here memory is always kept. */
         cJSON *o = abxl_body_parse(c, body, &ret);
         if (o == NULL && body->len)
             goto out;
+        char err[256];
+        bool memory = true;
+        int br = abxl_body_bool(o, "memory", &memory, err, sizeof err);
         cJSON_Delete(o);
+        if (br < 0) {
+            ret = abxl_http_error(c, 400, "%s", err);
+            goto out;
+        }
         int r = abxl_life_pause(s);
         ret = r < 0   ? not_found(c, id)
               : r > 0 ? abxl_http_error(c, 409, "sandbox %s is already paused", s->id)

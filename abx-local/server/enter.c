@@ -1,33 +1,45 @@
 /* `abx-local sandbox-enter`: the step between the server and bubblewrap,
  * run as a fresh single-threaded process (the server forks and execs it
- * on its main thread, see sbx_spawn.c).
+ * on its main thread, see sbx_spawn.c), as host root.
  *
  *   abx-local sandbox-enter --dir DIR --lower ROOTFS --disk-mb N
- *                           [--cgroup PROCS_FILE]... -- BWRAP ARGS...
+ *       [--cgroup PROCS_FILE]... [--userns BASE COUNT] [--ro SRC DEST]...
+ *       [--seccomp BPF_FILE] -- BWRAP ARGS...
  *
- * It joins the sandbox's cgroups, then in a mount namespace of its own
- * (private: nothing propagates to the host) mounts a tmpfs of N MiB at
- * DIR/disk, and over DIR/root an overlay whose lower layer is the
- * template root and whose upper layer lives on that tmpfs, seeded with
- * DIR/etc/{hostname,hosts,resolv.conf}; then it execs bwrap, which binds
- * DIR/root as the sandbox's /. Debian 12's bubblewrap (0.8) has no
- * --overlay, hence this step. The mounts exist only in namespaces of
- * the sandbox's processes: when they die, the mounts go with them, and
- * nothing is left mounted on the host. */
+ * 1. It joins the sandbox's cgroups.
+ * 2. In a mount namespace of its own (private: nothing propagates to the
+ *    host) it mounts a tmpfs of N MiB at DIR/disk and, over DIR/root, an
+ *    overlay whose lower layer is the template root and whose upper layer
+ *    lives on that tmpfs, seeded with DIR/etc/{hostname,hosts,resolv.conf}.
+ * 3. It binds each SRC read-only at DEST inside that root (envd, the app,
+ *    envd's config), refusing a DEST reached through a symlink.
+ * 4. It makes the root reachable as ABXL_STAGE_ROOT: a tmpfs over /tmp of
+ *    this namespace holds it, so the sandbox's root needs no right to
+ *    traverse the host's folders that lead to DIR.
+ * 5. It moves itself into the sandbox's user namespace (userns.c) and
+ *    becomes its root: host uid BASE, nothing on the host.
+ * 6. It execs bwrap with an empty environment and only its descriptors
+ *    0-2, the info fd 3 and the seccomp program on fd 4.
+ * Debian 12's bubblewrap (0.8) has no --overlay, hence this step. The
+ * mounts exist only in namespaces of the sandbox's processes: when they
+ * die, the mounts go with them, and nothing is left mounted on the host. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "server.h"
 
 #define MAX_CGROUPS 8
+#define MAX_BINDS 8
 
 static int die(const char *what, const char *path)
 {
@@ -47,7 +59,7 @@ static int write_file(const char *path, const char *data)
     return rc;
 }
 
-static int copy_seed(const char *dir, const char *upper, const char *name)
+static int copy_seed(const char *dir, const char *upper, const char *name, uid_t owner)
 {
     char src[4400], dst[4400], buf[4096];
     abxl_fmt(src, sizeof src, "%s/etc/%s", dir, name);
@@ -60,7 +72,7 @@ static int copy_seed(const char *dir, const char *upper, const char *name)
     int out = n >= 0 ? open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
     if (out < 0)
         return -1;
-    int rc = write(out, buf, (size_t)n) == n ? 0 : -1;
+    int rc = write(out, buf, (size_t)n) == n && fchown(out, owner, owner) == 0 ? 0 : -1;
     close(out);
     return rc;
 }
@@ -71,63 +83,186 @@ static bool plain_path(const char *p)
     return p[0] == '/' && strpbrk(p, ",:\\") == NULL;
 }
 
-int abxl_enter_main(int argc, char **argv)
+/* Binds src read-only on dest, a folder under root reached without
+ * following any symlink (a template's /opt could point anywhere). Nothing
+ * else runs in the root yet, so the checked path is the one mounted on. */
+static int bind_ro(int root_fd, const char *root, const char *src, const char *dest)
 {
-    const char *dir = NULL, *lower = NULL, *cgroups[MAX_CGROUPS];
-    long disk_mb = 0;
-    int ncg = 0, i;
-    for (i = 2; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
-        if (strcmp(argv[i], "--dir") == 0)
-            dir = argv[i + 1];
-        else if (strcmp(argv[i], "--lower") == 0)
-            lower = argv[i + 1];
-        else if (strcmp(argv[i], "--disk-mb") == 0)
-            disk_mb = strtol(argv[i + 1], NULL, 10);
-        else if (strcmp(argv[i], "--cgroup") == 0 && ncg < MAX_CGROUPS)
-            cgroups[ncg++] = argv[i + 1];
-        else
-            break;
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
+    const char *rel = dest + strspn(dest, "/");
+    int fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof how);
+    if (fd < 0)
+        return die("no mount point (a folder, no symlink) in the template root for", dest);
+    close(fd);
+    char at[4600];
+    if (abxl_fmt(at, sizeof at, "%s/%s", root, rel) != 0)
+        return die("path too long:", dest);
+    if (mount(src, at, NULL, MS_BIND | MS_REC, NULL) != 0 ||
+        mount(NULL, at, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
+        return die("cannot bind read-only at", dest);
+    return 0;
+}
+
+struct enter_args {
+    const char *dir, *lower, *seccomp, *cgroups[MAX_CGROUPS];
+    const char *bind_src[MAX_BINDS], *bind_dst[MAX_BINDS];
+    long disk_mb;
+    unsigned long uid_base, uid_count;
+    int ncg, nbind;
+    char **bwrap;
+};
+
+static unsigned long ulong_arg(const char *s, bool *ok)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0)
+        *ok = false;
+    return v;
+}
+
+static int parse(int argc, char **argv, struct enter_args *a)
+{
+    bool ok = true;
+    int i;
+    for (i = 2; i + 1 < argc && strcmp(argv[i], "--") != 0 && ok;) {
+        const char *o = argv[i], *v = argv[i + 1];
+        if (strcmp(o, "--dir") == 0)
+            a->dir = v;
+        else if (strcmp(o, "--lower") == 0)
+            a->lower = v;
+        else if (strcmp(o, "--disk-mb") == 0)
+            a->disk_mb = (long)ulong_arg(v, &ok);
+        else if (strcmp(o, "--seccomp") == 0)
+            a->seccomp = v;
+        else if (strcmp(o, "--cgroup") == 0 && a->ncg < MAX_CGROUPS)
+            a->cgroups[a->ncg++] = v;
+        else if (strcmp(o, "--userns") == 0 && i + 2 < argc) {
+            a->uid_base = ulong_arg(v, &ok);
+            a->uid_count = ulong_arg(argv[++i + 1], &ok);
+        } else if (strcmp(o, "--ro") == 0 && i + 2 < argc && a->nbind < MAX_BINDS) {
+            a->bind_src[a->nbind] = v;
+            a->bind_dst[a->nbind++] = argv[++i + 1];
+        } else
+            ok = false;
+        i += 2;
     }
-    if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc || dir == NULL ||
-        lower == NULL || disk_mb <= 0 || !plain_path(dir) || !plain_path(lower)) {
+    if (!ok || i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc || a->dir == NULL ||
+        a->lower == NULL || a->disk_mb <= 0 || !plain_path(a->dir) || !plain_path(a->lower) ||
+        (a->uid_base > 0 && (a->uid_count == 0 || a->uid_count > 65536 * 64))) {
         abxl_log_cmd("sandbox-enter", ABXL_LOG_ERROR, "internal command, used by the server: "
-                     "--dir DIR --lower ROOTFS --disk-mb N [--cgroup FILE]... -- BWRAP ARGS");
-        return 2;
+                     "--dir DIR --lower ROOTFS --disk-mb N [--cgroup FILE]... [--userns BASE "
+                     "COUNT] [--ro SRC DEST]... [--seccomp FILE] -- BWRAP ARGS");
+        return -1;
     }
-    char **bwrap = argv + i + 1;
-    for (int k = 0; k < ncg; k++)
-        if (write_file(cgroups[k], "0") != 0)
-            return die("cannot join cgroup", cgroups[k]);
-    if (unshare(CLONE_NEWNS) != 0)
-        return die("cannot create a mount namespace", NULL);
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        return die("cannot make mounts private", "/");
+    a->bwrap = argv + i + 1;
+    return 0;
+}
+
+/* Steps 2-3: the overlay root at DIR/root and the read-only binds in it. */
+static int make_root(const struct enter_args *a, uid_t owner)
+{
     char disk[4400], upper[4500], work[4500], etc[4600], low[4400], opts[16384];
-    abxl_fmt(disk, sizeof disk, "%s/disk", dir);
+    abxl_fmt(disk, sizeof disk, "%s/disk", a->dir);
     abxl_fmt(upper, sizeof upper, "%s/upper", disk);
     abxl_fmt(work, sizeof work, "%s/work", disk);
     abxl_fmt(etc, sizeof etc, "%s/etc", upper);
-    abxl_fmt(low, sizeof low, "%s/lower", dir);
-    abxl_fmt(opts, sizeof opts, "size=%ldm,mode=0755", disk_mb);
+    abxl_fmt(low, sizeof low, "%s/lower", a->dir);
+    /* The disk's root and the upper layer belong to the sandbox's root. */
+    abxl_fmt(opts, sizeof opts, "size=%ldm,mode=0755,uid=%u,gid=%u", a->disk_mb,
+             (unsigned)owner, (unsigned)owner);
     if (mount("abx-disk", disk, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
         return die("cannot mount the sandbox disk (tmpfs) at", disk);
-    if (mkdir(upper, 0755) != 0 || mkdir(work, 0700) != 0 || mkdir(etc, 0755) != 0)
+    if (mkdir(upper, 0755) != 0 || mkdir(work, 0700) != 0 || mkdir(etc, 0755) != 0 ||
+        chown(upper, owner, owner) != 0 || chown(etc, owner, owner) != 0)
         return die("cannot create the overlay folders in", disk);
     static const char *const seeds[] = {"hostname", "hosts", "resolv.conf"};
     for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++)
-        if (copy_seed(dir, upper, seeds[k]) != 0)
+        if (copy_seed(a->dir, upper, seeds[k], owner) != 0)
             return die("cannot write /etc file", seeds[k]);
     /* The overlay's options show in the sandbox's /proc/mounts: give them
      * paths relative to DIR (the template root bound read-only at
      * DIR/lower), so no host path is named there. */
-    if (mount(lower, low, NULL, MS_BIND | MS_REC, NULL) != 0 ||
+    if (mount(a->lower, low, NULL, MS_BIND | MS_REC, NULL) != 0 ||
         mount(NULL, low, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) != 0)
         return die("cannot bind the template root at", low);
-    if (chdir(dir) != 0)
-        return die("cannot enter", dir);
+    if (chdir(a->dir) != 0)
+        return die("cannot enter", a->dir);
     if (mount("abx-root", "root", "overlay", 0,
               "lowerdir=lower,upperdir=disk/upper,workdir=disk/work") != 0)
-        return die("cannot mount the overlay root (is the overlay module available?) in", dir);
-    execv(bwrap[0], bwrap);
-    return die("cannot run", bwrap[0]);
+        return die("cannot mount the overlay root (is the overlay module available?) in",
+                   a->dir);
+    int root_fd = open("root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root_fd < 0)
+        return die("cannot open the root in", a->dir);
+    int rc = 0;
+    for (int k = 0; k < a->nbind && rc == 0; k++)
+        rc = bind_ro(root_fd, "root", a->bind_src[k], a->bind_dst[k]);
+    close(root_fd);
+    return rc;
+}
+
+/* Step 4: DIR/root at ABXL_STAGE_ROOT, on a tmpfs over the stage folder. */
+static int stage_root(const char *dir)
+{
+    char p[4400];
+    abxl_fmt(p, sizeof p, "%s/root", dir);
+    int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return die("cannot open", p);
+    char at[64];
+    snprintf(at, sizeof at, "/proc/self/fd/%d", fd);
+    int rc = 0;
+    if (mount("abx-stage", ABXL_STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "size=64k,mode=0755") != 0)
+        rc = die("cannot mount the stage tmpfs at", ABXL_STAGE);
+    else if (mkdir(ABXL_STAGE_ROOT, 0755) != 0 ||
+             mount(at, ABXL_STAGE_ROOT, NULL, MS_BIND | MS_REC, NULL) != 0)
+        rc = die("cannot stage the root at", ABXL_STAGE_ROOT);
+    close(fd);
+    return rc;
+}
+
+int abxl_enter_main(int argc, char **argv)
+{
+    struct enter_args a = {0};
+    if (parse(argc, argv, &a) != 0)
+        return 2;
+    uid_t owner = (uid_t)a.uid_base;
+    char err[512];
+    for (int k = 0; k < a.ncg; k++)
+        if (write_file(a.cgroups[k], "0") != 0)
+            return die("cannot join cgroup", a.cgroups[k]);
+    /* The seccomp program first, so that it is fd 4 (the server hands
+     * over 0-3 only); bwrap's binary opened as host root, before /tmp is
+     * covered: it may live there. */
+    if (a.seccomp) {
+        int sfd = open(a.seccomp, O_RDONLY);
+        if (sfd < 0 || (sfd != 4 && (dup2(sfd, 4) != 4 || close(sfd) != 0)))
+            return die("cannot open the seccomp program", a.seccomp);
+    }
+    int exe = open(a.bwrap[0], O_PATH | O_CLOEXEC);
+    if (exe < 0)
+        return die("cannot open", a.bwrap[0]);
+    if (unshare(CLONE_NEWNS) != 0)
+        return die("cannot create a mount namespace", NULL);
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return die("cannot make mounts private", "/");
+    if (make_root(&a, owner) != 0 || stage_root(a.dir) != 0)
+        return 125;
+    if (chdir("/") != 0)
+        return die("cannot enter", "/");
+    if (a.uid_base > 0 && abxl_userns_enter(a.uid_base, a.uid_count, err, sizeof err) != 0) {
+        abxl_log(ABXL_LOG_ERROR, "sandbox root: %s", err);
+        return 125;
+    }
+    /* Nothing of the server passes in: no variable, no descriptor but
+     * stdin/out/err (a pipe the server reads), bwrap's info fd and the
+     * seccomp program. */
+    close_range(a.seccomp ? 5 : 4, ~0U, CLOSE_RANGE_CLOEXEC);
+    char *empty[] = {NULL};
+    syscall(SYS_execveat, exe, "", a.bwrap, empty, AT_EMPTY_PATH);
+    return die("cannot run", a.bwrap[0]);
 }

@@ -188,7 +188,6 @@ void abxl_spawn_recover(void)
         if (abxl_fmt(dir, sizeof dir, "%s/%s", abxl_cfg.sandboxes_dir, e->d_name) != 0)
             continue;
         kill_left(dir);
-        abxl_cgroup_destroy(e->d_name);
         if (abxl_rm_rf(dir) != 0)
             abxl_log(ABXL_LOG_ERROR, "cannot remove %s", dir);
         n++;
@@ -196,4 +195,40 @@ void abxl_spawn_recover(void)
     closedir(d);
     if (n > 0)
         abxl_log(ABXL_LOG_INFO, "removed %d sandbox folder(s) left by a previous run", n);
+}
+
+int abxl_gc_main(int argc, char **argv)
+{
+    static const char help[] =
+        "usage: abx-local gc\n"
+        "\n"
+        "Removes what dead abx-local servers left, whatever their state dir: their\n"
+        "sandboxes' processes (killed, thawed first when paused) and cgroups.\n"
+        "Servers still running are left alone. `abx-local serve` does the same at\n"
+        "start. Needs root.\n"
+        "\n"
+        "  -h, --help           this help\n";
+    if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+        abxl_usage(help, false);
+        return 0;
+    }
+    if (argc > 2) {
+        abxl_log_cmd("gc", ABXL_LOG_ERROR, argv[2][0] == '-' ? "unknown option %s"
+                                                             : "unexpected argument %s", argv[2]);
+        abxl_usage("usage: abx-local gc   (see abx-local gc --help)\n", true);
+        return 2;
+    }
+    char err[512];
+    if (geteuid() != 0) {
+        abxl_log_cmd("gc", ABXL_LOG_ERROR, "must run as root (cgroups of root's sandboxes)");
+        return 1;
+    }
+    if (abxl_cgroup_init(err, sizeof err) != 0) {
+        abxl_log_cmd("gc", ABXL_LOG_ERROR, "%s", err);
+        return 1;
+    }
+    int n = abxl_cgroup_gc();
+    abxl_cgroup_shutdown();
+    abxl_out("removed %d group(s) of sandboxes left by dead servers\n", n);
+    return 0;
 }

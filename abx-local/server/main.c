@@ -42,6 +42,10 @@
     "                       with abx-local)\n" \
     "  --bwrap PATH         bubblewrap binary (default: bwrap in PATH)\n" \
     "  --max-sandboxes N    concurrent sandboxes before create answers 429 (100)\n" \
+    "  --max-memory MB      memory of all sandboxes together (default: 3/4 of\n" \
+    "                       the host's)\n" \
+    "  --max-pids N         processes and threads of all sandboxes together\n" \
+    "                       (default: half the host's pid_max)\n" \
     "  --profile e2b|fc     the cloud to imitate: upstream E2B or FC Agent Sandbox\n" \
     "                       (default $ABX_LOCAL_PROFILE, else e2b)\n" \
     "  --switch NAME=on|off\n" \
@@ -64,6 +68,8 @@ static const char usage[] =
     "usage: abx-local serve [options]   (abx-local serve --help)\n"
     "       abx-local template list|build|import|rm ...  (abx-local template --help)\n"
     "       abx-local switches   the profile switches and their values per profile\n"
+    "       abx-local gc         remove what dead servers left (abx-local gc --help)\n"
+    "       abx-local seccomp    the system calls sandboxes may not make, and why\n"
     "       abx-local --help | --version\n"
     "\n" SERVE_ABOUT "\n" SERVE_OPTIONS
     "\n"
@@ -144,6 +150,7 @@ static int parse_args(int argc, char **argv)
             if (strcmp(a, opts[k].flag) == 0)
                 break;
         bool known = k < sizeof opts / sizeof opts[0] || strcmp(a, "--max-sandboxes") == 0 ||
+                     strcmp(a, "--max-memory") == 0 || strcmp(a, "--max-pids") == 0 ||
                      strcmp(a, "--profile") == 0 || strcmp(a, "--switch") == 0 ||
                      abxl_faults_flag(a, NULL, err, sizeof err) == 0;
         if (!known) {
@@ -163,14 +170,31 @@ static int parse_args(int argc, char **argv)
             snprintf(opts[k].dst, opts[k].n, "%s", argv[++i]);
             continue;
         }
-        if (strcmp(a, "--max-sandboxes") == 0) {
+        static const struct {
+            const char *flag;
+            long long min, max;
+        } nums[] = {{"--max-sandboxes", 1, 100000}, {"--max-memory", 64, 1LL << 40},
+                    {"--max-pids", 64, 1LL << 22}};
+        size_t q;
+        for (q = 0; q < sizeof nums / sizeof nums[0]; q++)
+            if (strcmp(a, nums[q].flag) == 0)
+                break;
+        if (q < sizeof nums / sizeof nums[0]) {
             char *end;
-            long n = strtol(argv[i + 1], &end, 10);
-            if (argv[i + 1][0] == '\0' || *end != '\0' || n < 1 || n > 100000) {
-                abxl_log(ABXL_LOG_ERROR, "--max-sandboxes wants an integer from 1 to 100000");
-                return 2;
+            errno = 0;
+            long long n = strtoll(argv[i + 1], &end, 10);
+            if (argv[i + 1][0] == '\0' || *end != '\0' || errno != 0 || n < nums[q].min ||
+                n > nums[q].max) {
+                abxl_log_cmd("serve", ABXL_LOG_ERROR, "%s wants an integer from %lld to %lld",
+                             a, nums[q].min, nums[q].max);
+                return usage_hint("serve");
             }
-            abxl_cfg.max_sandboxes = n;
+            if (q == 0)
+                abxl_cfg.max_sandboxes = (long)n;
+            else if (q == 1)
+                abxl_cfg.max_memory_mb = n;
+            else
+                abxl_cfg.max_pids = (long)n;
             i++;
             continue;
         }
@@ -273,6 +297,14 @@ static int serve(void)
     }
     if (lock_state_dir() < 0)
         return 1;
+    snprintf(abxl_cfg.seccomp_bpf, sizeof abxl_cfg.seccomp_bpf, "%s/seccomp.bpf", real);
+    if (abxl_seccomp_write(abxl_cfg.seccomp_bpf, err, sizeof err) != 0) {
+        abxl_log(ABXL_LOG_ERROR, "cannot run sandboxes here: %s", err);
+        return 1;
+    }
+    int left = abxl_cgroup_gc();
+    if (left > 0)
+        abxl_log(ABXL_LOG_INFO, "removed %d group(s) of sandboxes left by dead servers", left);
     if (abxl_overlay_check(err, sizeof err) != 0 || abxl_envd_bundle(err, sizeof err) != 0) {
         abxl_log(ABXL_LOG_ERROR, "cannot run sandboxes here: %s", err);
         return 1;
@@ -352,6 +384,7 @@ static int serve(void)
     MHD_stop_daemon(dd);
     MHD_stop_daemon(cd);
     abxl_life_kill_all();
+    abxl_cgroup_shutdown();
     curl_global_cleanup();
     abxl_log(ABXL_LOG_INFO, "stopped");
     return 0;
@@ -400,6 +433,12 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--version") == 0) {
         abxl_out("abx-local %s (envd %s, profile %s)\n", ABXL_VERSION, abxl_envd_version(),
                  abxl_profile_name());
+        return 0;
+    }
+    if (strcmp(cmd, "gc") == 0)
+        return abxl_gc_main(argc, argv);
+    if (strcmp(cmd, "seccomp") == 0 && argc == 2) {
+        abxl_seccomp_print();
         return 0;
     }
     if (strcmp(cmd, "sandbox-enter") == 0)

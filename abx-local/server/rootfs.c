@@ -18,7 +18,7 @@
 #include "server.h"
 
 /* Part of every key: bump when the customize step or the layout changes. */
-#define ROOTFS_FORMAT "abx-rootfs-2"
+#define ROOTFS_FORMAT "abx-rootfs-3"   /* 3: owned by the sandbox uids */
 
 int abxl_rootfs_paths(struct abxl_tmpl *t)
 {
@@ -62,10 +62,22 @@ int abxl_rootfs_key(struct abxl_tmpl *t, char *err, size_t errlen)
     return abxl_rootfs_paths(t);
 }
 
+/* Built, and by a layout that gives it to the sandbox uids: its
+ * <key>.json says which uid base it was shifted to (rootfs_shift.c). */
 bool abxl_rootfs_built(const struct abxl_tmpl *t)
 {
     struct stat st;
-    return t->key[0] && stat(t->rootfs, &st) == 0 && S_ISDIR(st.st_mode);
+    if (!t->key[0] || stat(t->rootfs, &st) != 0 || !S_ISDIR(st.st_mode))
+        return false;
+    char meta[4300];
+    abxl_fmt(meta, sizeof meta, "%s.json", t->rootfs);
+    char *text = abxl_read_text(meta, 4096);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "uidBase");
+    bool ok = cJSON_IsNumber(b) && b->valuedouble == (double)ABXL_UID_BASE;
+    cJSON_Delete(o);
+    free(text);
+    return ok;
 }
 
 static int mkdirs(const char *sub, char *err, size_t errlen)
@@ -117,10 +129,13 @@ int abxl_rootfs_commit(const struct abxl_tmpl *t, const char *tmp_root, int64_t 
     char meta[4300], mtmp[4300], body[512];
     abxl_fmt(meta, sizeof meta, "%s.json", t->rootfs);
     abxl_fmt(mtmp, sizeof mtmp, "%s.json.tmp", t->rootfs);
+    if (abxl_rootfs_shift(tmp_root, err, errlen) != 0)
+        return -1;
     long long bytes = abxl_du(tmp_root);
     double secs = (double)(abxl_now_ms() - started_ms) / 1000.0;
     abxl_fmt(body, sizeof body, "{\"template\":\"%s\",\"bytes\":%lld,\"buildSeconds\":%.1f,"
-            "\"builtAt\":%lld}\n", t->id, bytes, secs, (long long)(abxl_now_ms() / 1000));
+            "\"builtAt\":%lld,\"uidBase\":%lu}\n", t->id, bytes, secs,
+            (long long)(abxl_now_ms() / 1000), ABXL_UID_BASE);
     abxl_rm_rf(t->rootfs);   /* --force: the old entry goes only now */
     if (abxl_write_small(mtmp, body, 0644) != 0 || rename(tmp_root, t->rootfs) != 0 ||
         rename(mtmp, meta) != 0) {
@@ -233,8 +248,9 @@ int abxl_rootfs_build(const struct abxl_tmpl *t, bool force, char *err, size_t e
     if (t->rootfs_kind == ABXL_ROOTFS_IMAGE) {
         if (abxl_rootfs_built(t))
             return 0;
-        abxl_fmt(err, errlen, "template %s: its imported root filesystem is gone from %s; "
-                "import the image again (abx-local template import %s IMAGE.tar)",
+        abxl_fmt(err, errlen, "template %s: its imported root filesystem is gone from %s, "
+                "or was imported by an abx-local older than its user namespaces; import "
+                "the image again (abx-local template import %s IMAGE.tar)",
                 t->id, t->rootfs, t->id);
         return -1;
     }

@@ -39,6 +39,7 @@ void abxl_sbx_unref(struct abxl_sbx *s)
         close(s->pidfd);
     if (s->netns_fd >= 0)
         close(s->netns_fd);
+    abxl_sbxlog_close(s->log);
     cJSON_Delete(s->metadata);
     cJSON_Delete(s->network);
     abxl_metrics_free(s->metrics);

@@ -51,7 +51,10 @@ static pid_t do_fork(char *const argv[], int info_fd, int log_fd)
         _exit(126);
     }
     close_range(4, ~0U, 0);
-    execv(argv[0], argv);
+    /* Nothing of the server's environment reaches the sandbox, not even
+     * its pid 1 (bwrap's init): sandbox-enter and bwrap need none. */
+    char *empty[] = {NULL};
+    execve(argv[0], argv, empty);
     _exit(127);
 }
 
@@ -108,7 +111,7 @@ void abxl_spawner_stop(void)
 }
 
 /* ---- starting one sandbox ---- */
-#define ARGV_MAX 96
+#define ARGV_MAX 160
 
 struct argv_b {
     char *v[ARGV_MAX];
@@ -147,9 +150,55 @@ static void add_cat(struct argv_b *a, const char *prefix, const char *x, const c
     add(a, p);
 }
 
-/* `abx-local sandbox-enter` (enter.c) mounts the root, then bwrap builds
- * the sandbox on it: the template's root as /, envd's bundle, the app and
- * envd's config bound read-only, a fresh /proc and /dev. */
+/* /proc entries runc masks or makes read-only (docs/security.md); only
+ * those this kernel has are covered (a bind needs its target). */
+static const char *const proc_masked_files[] = {"kcore", "keys", "latency_stats", "timer_list",
+                                                "timer_stats", "sched_debug"};
+static const char *const proc_masked_dirs[] = {"acpi", "asound", "scsi"};
+static const char *const proc_readonly[] = {"bus", "fs", "irq", "sys", "sysrq-trigger"};
+
+static bool host_proc_has(const char *name)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%s", name);
+    return access(p, F_OK) == 0;
+}
+
+static void add_proc_cover(struct argv_b *a)
+{
+    char p[64];
+    for (size_t i = 0; i < sizeof proc_masked_files / sizeof proc_masked_files[0]; i++)
+        if (host_proc_has(proc_masked_files[i])) {
+            snprintf(p, sizeof p, "/proc/%s", proc_masked_files[i]);
+            add(a, "--dev-bind");   /* a device node: not on a nodev mount */
+            add(a, "/dev/null");
+            add(a, p);
+        }
+    for (size_t i = 0; i < sizeof proc_masked_dirs / sizeof proc_masked_dirs[0]; i++)
+        if (host_proc_has(proc_masked_dirs[i])) {
+            snprintf(p, sizeof p, "/proc/%s", proc_masked_dirs[i]);
+            add(a, "--tmpfs");
+            add(a, p);
+            add(a, "--remount-ro");
+            add(a, p);
+        }
+    /* Bound read-only from the host's /proc: what these show depends on
+     * the reader's namespaces (net, uts, ipc sysctls) or is the same
+     * machine-wide, and a sub-folder of the new /proc cannot be named
+     * as a bind source by bwrap. */
+    for (size_t i = 0; i < sizeof proc_readonly / sizeof proc_readonly[0]; i++)
+        if (host_proc_has(proc_readonly[i])) {
+            snprintf(p, sizeof p, "/proc/%s", proc_readonly[i]);
+            add(a, "--ro-bind");
+            add(a, p);
+            add(a, p);
+        }
+}
+
+/* `abx-local sandbox-enter` (enter.c) mounts the root with envd's bundle,
+ * the app and envd's config bound read-only in it, and enters the
+ * sandbox's user namespace; bwrap then builds the sandbox on that root:
+ * fresh /proc (runc's paths covered) and /dev, the seccomp filter. */
 static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct abxl_tmpl *t)
 {
     char num[32], cg[8][256];
@@ -169,6 +218,27 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
         add(a, "--cgroup");
         add(a, cg[i]);
     }
+    add(a, "--userns");
+    snprintf(num, sizeof num, "%lu", (unsigned long)ABXL_UID_BASE);
+    add(a, num);
+    snprintf(num, sizeof num, "%lu", (unsigned long)ABXL_UID_COUNT);
+    add(a, num);
+    add(a, "--ro");
+    add(a, abxl_cfg.envd_bundle);
+    add(a, "/opt/abx/bin");
+    add(a, "--ro");
+    add_cat(a, "", s->dir, "/run");
+    add(a, "/run/abx");
+    char p[4400];
+    snprintf(p, sizeof p, "%s/app", t->dir);
+    struct stat st;
+    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+        add(a, "--ro");
+        add(a, p);
+        add(a, "/opt/abx/app");
+    }
+    add(a, "--seccomp");
+    add(a, abxl_cfg.seccomp_bpf);
     add(a, "--");
     add(a, abxl_cfg.bwrap);
     add(a, "--die-with-parent");
@@ -185,32 +255,21 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
     add(a, "PATH");
     add(a, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
     add(a, "--bind");
-    add_cat(a, "", s->dir, "/root");
+    add(a, ABXL_STAGE_ROOT);
     add(a, "/");
     add(a, "--dev");
     add(a, "/dev");
     add(a, "--proc");
     add(a, "/proc");
-    add(a, "--ro-bind");
-    add_cat(a, "", s->dir, "/run");
-    add(a, "/run/abx");
-    add(a, "--ro-bind");
-    add(a, abxl_cfg.envd_bundle);
-    add(a, "/opt/abx/bin");
-    char p[4400];
-    snprintf(p, sizeof p, "%s/app", t->dir);
-    struct stat st;
-    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-        add(a, "--ro-bind");
-        add(a, p);
-        add(a, "/opt/abx/app");
-    }
+    add_proc_cover(a);
     add(a, "--cap-drop");
     add(a, "ALL");
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
         add(a, "--cap-add");
         add(a, caps[i]);
     }
+    add(a, "--seccomp");
+    add(a, "4");   /* opened by sandbox-enter */
     add(a, "--chdir");
     add(a, "/");
     add(a, "--info-fd");
@@ -297,14 +356,18 @@ int abxl_spawn(struct abxl_sbx *s, const struct abxl_tmpl *t, const cJSON *env_v
     }
     char p[4400];
     snprintf(p, sizeof p, "%s/envd.log", s->dir);
-    log_fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (log_fd < 0 || pipe2(info, O_CLOEXEC) != 0) {
-        snprintf(err, errlen, "cannot create the sandbox log or pipe: %s", strerror(errno));
+    s->log = abxl_sbxlog_open(p, &log_fd, err, errlen);
+    if (s->log == NULL)
+        goto out;
+    if (pipe2(info, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "cannot create the sandbox's info pipe: %s", strerror(errno));
         goto out;
     }
     pid_t bwrap = spawner_exec(a.v, info[1], log_fd);
     close(info[1]);
     info[1] = -1;
+    close(log_fd);   /* the sandbox holds the only write ends now */
+    log_fd = -1;
     pthread_mutex_lock(&abxl_reg_lock);   /* see abxl_spawn_destroy */
     s->bwrap_pid = bwrap;
     pthread_mutex_unlock(&abxl_reg_lock);
@@ -387,6 +450,9 @@ void abxl_spawn_log_tail(const struct abxl_sbx *s, char *out, size_t n)
 {
     char p[4400], buf[512];
     out[0] = '\0';
+    /* A sandbox that failed at start has exited or is about to: let its
+     * last words reach the file. */
+    abxl_sbxlog_settle(s->log, 300);
     snprintf(p, sizeof p, "%s/envd.log", s->dir);
     int fd = open(p, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -444,6 +510,8 @@ void abxl_spawn_destroy(struct abxl_sbx *s)
     }
     if (s->cgroup)
         abxl_cgroup_destroy(s->id);
+    abxl_sbxlog_close(s->log);
+    s->log = NULL;
     if (s->dir[0] && abxl_rm_rf(s->dir) != 0)
         abxl_log(ABXL_LOG_ERROR, "sandbox %s: folder not fully removed", s->id);
 }

@@ -105,7 +105,9 @@ int abxl_sbxdir_prepare(const struct abxl_sbx *s, const struct abxl_tmpl *t,
         goto fail;
     what = "run/config.json";
     snprintf(p, sizeof p, "%s/run/config.json", s->dir);
-    if (write_config(s, t, env_vars, p) != 0)
+    /* Readable by the sandbox's root alone (host uid ABXL_UID_BASE). */
+    if (write_config(s, t, env_vars, p) != 0 ||
+        chown(p, (uid_t)ABXL_UID_BASE, (gid_t)ABXL_UID_BASE) != 0)
         goto fail;
     return 0;
 fail:

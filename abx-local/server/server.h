@@ -22,6 +22,14 @@
 #define ABXL_ENVD_PORT 49983
 #define ABXL_MAX_TIMEOUT_S 86400
 #define ABXL_BODY_CAP ((size_t)1024 * 1024)
+/* Sandbox uids and gids 0..COUNT-1 are host ids BASE.. (userns.c); the
+ * template roots in the cache are owned accordingly (rootfs_shift.c). */
+#define ABXL_UID_BASE 1879048192UL
+#define ABXL_UID_COUNT 65536UL
+/* Where sandbox-enter shows bwrap the root it made (enter.c). */
+#define ABXL_STAGE "/tmp"
+#define ABXL_STAGE_ROOT ABXL_STAGE "/root"
+#define ABXL_SBXLOG_CAP (8LL * 1024 * 1024)   /* bytes of envd.log kept */
 
 /* ---- configuration (config.c; the `serve` flags: main.c) ---- */
 struct abxl_srv_config {
@@ -32,6 +40,9 @@ struct abxl_srv_config {
     char envd_bundle[4200];    /* envd and its libraries (envd_bundle.c) */
     char envd_loader[256];     /* their dynamic loader's file name, "" if static */
     char sandboxes_dir[4096];
+    char seccomp_bpf[4200];    /* <state>/seccomp.bpf (seccomp.c) */
+    long long max_memory_mb;   /* all sandboxes together (cgroup.c); 0: from the host */
+    long max_pids;             /* idem */
     char api_key[160];
     char data_domain[160];
     long max_sandboxes;
@@ -133,6 +144,8 @@ int abxl_rootfs_tmpdir(const struct abxl_tmpl *t, char *out, size_t n, char *err
 int abxl_rootfs_commit(const struct abxl_tmpl *t, const char *tmp_root, int64_t started_ms,
                       char *err, size_t errlen);
 int abxl_rootfs_customize(const char *root, const char *home_src, char *err, size_t errlen);
+/* Gives a built root to the sandbox uids (ABXL_UID_BASE + its ids). */
+int abxl_rootfs_shift(const char *root, char *err, size_t errlen);
 void abxl_rootfs_progress(const struct abxl_tmpl *t, const char *verb, int pct, const char *what);
 int abxl_copy_tree(int sfd, int dfd, uid_t uid);
 /* `abx-local template ...` (tmplcli.c) */
@@ -176,8 +189,32 @@ int abxl_cgroup_procs_files(const char *id, char paths[][256], int max);
 int abxl_cgroup_freeze(const char *id, bool frozen);   /* 0, -1 no freezer / failed */
 void abxl_cgroup_kill(const char *id);
 void abxl_cgroup_destroy(const char *id);
+/* Kills and removes the cgroups of dead servers (any state dir): the
+ * number of their groups removed. After abxl_cgroup_init. */
+int abxl_cgroup_gc(void);
+/* Removes this server's parent cgroup (its sandboxes are gone). */
+void abxl_cgroup_shutdown(void);
+/* The limits on all sandboxes together: --max-memory/--max-pids, else
+ * from the host's size. */
+void abxl_cgroup_totals(long long *memory_mb, long *pids);
+int abxl_gc_main(int argc, char **argv);   /* `abx-local gc` (machine.c) */
 /* Bytes, CPU seconds (-1 when unreadable) and whether the OOM killer ran. */
 void abxl_cgroup_usage(const char *id, long long *mem, double *cpu_s, bool *oom);
+
+/* ---- isolation (userns.c, seccomp.c, sbx_log.c) ---- */
+/* Moves the caller into a new user namespace mapping 0..count-1 to
+ * base.. and makes it that namespace's root. */
+int abxl_userns_enter(unsigned long base, unsigned long count, char *err, size_t errlen);
+int abxl_seccomp_write(const char *path, char *err, size_t errlen);
+void abxl_seccomp_print(void);   /* `abx-local seccomp`: the refused calls and why */
+size_t abxl_seccomp_denied_count(void);
+struct abxl_sbxlog;
+/* A pipe whose read end a thread copies into path (capped); *wfd is the
+ * write end for the sandbox's stdout/stderr. */
+struct abxl_sbxlog *abxl_sbxlog_open(const char *path, int *wfd, char *err, size_t errlen);
+/* Waits up to timeout_ms for every writer to be gone and all copied. */
+void abxl_sbxlog_settle(struct abxl_sbxlog *l, long timeout_ms);
+void abxl_sbxlog_close(struct abxl_sbxlog *l);   /* NULL: nothing */
 
 /* ---- the sandbox's root (enter.c, envd_bundle.c) ---- */
 /* `abx-local sandbox-enter ...`: mounts the root, joins the cgroups, execs bwrap. */
@@ -205,6 +242,7 @@ struct abxl_sbx {
     pid_t bwrap_pid, init_pid;
     int pidfd, netns_fd;
     ino_t pidns_ino;
+    struct abxl_sbxlog *log;  /* envd.log's copier (sbx_log.c) */
     char dir[4200];
     int refs;
     struct abxl_sbx *next;
@@ -283,7 +321,7 @@ int abxl_nsnet_probe(int netns_fd, int port, const char *path, long timeout_ms);
 struct abxl_req {
     char *uri;                 /* raw request target, owned */
     struct abx_buf body;
-    bool too_big, started;
+    bool too_big, started, refused;
     void *proxy;               /* data plane state */
 };
 /* Replies (reply.c); errors are {"code":N,"message":...}, worded per profile. */
@@ -331,7 +369,9 @@ cJSON *abxl_body_parse(struct MHD_Connection *c, const struct abx_buf *body, enu
 int abxl_body_int(const cJSON *o, const char *name, long min, long max, long *out, char *err,
                  size_t errlen);
 int abxl_body_bool(const cJSON *o, const char *name, bool *out, char *err, size_t errlen);
-int abxl_body_map(const cJSON *o, const char *name, const cJSON **out, char *err, size_t errlen);
+enum abxl_keys { ABXL_KEYS_NONEMPTY, ABXL_KEYS_ENV };
+int abxl_body_map(const cJSON *o, const char *name, enum abxl_keys keys, const cJSON **out,
+                  char *err, size_t errlen);
 /* GET /templates and GET /templates/{id} (ctl_templates.c). */
 enum MHD_Result abxl_ctl_templates(struct MHD_Connection *c, const char *method,
                                   const char *path);

@@ -219,12 +219,42 @@ static int add_b64_forms(struct abx_mask *m, const unsigned char *s,
     return rc;
 }
 
+/* Forms that spell every byte: hex (lower, upper), %XX for each byte
+ * (an encoder that escapes everything), \u00XX for each byte (a JSON
+ * encoder that escapes everything), each in its textual encodings. */
+static int add_byte_forms(struct abx_mask *m, const unsigned char *s, size_t n)
+{
+    static const struct {
+        const char *prefix, *digits;
+    } forms[] = {{"", "0123456789abcdef"}, {"", "0123456789ABCDEF"},
+                 {"%", "0123456789ABCDEF"}, {"%", "0123456789abcdef"},
+                 {"\\u00", "0123456789abcdef"}, {"\\u00", "0123456789ABCDEF"}};
+    struct abx_buf o;
+    int rc = 0;
+
+    abx_buf_init(&o, 0);
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0] && !rc; f++) {
+        abx_buf_reset(&o);
+        for (size_t i = 0; i < n && !rc; i++) {
+            char two[2] = {forms[f].digits[s[i] >> 4], forms[f].digits[s[i] & 15]};
+            rc = abx_buf_append(&o, forms[f].prefix, strlen(forms[f].prefix)) ||
+                 abx_buf_append(&o, two, 2);
+        }
+        if (!rc)
+            rc = add_encodings(m, (unsigned char *)o.data, o.len);
+    }
+    abx_buf_free(&o);
+    return rc;
+}
+
 static int add_forms(struct abx_mask *m, const unsigned char *s, size_t n)
 {
     struct abx_buf t;
     int rc;
 
     rc = add_encodings(m, s, n);
+    if (!rc)
+        rc = add_byte_forms(m, s, n);
     /* Cores are short (about 4n/3 - 2 characters): for secrets under 8
      * bytes they would collide with ordinary base64 output. */
     if (!rc)

@@ -164,14 +164,19 @@ class Server:
         """Runs `bash -c cmd` via Process/Start; returns (exit code, stdout, stderr)."""
         return self.run_end(sid, cmd, user, token, timeout)[:3]
 
-    def run_end(self, sid, cmd, user="user", token=None, timeout=60):
+    def run_end(self, sid, cmd, user="user", token=None, timeout=60, deadline_ms=None,
+                errors=True):
         """run(), plus the end event ({} when the stream had none): its
-        status tells how a process killed by a signal ended."""
+        status tells how a process killed by a signal ended. deadline_ms:
+        Connect-Timeout-Ms, the process's lifetime; errors=False returns
+        the stream's end error as the fifth item instead of raising."""
         msg = {"process": {"cmd": "/bin/bash", "args": ["-c", cmd]}}
         h = {"Content-Type": "application/connect+json", "Connect-Protocol-Version": "1",
              "Authorization": "Basic " + base64.b64encode((user + ":").encode()).decode()}
         if token:
             h["X-Access-Token"] = token
+        if deadline_ms:
+            h["Connect-Timeout-Ms"] = str(deadline_ms)
         c = http.client.HTTPConnection(self.data, timeout=timeout)
         h.update({"E2b-Sandbox-Id": sid, "E2b-Sandbox-Port": "49983"})
         c.request("POST", "/process.Process/Start", envelope(msg), h)
@@ -181,11 +186,12 @@ class Server:
             c.close()
             raise RuntimeError("Process/Start: HTTP %d %r" % (r.status, body[:300]))
         events, end = Stream(c, r).all()
-        if end and end.get("error"):
+        if errors and end and end.get("error"):
             raise RuntimeError("Process/Start error: %r" % end["error"])
         out, err, ev_end = outputs(events)
         code = ev_end.get("exitCode", 0) if ev_end is not None else None
-        return code, out.decode(errors="replace"), err.decode(errors="replace"), ev_end or {}
+        res = code, out.decode(errors="replace"), err.decode(errors="replace"), ev_end or {}
+        return res if errors else res + ((end or {}).get("error"),)
 
     # ---- a sandbox's processes on the host ----
     def sandbox_pid(self, sid):
@@ -215,9 +221,18 @@ def sandbox_pids(state_dir):
 
 
 def cgroup_dirs(sid):
-    """The sandbox's cgroup folders (v1 controllers or v2)."""
-    return glob.glob("/sys/fs/cgroup/*/abx-local/%s" % sid) + \
-        glob.glob("/sys/fs/cgroup/abx-local/%s" % sid)
+    """The sandbox's cgroup folders (v1 controllers or v2), under its
+    server's abx-local/srv-<pid>-<start>/."""
+    return glob.glob("/sys/fs/cgroup/*/abx-local/srv-*/%s" % sid) + \
+        glob.glob("/sys/fs/cgroup/abx-local/srv-*/%s" % sid)
+
+
+def cgroup_file(sid, v1_ctrl, v1_file, v2_file):
+    """The path of one of the sandbox's cgroup files (v1 or v2), or None."""
+    for p in (glob.glob("/sys/fs/cgroup/%s/abx-local/srv-*/%s/%s" % (v1_ctrl, sid, v1_file)) +
+              glob.glob("/sys/fs/cgroup/abx-local/srv-*/%s/%s" % (sid, v2_file))):
+        return p
+    return None
 
 
 def e2e_env(server, run_id, drop=PLATFORM + KNOBS, hide=(), **extra):

@@ -7,7 +7,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from abxlocal import run_with_server  # noqa: E402
+from abxlocal import cgroup_file, run_with_server  # noqa: E402
 from abxtest import check, err_shape, proc_gone, proc_state  # noqa: E402
 
 
@@ -227,8 +227,8 @@ def time_of(rfc):
 def paused_state(sid, pid):
     """FROZEN when the sandbox's cgroup freezer holds it (v1 or v2), else
     the process state of its pid 1 (T when stopped by SIGSTOP)."""
-    v1 = "/sys/fs/cgroup/freezer/abx-local/%s/freezer.state" % sid
-    v2 = "/sys/fs/cgroup/abx-local/%s/cgroup.events" % sid
+    v1 = cgroup_file(sid, "freezer", "freezer.state", "-") or "-"
+    v2 = cgroup_file(sid, "-", "-", "cgroup.events") or "-"
     try:
         with open(v1) as f:
             return f.read().strip()

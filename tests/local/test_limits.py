@@ -19,7 +19,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from abxlocal import Server, cgroup_dirs  # noqa: E402
+from abxlocal import Server, cgroup_dirs, cgroup_file  # noqa: E402
 from abxtest import (boot_ticks, check, done, pid_ns, pidns_procs, proc_stat, until,  # noqa: E402
                      write_file)
 
@@ -115,12 +115,8 @@ def read(path):
 
 def cg(sid, v1_ctrl, v1_file, v2_file):
     """A cgroup file of the sandbox: (path, text) on v1, else on v2."""
-    v1 = "/sys/fs/cgroup/%s/abx-local/%s/%s" % (v1_ctrl, sid, v1_file)
-    v2 = "/sys/fs/cgroup/abx-local/%s/%s" % (sid, v2_file)
-    for p in (v1, v2):
-        if os.path.exists(p):
-            return p, read(p)
-    return None, None
+    p = cgroup_file(sid, v1_ctrl, v1_file, v2_file)
+    return (p, read(p)) if p else (None, None)
 
 
 def metric(s, sid):

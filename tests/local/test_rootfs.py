@@ -82,6 +82,19 @@ def umoci(*args):
         raise RuntimeError("umoci %s: %s" % (" ".join(args), p.stdout))
 
 
+UID_BASE = 1879048192   # abx-local's sandbox uid 0 on the host (server.h)
+
+
+def unshift(tree):
+    """A cached root belongs to the sandbox uids (ABX_UID_BASE + N); an
+    image, as docker save makes it, to uids N."""
+    for d, dirs, files in os.walk(tree):
+        for x in [d] + [os.path.join(d, f) for f in dirs + files]:
+            st = os.lstat(x)
+            if st.st_uid >= UID_BASE:
+                os.lchown(x, st.st_uid - UID_BASE, st.st_gid - UID_BASE)
+
+
 def make_image(work, root, marker):
     """An oci-archive of root plus /etc/abx-image-marker, Env ABX_IMAGE_VAR=yes."""
     layout, bundle, tar = work + "/layout", work + "/bundle", work + "/image.tar"
@@ -89,6 +102,7 @@ def make_image(work, root, marker):
     umoci("new", "--image", layout + ":t")
     umoci("unpack", "--image", layout + ":t", bundle)
     subprocess.run(["cp", "-a", root + "/.", bundle + "/rootfs/"], check=True, timeout=300)
+    unshift(bundle + "/rootfs")
     write_file(bundle + "/rootfs/etc/abx-image-marker", marker + "\n")
     umoci("repack", "--image", layout + ":t", bundle)
     umoci("config", "--image", layout + ":t", "--config.env", "ABX_IMAGE_VAR=yes")
@@ -157,8 +171,13 @@ def run(work):
     check(any(u[0] == "user" and u[2] == "1000" and u[5] == "/home/user" for u in users),
           "/etc/passwd has user with uid 1000")
     check(os.path.isfile(root + "/etc/shadow"), "/etc/shadow exists")
+    # The cache holds the root as the sandboxes see it through their user
+    # namespace: sandbox uid N is host uid UID_BASE + N.
     st = os.stat(root + "/home/user")
-    check(st.st_uid == 1000 and st.st_gid == 1000, "/home/user owned by 1000")
+    check(st.st_uid == UID_BASE + 1000 and st.st_gid == UID_BASE + 1000,
+          "/home/user owned by the sandbox's uid 1000 (host %d)" % st.st_uid)
+    bad = [p for p in ("", "/etc/passwd", "/usr/bin/bash") if os.lstat(root + p).st_uid != UID_BASE]
+    check(not bad, "root's files owned by the sandbox's root, not the host's: %s" % bad)
 
     rc, out, err, secs = cli.run(["build", "mini"], tgood, BUILD_TIMEOUT)
     check(rc == 0 and "building" not in err and secs < 5,

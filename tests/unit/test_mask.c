@@ -509,8 +509,44 @@ static void test_threads(void)
     abx_mask_free(m);
 }
 
+/* Forms a sandbox can write that spell every byte of the key: hex in
+ * either case, %XX for every byte, \u00XX for every byte, and the JSON
+ * string of such a form (\\u00..). */
+static void test_byte_forms(void)
+{
+    static const char key[] = "e2b_0123456789abcdef0123";
+    static const struct {
+        const char *prefix;
+        int upper;
+    } forms[] = {{"", 0}, {"", 1}, {"%", 1}, {"%", 0}, {"\\u00", 0}, {"\\u00", 1},
+                 {"\\\\u00", 0}};
+    struct abx_mask *m = abx_mask_new();
+
+    CHECK(m != NULL);
+    CHECK_INT(abx_mask_add_str(m, key), 0);
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        const char *dig = forms[f].upper ? "0123456789ABCDEF" : "0123456789abcdef";
+        struct abx_buf b;
+
+        abx_buf_init(&b, 0);
+        for (size_t i = 0; i < strlen(key); i++) {
+            unsigned char c = (unsigned char)key[i];
+            char two[2] = {dig[c >> 4], dig[c & 15]};
+
+            abx_buf_appends(&b, forms[f].prefix);
+            abx_buf_append(&b, two, 2);
+        }
+        expect_form(m, b.data, b.len, forms[f].prefix);
+        abx_buf_free(&b);
+    }
+    /* a hex dump of other bytes stays */
+    CHECK_STR(mask_s(m, "6532625f30313233"), "6532625f30313233");
+    abx_mask_free(m);
+}
+
 int main(void)
 {
+    test_byte_forms();
     test_b64_vectors();
     test_forms_plain();
     test_forms_special();

@@ -1,0 +1,124 @@
+/* A sandbox's user namespace (docs/security.md): uid and gid 0..COUNT-1
+ * inside are BASE..BASE+COUNT-1 on the host, so the sandbox's root is an
+ * unprivileged host uid that owns nothing of the host. abx-local is root,
+ * so it writes the maps itself: no setuid helper (newuidmap) is needed.
+ *
+ * The calling process (sandbox-enter, single-threaded) moves itself into a
+ * new user namespace; a child it forks, still in the host's namespace,
+ * writes the maps (a process cannot map ids it does not hold in the
+ * parent namespace). The caller then becomes root of the new namespace:
+ * host uid BASE, with every capability there and none on the host. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "server.h"
+
+static int write_at(pid_t pid, const char *file, const char *text)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d/%s", (int)pid, file);
+    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t n = strlen(text);
+    int rc = write(fd, text, n) == (ssize_t)n ? 0 : -1;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+/* The mapper: waits for the parent's unshare, writes its maps. Exit 0, or
+ * 1 + the failing step on efd. Only async-signal-safe calls: the parent
+ * forked it. */
+static void mapper(pid_t target, unsigned long base, unsigned long count, int go_fd, int efd)
+{
+    char map[96], c;
+    const char *step = "waiting for the new namespace";
+    if (read(go_fd, &c, 1) != 1)
+        goto bad;
+    snprintf(map, sizeof map, "0 %lu %lu\n", base, count);
+    step = "writing uid_map";
+    if (write_at(target, "uid_map", map) != 0)
+        goto bad;
+    /* "allow": envd calls setgroups() for the users it starts; the map
+     * is written by a privileged process, so allowing it is safe. */
+    step = "writing setgroups";
+    if (write_at(target, "setgroups", "allow") != 0 && errno != ENOENT)
+        goto bad;
+    step = "writing gid_map";
+    if (write_at(target, "gid_map", map) != 0)
+        goto bad;
+    _exit(0);
+bad:;
+    char msg[160];
+    int n = snprintf(msg, sizeof msg, "%s: %s", step, strerror(errno));
+    if (n > 0 && write(efd, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
+        _exit(2);
+    _exit(1);
+}
+
+int abxl_userns_enter(unsigned long base, unsigned long count, char *err, size_t errlen)
+{
+    int go[2] = {-1, -1}, efd[2] = {-1, -1}, rc = -1;
+    pid_t self = getpid(), pid = -1;
+    if (pipe2(go, O_CLOEXEC) != 0 || pipe2(efd, O_CLOEXEC) != 0) {
+        abxl_fmt(err, errlen, "user namespace: pipe: %s", strerror(errno));
+        goto out;
+    }
+    pid = fork();
+    if (pid < 0) {
+        abxl_fmt(err, errlen, "user namespace: fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) {
+        close(go[1]);
+        close(efd[0]);
+        mapper(self, base, count, go[0], efd[1]);
+    }
+    close(go[0]);
+    go[0] = -1;
+    close(efd[1]);
+    efd[1] = -1;
+    if (unshare(CLONE_NEWUSER) != 0) {
+        abxl_fmt(err, errlen, "user namespaces refused: unshare(CLONE_NEWUSER): %s "
+                "(user.max_user_namespaces, or a seccomp/AppArmor policy)", strerror(errno));
+        close(go[1]);   /* the mapper reads EOF and exits */
+        go[1] = -1;
+        char ignored[160];
+        abxl_child_wait(pid, efd[0], ignored, sizeof ignored);
+        efd[0] = -1;
+        goto out;
+    }
+    char msg[160] = "";
+    bool sent = write(go[1], "x", 1) == 1;
+    close(go[1]);
+    go[1] = -1;
+    int w = abxl_child_wait(pid, efd[0], msg, sizeof msg);
+    efd[0] = -1;
+    if (!sent || w != 0) {
+        abxl_fmt(err, errlen, "user namespace: cannot map uids %lu..%lu: %s", base,
+                base + count - 1, msg[0] ? msg : "mapper failed");
+        goto out;
+    }
+    /* Root of the new namespace: host uid/gid BASE from here on. */
+    if (setresgid(0, 0, 0) != 0 || setgroups(0, NULL) != 0 || setresuid(0, 0, 0) != 0) {
+        abxl_fmt(err, errlen, "user namespace: cannot become its root: %s", strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    for (int i = 0; i < 2; i++) {
+        if (go[i] >= 0)
+            close(go[i]);
+        if (efd[i] >= 0)
+            close(efd[i]);
+    }
+    return rc;
+}

@@ -1,0 +1,401 @@
+"""abx-local against an attacker inside a sandbox (docs/security.md): what
+a sandbox's root tries on the host, and what a client sends that should
+not be taken. Each case names the defence it checks.
+
+  test_hostile.py [--profile e2b|fc] [--runtime bwrap|gvisor]
+
+Root in a sandbox is an unprivileged host uid (user namespace); the host's
+kernel settings cannot be written; pid 1's environment and descriptors hold
+nothing of the host (a canary variable planted in abx-local's environment
+and in abx-e2e's is never found); runc's /proc paths are masked; Docker's
+seccomp deny list holds; a fork bomb ends with its command's timeout and
+the sandbox keeps answering; all sandboxes together meet --max-pids;
+paths and names with NUL or bad UTF-8 are refused (envd and the control
+plane), as are trailing JSON, raw control bytes, bad env names, negative
+timeouts; a request framed two ways is refused and its connection closed;
+writes to read-only mounts are a 4xx; a SIGKILLed server's sandboxes (a
+paused one too) are removed by the next server, whatever its state dir,
+and by `abx-local gc`, which leaves live servers' sandboxes alone."""
+import argparse
+import base64
+import glob
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import LOCAL_BIN, Server, cgroup_dirs  # noqa: E402
+from abxtest import check, done, pid_ns, pidns_procs, until  # noqa: E402
+
+UID_BASE = 1879048192    # sandbox uid 0 on the host (abx-local/server/server.h)
+CANARY = "ABX_HOSTILE_CANARY"
+CANARY_VALUE = "canary-5f1e0c7d9b"
+LOG_CAP = 8 * 1024 * 1024  # envd.log's cap (ABXL_SBXLOG_CAP)
+
+
+def host_read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def sh(s, sid, cmd, user="root", **kw):
+    """(exit code, stdout + stderr) of bash -c cmd in the sandbox."""
+    code, out, err, _ = s.run_end(sid, cmd, user=user, **kw)
+    return code, out + err
+
+
+def rpc(s, sid, method, body, raw=None):
+    """A unary Connect JSON call to envd: (HTTP status, JSON answer)."""
+    data = raw if raw is not None else json.dumps(body).encode()
+    st, out, _ = s.data_request(sid, 49983, "POST", method, data, {
+        "Content-Type": "application/json", "Connect-Protocol-Version": "1",
+        "Authorization": "Basic " + base64.b64encode(b"root:").decode()})
+    try:
+        return st, json.loads(out or b"null")
+    except ValueError:
+        return st, None
+
+
+def multipart(name, data):
+    b = "abxhostileboundary"
+    body = ("--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"%s\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n" % (b, name)).encode() + data + \
+        ("\r\n--%s--\r\n" % b).encode()
+    return body, {"Content-Type": "multipart/form-data; boundary=" + b}
+
+
+def upload(s, sid, raw_path, data):
+    body, h = multipart("f", data)
+    st, out, _ = s.data_request(sid, 49983, "POST", "/files?username=root&path=" + raw_path,
+                                body, h)
+    return st, out
+
+
+# ---- the sandbox's root is nobody on the host ----
+def user_namespace(s, sid):
+    code, out = sh(s, sid, "cat /proc/self/uid_map /proc/self/gid_map; id -u")
+    lines = [x.split() for x in out.strip().splitlines()]
+    check(code == 0 and len(lines) == 3 and lines[0] != ["0", "0", "4294967295"],
+          "root inside is not the host's root: uid_map %r" % out)
+    check(lines[0][:2] == ["0", str(UID_BASE)] and lines[1][:2] == ["0", str(UID_BASE)],
+          "uid and gid 0 inside are host %d" % UID_BASE)
+    envd = s.envd_pid(sid)
+    st = host_read("/proc/%d/status" % envd) if envd else ""
+    uid = [x.split()[1:] for x in (st or "").splitlines() if x.startswith("Uid:")]
+    check(uid and all(int(u) >= UID_BASE for u in uid[0]),
+          "envd (root inside) runs as an unprivileged host uid: %s" % uid)
+    caps = [x for x in (st or "").splitlines() if x.startswith("CapEff:")]
+    check(caps != [], "envd's capabilities are readable: %s" % caps)
+
+
+def kernel_settings(s, sid):
+    # The values written are the host's own (sysrq: "help" only prints):
+    # should a write get through, the check fails but nothing changes.
+    for path in ("/proc/sys/kernel/printk_ratelimit", "/proc/sys/kernel/core_pattern",
+                 "/proc/sys/vm/drop_caches", "/proc/sysrq-trigger"):
+        before = host_read(path) if "sysrq" not in path else None
+        value = {"/proc/sys/vm/drop_caches": "1", "/proc/sysrq-trigger": "h"}.get(
+            path, (before or "").strip())
+        code, out = sh(s, sid, "printf '%%s\\n' '%s' > %s" % (value, path))
+        check(code != 0, "write of %s refused inside (%s)" % (path, out.strip()[:120]))
+        if before is not None:
+            check(host_read(path) == before, "host's %s unchanged" % path)
+    for name in ("kcore", "keys", "timer_list", "sched_debug", "latency_stats"):
+        if not os.path.exists("/proc/" + name):
+            continue   # this kernel has none to mask
+        code, out = sh(s, sid, "wc -c < /proc/%s" % name)
+        check(code == 0 and out.strip() == "0", "/proc/%s masked (empty): %r" % (name, out))
+    code, out = sh(s, sid, "touch /proc/sys/x 2>&1; grep -E ' /proc/(sys|fs|irq|bus) ' "
+                   "/proc/self/mounts")
+    ro = [x for x in out.splitlines() if x.startswith("proc ") or " ro," in x or " ro " in x]
+    check(sum(" ro" in x for x in ro) >= 3, "/proc/sys, fs, irq, bus read-only: %r" % out)
+
+
+def syscalls(s, sid):
+    code, out = sh(s, sid, "grep -E '^Seccomp:' /proc/self/status")
+    check(out.split()[-1:] == ["2"], "commands run under a seccomp filter: %r" % out)
+    code, out = sh(s, sid, "unshare -U -r true")
+    check(code != 0, "a nested user namespace is refused (unshare -U: %s)" % out.strip()[:100])
+    code, out = sh(s, sid, "unshare -m true")
+    check(code != 0, "a new mount namespace is refused: %s" % out.strip()[:100])
+
+
+# ---- nothing of the host passes in ----
+def environment(s, sid):
+    code, out = sh(s, sid, "cat /proc/1/environ | tr '\\0' '\\n'; for p in /proc/[0-9]*; do "
+                   "tr '\\0' '\\n' < $p/environ 2>/dev/null; done")
+    check(code == 0 and CANARY not in out and CANARY_VALUE not in out,
+          "no process of the sandbox (pid 1 included) has abx-local's environment")
+    check(s.key not in out, "the API key is in no process's environment")
+    st, body, _ = s.data_request(sid, 49983, "GET", "/files?username=root&path=/proc/1/environ")
+    check(CANARY_VALUE.encode() not in body and s.key.encode() not in body,
+          "GET /files?path=/proc/1/environ: no host variable (%d)" % st)
+
+
+def descriptors(s, sid, state_dir):
+    code, out = sh(s, sid, "for f in /proc/[0-9]*/fd/*; do l=$(readlink $f) || continue; "
+                   "echo \"$f $l\"; done")
+    links = [x.split(" ", 1) for x in out.splitlines() if " " in x]
+    outside = []
+    for f, link in links:
+        if link.split(":", 1)[0] in ("pipe", "socket", "anon_inode") or \
+                link.startswith("/proc/") or link.startswith("/dev/"):
+            continue
+        # a path: it must exist inside, and name nothing of the host
+        c, _ = sh(s, sid, "test -e '%s'" % link)
+        if c != 0 or link.startswith(state_dir):
+            outside.append((f, link))
+    check(code == 0 and links and not outside,
+          "every /proc/*/fd/* inside resolves inside the sandbox (%d links; outside: %s)"
+          % (len(links), outside[:5]))
+    fd1 = [link for f, link in links if f == "/proc/1/fd/1"]
+    check(fd1 and fd1[0].startswith("pipe:"), "pid 1's stdout is a pipe, not a host file: %s"
+          % fd1)
+    log = os.path.join(state_dir, "sandboxes", sid, "envd.log")
+    code, out = sh(s, sid, "head -c 20M /dev/zero >> /proc/1/fd/1; echo done", timeout=120)
+    check("done" in out, "writing 20 MiB to pid 1's stdout: %r" % out[-200:])
+    size = until(lambda: os.path.getsize(log) if os.path.getsize(log) >= LOG_CAP else None, 20)
+    time.sleep(0.5)
+    size = os.path.getsize(log) if os.path.exists(log) else -1
+    check(0 < size <= LOG_CAP + 4096, "the host's envd.log is capped (%d bytes)" % size)
+    code, out = sh(s, sid, "echo alive")
+    check("alive" in out, "the sandbox answers after flooding its log")
+
+
+def runner_environment():
+    """`abx-e2e exec --local`: a token in the runner's environment (which
+    abx-local inherits) is in no process of the sandbox, and the runner
+    does not know it, so could not mask it: it must not get there."""
+    e2e = os.environ.get("ABX_E2E_BIN")
+    if not e2e:
+        check(False, "ABX_E2E_BIN names abx-e2e (set by CMake)")
+        return
+    work = tempfile.mkdtemp(prefix="abx-hostile-exec-")
+    script = os.path.join(work, "s.lua")
+    with open(script, "w") as f:
+        f.write('local sandbox = require "e2e.sandbox"\n'
+                'local r = sandbox.create {}.commands:run("for p in /proc/[0-9]*; do '
+                'tr \'\\\\0\' \'\\\\n\' < $p/environ; done; echo END", {user = "root"})\n'
+                'print(r.stdout)\n')
+    env = dict(os.environ, GITHUB_TOKEN="ghp_" + CANARY_VALUE, ABX_LOCAL_PROFILE="e2b")
+    for k in ("ABX_SANDBOX_API_KEY", "E2B_API_KEY", "ABX_SANDBOX_BASE_URL", "E2B_API_URL"):
+        env.pop(k, None)
+    r = subprocess.run([e2e, "exec", "--local", script], capture_output=True, text=True,
+                       env=env, timeout=300)
+    shutil.rmtree(work, ignore_errors=True)
+    check(r.returncode == 0 and "END" in r.stdout,
+          "abx-e2e exec --local ran the script (%d): %s" % (r.returncode, r.stderr[-300:]))
+    check(CANARY_VALUE not in r.stdout and "GITHUB_TOKEN" not in r.stdout,
+          "the runner's GITHUB_TOKEN is in no process of the sandbox")
+
+
+# ---- limits ----
+def procs_inside(s, sid):
+    """Processes in the sandbox (a huge number while it cannot fork)."""
+    try:
+        code, out = sh(s, sid, "ls -d /proc/[0-9]* | wc -l")
+    except (RuntimeError, OSError, http.client.HTTPException):   # cannot fork, or no answer
+        return 1 << 20
+    return int(out.strip()) if code == 0 and out.strip().isdigit() else 1 << 20
+
+
+def fork_bomb(s, sid):
+    before = procs_inside(s, sid)
+    t0 = time.time()
+    _, _, _, _, error = s.run_end(sid, "bomb() { bomb | bomb & }; bomb; sleep 60", user="user",
+                                  timeout=120, deadline_ms=4000, errors=False)
+    secs = time.time() - t0
+    check(secs < 30, "the fork bomb's command ended at its timeout (%.1f s, %s)"
+          % (secs, (error or {}).get("code")))
+    after = until(lambda: (lambda n: n if n <= before else None)(procs_inside(s, sid)), 20,
+                  step=0.5)
+    check(after is not None, "nothing the bomb started is left (%d processes before, %d now)"
+          % (before, procs_inside(s, sid)))
+    code, out = sh(s, sid, "echo after-bomb")
+    check(code == 0 and "after-bomb" in out, "the sandbox answers after the bomb")
+
+
+def total_pids(s):
+    """--max-pids caps all sandboxes together."""
+    srv = glob.glob("/sys/fs/cgroup/pids/abx-local/srv-%d-*/pids.max" % s.proc.pid) + \
+        glob.glob("/sys/fs/cgroup/abx-local/srv-%d-*/pids.max" % s.proc.pid)
+    check(srv and host_read(srv[0]).strip() == "300",
+          "the server's parent cgroup holds --max-pids 300: %s" % srv)
+    a, b = (s.create("base", timeout=120)["sandboxID"] for _ in range(2))
+    counts = []
+    for sid in (a, b):
+        # each tries 250 sleepers; together they cannot pass 300 (the
+        # second one's envd may not even get to fork: that is the cap)
+        try:
+            sh(s, sid, "for i in $(seq 250); do sleep 30 >/dev/null 2>&1 & done 2>/dev/null; "
+               "echo started", timeout=60)
+        except (OSError, RuntimeError, ValueError, http.client.HTTPException) as e:
+            print("     (%s: %s)" % (sid, type(e).__name__))
+    for sid in (a, b):
+        counts.append(len(pidns_procs(pid_ns(s.sandbox_pid(sid)))))
+    check(sum(counts) <= 300, "two sandboxes together stay under --max-pids (%s)" % counts)
+    for sid in (a, b):
+        s.kill(sid)
+
+
+# ---- inputs ----
+def envd_inputs(s, sid):
+    sh(s, sid, "echo host-secret > /tmp/a && mkdir -p /tmp/d")
+    st, body, _ = s.data_request(sid, 49983, "GET", "/files?username=root&path=/etc/passwd%00.txt")
+    check(st == 400 and b"root:" not in body, "GET /files with %%00 in the path -> 400 (%d)" % st)
+    st, _, _ = s.data_request(sid, 49983, "GET", "/files?username=root&path=/tmp/%ff")
+    check(st == 400, "GET /files with invalid UTF-8 in the path -> 400 (%d)" % st)
+    st, _ = upload(s, sid, "/tmp/d/x%00y.txt", b"data")
+    code, out = sh(s, sid, "ls /tmp/d")
+    check(st == 400 and out.strip() == "", "upload to a %%00 path -> 400, nothing made (%d, %r)"
+          % (st, out))
+    raw = b'{"path": "/tmp/a\\u0000/../../etc/hostname"}'
+    st, js = rpc(s, sid, "/filesystem.Filesystem/Remove", None, raw)
+    code, out = sh(s, sid, "cat /tmp/a /etc/hostname")
+    check(st == 400 and (js or {}).get("code") == "invalid_argument" and "host-secret" in out,
+          "Remove of a path with \\u0000 -> invalid_argument, nothing removed (%d %s)" % (st, js))
+    st, js = rpc(s, sid, "/filesystem.Filesystem/Stat", None, b'{"path": "/tmp/a"} {"x": 1}')
+    check(st == 400, "a request followed by more JSON -> 400 (%d)" % st)
+    # read-only mounts: a client error, never 500
+    st, _ = upload(s, sid, "/opt/abx/bin/x", b"data")
+    check(400 <= st < 500, "upload into a read-only mount -> 4xx (%d)" % st)
+    st, js = rpc(s, sid, "/filesystem.Filesystem/Remove", {"path": "/opt/abx/bin/abx-envd"})
+    check(400 <= st < 500 and (js or {}).get("code") == "permission_denied",
+          "Remove in a read-only mount -> permission_denied (%d %s)" % (st, js))
+
+
+def control_inputs(s, sid, fc):
+    bad = [(b'{"templateID": "base"} x', "trailing garbage"),
+           (b'{"templateID": "base"}\x00', "a raw NUL"),
+           (b'{"templateID": "ba\\u0000se"}', "\\u0000 in a string"),
+           (b'{"templateID": "ba\x01se"}', "a raw control byte"),
+           (b'{"templateID": "b\xffse"}', "invalid UTF-8"),
+           (b'{"templateID": "base", "envVars": {"A=B": "1"}}', "env key A=B"),
+           (b'{"templateID": "base", "envVars": {"": "1"}}', "empty env key"),
+           (b'{"templateID": "base", "envVars": {"1A": "1"}}', "env key starting with a digit"),
+           (b'{"templateID": "base", "metadata": {"": "1"}}', "empty metadata key")]
+    n0 = len(s.list())
+    for raw, what in bad:
+        st, js, _, _ = s.request("POST", "/sandboxes", raw=raw)
+        check(st == 400 and isinstance(js, dict) and js.get("code") == 400,
+              "create with %s -> 400 (%d %s)" % (what, st, js))
+    check(len(s.list()) == n0, "no refused create made a sandbox")
+    st, _, _, _ = s.request("POST", "/sandboxes/%s/timeout" % sid, {"timeout": -1})
+    check(st == 400, "set-timeout -1 -> 400 (%d)" % st)
+    st, _, _, _ = s.request("POST", "/sandboxes/%s/connect" % sid, {"timeout": -5})
+    check(st == 400, "connect with timeout -5 -> 400 (%d)" % st)
+    if not fc:   # pause is allow-listed on FC (403 before the body)
+        st, _, _, _ = s.request("POST", "/sandboxes/%s/pause" % sid, {"memory": "x"})
+        check(st == 400, "pause with memory \"x\" -> 400 (%d)" % st)
+    _, d, _, _ = s.get(sid)
+    check((d or {}).get("state") == "running", "the sandbox is still running after all that")
+
+
+def raw_http(addr, data, wait=3.0):
+    """Sends data on a fresh connection; (everything answered, closed by the
+    server within wait)."""
+    host, port = addr.rsplit(":", 1)
+    c = socket.create_connection((host, int(port)), 5)
+    c.sendall(data)
+    c.settimeout(wait)
+    got, closed = b"", False
+    try:
+        while True:
+            x = c.recv(65536)
+            if not x:
+                closed = True
+                break
+            got += x
+    except socket.timeout:
+        pass
+    c.close()
+    return got, closed
+
+
+def framing(s, sid):
+    target = "Host: 49983-%s.%s\r\n" % (sid, s.env["E2B_DOMAIN"])
+    smuggle = ("POST /health HTTP/1.1\r\n%sContent-Length: 44\r\nTransfer-Encoding: chunked\r\n\r\n"
+               "0\r\n\r\nGET /envs HTTP/1.1\r\n%s\r\n" % (target, target))
+    for where, addr in (("data plane", s.data), ("control plane", s.api)):
+        got, closed = raw_http(addr, smuggle.encode())
+        check(got.startswith(b"HTTP/1.1 400") and got.count(b"HTTP/1.") == 1 and closed,
+              "%s: Content-Length with Transfer-Encoding -> one 400, connection closed (%r)"
+              % (where, got[:60]))
+        got, closed = raw_http(addr, ("POST /health HTTP/1.1\r\n%sTransfer-Encoding: chunked, "
+                                      "identity\r\n\r\n0\r\n\r\n" % target).encode())
+        check(got.startswith(b"HTTP/1.1 400") and closed,
+              "%s: Transfer-Encoding 'chunked, identity' -> 400, closed (%r)" % (where, got[:60]))
+
+
+# ---- what a dead server leaves ----
+def leftovers(profile, runtime):
+    """A SIGKILLed server (sandboxes running, one paused) leaves processes
+    and cgroups outside its state dir: the next server, on another state
+    dir, removes them; so does `abx-local gc`, but not a live server's."""
+    live = Server(extra=["--profile", "e2b"] + runtime)
+    keep = live.create("base", timeout=300)["sandboxID"]
+    for how in ("next server", "abx-local gc"):
+        state = tempfile.mkdtemp(prefix="abx-hostile-dead-")
+        dead = Server(extra=["--profile", "e2b"] + runtime, state_dir=state)
+        a, b = (dead.create("base", timeout=300)["sandboxID"] for _ in range(2))
+        st, _, _, _ = dead.request("POST", "/sandboxes/%s/pause" % b)
+        check(st == 204, "%s: a sandbox paused before the crash (%d)" % (how, st))
+        nss = [pid_ns(dead.sandbox_pid(x)) for x in (a, b)]
+        dead.proc.send_signal(signal.SIGKILL)
+        dead.proc.wait()
+        shutil.rmtree(state, ignore_errors=True)   # as abx-e2e --local does
+        left = [x for x in (a, b) if cgroup_dirs(x)]
+        check(left, "%s: the killed server left cgroups (%s)" % (how, left))
+        if how == "next server":
+            nxt = Server(extra=["--profile", "e2b"] + runtime)
+            nxt.cleanup()
+        else:
+            r = subprocess.run([LOCAL_BIN, "gc"], capture_output=True, text=True, timeout=120)
+            check(r.returncode == 0 and "removed" in r.stdout, "abx-local gc: %r" % r.stdout)
+        gone = until(lambda: all(not cgroup_dirs(x) for x in (a, b)) and
+                     all(not pidns_procs(ns) for ns in nss), 20, step=0.2)
+        check(gone, "%s: the dead server's cgroups and processes (the paused one's too) are gone"
+              % how)
+        check(cgroup_dirs(keep) and live.run(keep, "echo ok")[1].strip() == "ok",
+              "%s: a live server's sandbox is left alone" % how)
+    live.cleanup()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", default="e2b")
+    ap.add_argument("--runtime", default="")
+    a = ap.parse_args()
+    runtime = ["--runtime", a.runtime] if a.runtime else []
+    os.environ[CANARY] = CANARY_VALUE   # abx-local's environment holds it
+    with Server(extra=["--profile", a.profile, "--max-pids", "300"] + runtime) as s:
+        sid = s.create("base", timeout=300)["sandboxID"]
+        user_namespace(s, sid)
+        kernel_settings(s, sid)
+        syscalls(s, sid)
+        environment(s, sid)
+        descriptors(s, sid, s.state_dir)
+        envd_inputs(s, sid)
+        control_inputs(s, sid, a.profile == "fc")
+        framing(s, sid)
+        fork_bomb(s, sid)
+        s.kill(sid)
+        total_pids(s)
+    if a.profile == "e2b":   # pause, which fc allow-lists, is part of it
+        leftovers(a.profile, runtime)
+        runner_environment()
+    done()
+
+
+if __name__ == "__main__":
+    main()
