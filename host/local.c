@@ -245,9 +245,12 @@ int abx_local_start(struct abx_env *e, char *err, size_t errlen)
     e->missing[0] = '\0';
     e->platform_err[0] = '\0';
     /* The header and reports name the cloud a local run stood in for. */
-    snprintf(e->endpoint, sizeof e->endpoint, "%.480s (abx-local, profile %.8s)", vals[1], prof);
-    abx_out_printf(ABX_OUT_STDERR, "abx-local: %s, data plane %s, profile %s\n", vals[1],
-                   vals[3][0] ? vals[3] : vals[2], prof);
+    const char *rt = getenv("ABX_LOCAL_RUNTIME");   /* abx-local's too: inherited */
+    int gv = rt && strcmp(rt, "gvisor") == 0;
+    snprintf(e->endpoint, sizeof e->endpoint, "%.460s (abx-local, profile %.8s%s)", vals[1], prof,
+             gv ? ", runtime gvisor" : "");
+    abx_out_printf(ABX_OUT_STDERR, "abx-local: %s, data plane %s, profile %s%s\n", vals[1],
+                   vals[3][0] ? vals[3] : vals[2], prof, gv ? ", runtime gvisor" : "");
     return 0;
 fail:
     abx_local_stop();
@@ -280,6 +283,7 @@ static void run_gc(void)
     if (pid == 0) {
         int nul = open("/dev/null", O_RDWR);
 
+        setpgid(0, 0);   /* its own group: nothing it starts outlives it */
         if (nul >= 0) {
             dup2(nul, STDIN_FILENO);
             dup2(nul, STDOUT_FILENO);
@@ -289,11 +293,13 @@ static void run_gc(void)
         _exit(127);
     }
     for (int i = 0; i < 600; i++) {
-        if (waitpid(pid, &status, WNOHANG) != 0)
+        if (waitpid(pid, &status, WNOHANG) != 0) {
+            kill(-pid, SIGKILL);
             return;
+        }
         nanosleep(&ts, NULL);
     }
-    kill(pid, SIGKILL);
+    kill(-pid, SIGKILL);
     waitpid(pid, &status, 0);
 }
 

@@ -35,6 +35,8 @@ struct abxl_envd_config {
 extern struct abxl_envd_config abxl_envd_cfg;
 
 int abxl_envd_config_load(const char *file, char *err, size_t errlen);
+/* As pid 1 (init.c): forks, returns in the child (envd), reaps in the parent. */
+void abxl_envd_init_if_pid1(void);
 
 /* ---- compat.c: the envd abx-envd imitates (config.json `compat`) ---- */
 struct abxl_envd_compat {

@@ -121,6 +121,7 @@ int main(int argc, char **argv)
         abxl_log(ABXL_LOG_ERROR, "%s", err);
         return 1;
     }
+    abxl_envd_init_if_pid1();
     /* SIGTERM/SIGINT are taken by sigwait below for an orderly stop;
      * blocked before any thread starts so that all threads inherit it. */
     sigemptyset(&term);

@@ -326,6 +326,9 @@ static void *waiter(void *arg)
         /* Reaped, waiting for EOF: notice a cancel by SendSignal. */
         if (reaped && (timeout < 0 || timeout > 50))
             timeout = 50;
+        /* No pidfd (spawn.c): look for the exit every 5 ms. */
+        if (!reaped && p->pidfd < 0 && (timeout < 0 || timeout > 5))
+            timeout = 5;
         if (poll(fds, (nfds_t)nf, timeout) < 0 && errno != EINTR) {
             /* Cannot watch it any more: at least reap it. */
             while (!reaped && waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
@@ -338,7 +341,7 @@ static void *waiter(void *arg)
             pump(p, &p->out_fd, out_kind);
         if (p->err_fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR)))
             pump(p, &p->err_fd, "stderr");
-        if (!reaped && (fds[0].revents & POLLIN) &&
+        if (!reaped && (p->pidfd < 0 || (fds[0].revents & POLLIN)) &&
             waitpid(p->pid, &status, WNOHANG) == p->pid) {
             reaped = 1;
             set_reaped(p);
@@ -347,7 +350,8 @@ static void *waiter(void *arg)
     /* The pidfd is of no use once reaped; keeping it for the RETAIN_MS the
      * entry stays would hold one fd per recent Start (thousands under
      * back-to-back commands). Only this thread uses it until done is set. */
-    close(p->pidfd);
+    if (p->pidfd >= 0)
+        close(p->pidfd);
     p->pidfd = -1;
     /* A cancelled or PTY command: its pipes may still be held open by
      * children it left behind, so only take what is there now. */

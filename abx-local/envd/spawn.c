@@ -278,8 +278,10 @@ int abxl_envd_spawn(const struct abxl_envd_spawn *sp, struct abxl_envd_child *ch
         goto out;
     }
     ch->pid = pid;
+    /* gVisor's kernel (before 2023) has no pidfd_open: the waiter then
+     * looks for the exit itself (proc.c). */
     ch->pidfd = (int)pidfd_open(pid, 0);
-    if (ch->pidfd < 0) {
+    if (ch->pidfd < 0 && errno != ENOSYS) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         snprintf(err, errlen, "pidfd_open: %s", strerror(errno));

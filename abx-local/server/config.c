@@ -34,6 +34,23 @@ static bool is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* name's first executable in $PATH, else /usr/bin/name. */
+static void in_path(const char *name, char *out, size_t n)
+{
+    char p[4200];
+    abxl_fmt(out, n, "/usr/bin/%s", name);
+    const char *path = getenv("PATH");
+    char *copy = path ? strdup(path) : NULL, *save = NULL;
+    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+        abxl_fmt(p, sizeof p, "%s/%s", d, name);
+        if (access(p, X_OK) == 0) {
+            abxl_fmt(out, n, "%s", p);
+            break;
+        }
+    }
+    free(copy);
+}
+
 void abxl_config_defaults(void)
 {
     char ed[4096], p[4200];
@@ -51,15 +68,8 @@ void abxl_config_defaults(void)
     const char *cache = getenv("ABX_LOCAL_CACHE");
     abxl_fmt(abxl_cfg.cache_dir, sizeof abxl_cfg.cache_dir, "%s",
             cache && cache[0] ? cache : "/var/cache/abx-local");
-    snprintf(abxl_cfg.bwrap, sizeof abxl_cfg.bwrap, "/usr/bin/bwrap");
-    const char *path = getenv("PATH");
-    char *copy = path ? strdup(path) : NULL, *save = NULL;
-    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(p, sizeof p, "%s/bwrap", d);
-        if (access(p, X_OK) == 0) {
-            abxl_fmt(abxl_cfg.bwrap, sizeof abxl_cfg.bwrap, "%s", p);
-            break;
-        }
-    }
-    free(copy);
+    in_path("bwrap", abxl_cfg.bwrap, sizeof abxl_cfg.bwrap);
+    in_path("runsc", abxl_cfg.runsc, sizeof abxl_cfg.runsc);
+    const char *rt = getenv("ABX_LOCAL_RUNTIME");
+    abxl_fmt(abxl_cfg.runtime, sizeof abxl_cfg.runtime, "%s", rt && rt[0] ? rt : "bwrap");
 }

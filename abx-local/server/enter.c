@@ -4,7 +4,7 @@
  *
  *   abx-local sandbox-enter --dir DIR --lower ROOTFS --disk-mb N
  *       [--cgroup PROCS_FILE]... [--userns BASE COUNT] [--ro SRC DEST]...
- *       [--seccomp BPF_FILE] -- BWRAP ARGS...
+ *       [--seccomp BPF_FILE] [--gvisor] -- BWRAP|RUNSC ARGS...
  *
  * 1. It joins the sandbox's cgroups.
  * 2. In a mount namespace of its own (private: nothing propagates to the
@@ -20,17 +20,26 @@
  *    becomes its root: host uid BASE, nothing on the host.
  * 6. It execs bwrap with an empty environment and only its descriptors
  *    0-2, the info fd 3 and the seccomp program on fd 4.
+ * With --gvisor (gvisor.c) steps 5-6 differ: DIR is staged too, at
+ * ABXL_STAGE_SBX, and runsc runs as pid 1 of new pid, network, ipc and uts
+ * namespaces (its own user namespace and seccomp filter replace ours).
  * Debian 12's bubblewrap (0.8) has no --overlay, hence this step. The
  * mounts exist only in namespaces of the sandbox's processes: when they
  * die, the mounts go with them, and nothing is left mounted on the host. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <net/if.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -110,6 +119,7 @@ struct enter_args {
     long disk_mb;
     unsigned long uid_base, uid_count;
     int ncg, nbind;
+    bool gvisor;
     char **bwrap;
 };
 
@@ -129,6 +139,11 @@ static int parse(int argc, char **argv, struct enter_args *a)
     int i;
     for (i = 2; i + 1 < argc && strcmp(argv[i], "--") != 0 && ok;) {
         const char *o = argv[i], *v = argv[i + 1];
+        if (strcmp(o, "--gvisor") == 0) {
+            a->gvisor = true;
+            i++;
+            continue;
+        }
         if (strcmp(o, "--dir") == 0)
             a->dir = v;
         else if (strcmp(o, "--lower") == 0)
@@ -154,7 +169,7 @@ static int parse(int argc, char **argv, struct enter_args *a)
         (a->uid_base > 0 && (a->uid_count == 0 || a->uid_count > 65536 * 64))) {
         abxl_log_cmd("sandbox-enter", ABXL_LOG_ERROR, "internal command, used by the server: "
                      "--dir DIR --lower ROOTFS --disk-mb N [--cgroup FILE]... [--userns BASE "
-                     "COUNT] [--ro SRC DEST]... [--seccomp FILE] -- BWRAP ARGS");
+                     "COUNT] [--ro SRC DEST]... [--seccomp FILE] [--gvisor] -- BWRAP|RUNSC ARGS");
         return -1;
     }
     a->bwrap = argv + i + 1;
@@ -204,25 +219,84 @@ static int make_root(const struct enter_args *a, uid_t owner)
     return rc;
 }
 
-/* Step 4: DIR/root at ABXL_STAGE_ROOT, on a tmpfs over the stage folder. */
-static int stage_root(const char *dir)
+/* Step 4: DIR/root at ABXL_STAGE_ROOT, on a tmpfs over the stage folder;
+ * under gVisor DIR too, at ABXL_STAGE_SBX (runsc's bundle and state). */
+static int stage_root(const char *dir, bool gvisor)
 {
-    char p[4400];
+    char p[4400], at[64];
     abxl_fmt(p, sizeof p, "%s/root", dir);
-    int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return die("cannot open", p);
-    char at[64];
-    snprintf(at, sizeof at, "/proc/self/fd/%d", fd);
-    int rc = 0;
-    if (mount("abx-stage", ABXL_STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-              "size=64k,mode=0755") != 0)
+    /* Both opened before the tmpfs covers the stage: DIR may be under it. */
+    int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC), dfd = -1, rc = 0;
+    if (fd < 0 || (gvisor && (dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0))
+        rc = die("cannot open", fd < 0 ? p : dir);
+    else if (mount("abx-stage", ABXL_STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   "size=64k,mode=0755") != 0)
         rc = die("cannot mount the stage tmpfs at", ABXL_STAGE);
-    else if (mkdir(ABXL_STAGE_ROOT, 0755) != 0 ||
+    else if (snprintf(at, sizeof at, "/proc/self/fd/%d", fd) < 0 ||
+             mkdir(ABXL_STAGE_ROOT, 0755) != 0 ||
              mount(at, ABXL_STAGE_ROOT, NULL, MS_BIND | MS_REC, NULL) != 0)
         rc = die("cannot stage the root at", ABXL_STAGE_ROOT);
-    close(fd);
+    else if (dfd >= 0 && (snprintf(at, sizeof at, "/proc/self/fd/%d", dfd) < 0 ||
+                          mkdir(ABXL_STAGE_SBX, 0700) != 0 ||
+                          mount(at, ABXL_STAGE_SBX, NULL, MS_BIND, NULL) != 0))
+        rc = die("cannot stage the sandbox's folder at", ABXL_STAGE_SBX);
+    if (fd >= 0)
+        close(fd);
+    if (dfd >= 0)
+        close(dfd);
     return rc;
+}
+
+static int loopback_up(void)
+{
+    struct ifreq ifr = {0};
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    if (fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+    }
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+/* gVisor: runsc as pid 1 of fresh pid, network, ipc and uts namespaces
+ * (its --network=host is this network namespace, loopback only, where the
+ * server reaches envd as under bwrap). We stay outside as its parent: the
+ * info fd gets its host pid as bwrap's would, we die with the server and
+ * it dies with us. */
+static int run_gvisor(int exe, char **argv)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+        unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) != 0)
+        return die("cannot create the sandbox's namespaces", NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return die("cannot fork", NULL);
+    if (pid == 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || loopback_up() != 0)
+            _exit(die("cannot bring up the loopback interface", NULL));
+        /* runsc finds its own processes in /proc by pid: this namespace's
+         * pids, not the host's. */
+        if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+            _exit(die("cannot mount the namespace's /proc", NULL));
+        close(3);
+        close_range(4, ~0U, CLOSE_RANGE_CLOEXEC);
+        char *empty[] = {NULL};
+        syscall(SYS_execveat, exe, "", argv, empty, AT_EMPTY_PATH);
+        _exit(die("cannot run", argv[0]));
+    }
+    char info[64];
+    int n = snprintf(info, sizeof info, "{\"child-pid\": %d}\n", (int)pid);
+    if (write(3, info, (size_t)n) != n)
+        abxl_log(ABXL_LOG_ERROR, "sandbox root: cannot report the sandbox's pid: %s",
+                 strerror(errno));
+    close(3);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 int abxl_enter_main(int argc, char **argv)
@@ -250,8 +324,10 @@ int abxl_enter_main(int argc, char **argv)
         return die("cannot create a mount namespace", NULL);
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return die("cannot make mounts private", "/");
-    if (make_root(&a, owner) != 0 || stage_root(a.dir) != 0)
+    if (make_root(&a, owner) != 0 || stage_root(a.dir, a.gvisor) != 0)
         return 125;
+    if (a.gvisor)
+        return run_gvisor(exe, a.bwrap);
     if (chdir("/") != 0)
         return die("cannot enter", "/");
     if (a.uid_base > 0 && abxl_userns_enter(a.uid_base, a.uid_count, err, sizeof err) != 0) {

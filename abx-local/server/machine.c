@@ -123,6 +123,11 @@ int abxl_spawn_check_machine(char *err, size_t errlen)
                  "'bubblewrap' package or pass --bwrap PATH)", abxl_cfg.bwrap);
         return -1;
     }
+    if (abxl_gvisor() && access(abxl_cfg.runsc, X_OK) != 0) {
+        snprintf(err, errlen, "gVisor not found: %s is not executable (install the 'runsc' "
+                 "package or pass --runsc PATH)", abxl_cfg.runsc);
+        return -1;
+    }
     if (abxl_cfg.envd_path[0] == '\0' || access(abxl_cfg.envd_path, X_OK) != 0) {
         snprintf(err, errlen, "abx-envd not found%s%s (build target abx-envd, or pass --envd PATH)",
                  abxl_cfg.envd_path[0] ? ": " : "", abxl_cfg.envd_path);

@@ -41,6 +41,11 @@
     "  --envd PATH          abx-envd binary (default: the one built or installed\n" \
     "                       with abx-local)\n" \
     "  --bwrap PATH         bubblewrap binary (default: bwrap in PATH)\n" \
+    "  --runtime bwrap|gvisor\n" \
+    "                       sandboxes under bubblewrap, or under gVisor's kernel\n" \
+    "                       for untrusted code (default $ABX_LOCAL_RUNTIME, else\n" \
+    "                       bwrap; docs/security.md)\n" \
+    "  --runsc PATH         gVisor's runsc (default: runsc in PATH)\n" \
     "  --max-sandboxes N    concurrent sandboxes before create answers 429 (100)\n" \
     "  --max-memory MB      memory of all sandboxes together (default: 3/4 of\n" \
     "                       the host's)\n" \
@@ -133,7 +138,9 @@ static int parse_args(int argc, char **argv)
                 {"--templates", abxl_cfg.templates_dir, sizeof abxl_cfg.templates_dir},
                 {"--cache-dir", abxl_cfg.cache_dir, sizeof abxl_cfg.cache_dir},
                 {"--envd", abxl_cfg.envd_path, sizeof abxl_cfg.envd_path},
-                {"--bwrap", abxl_cfg.bwrap, sizeof abxl_cfg.bwrap}};
+                {"--bwrap", abxl_cfg.bwrap, sizeof abxl_cfg.bwrap},
+                {"--runtime", abxl_cfg.runtime, sizeof abxl_cfg.runtime},
+                {"--runsc", abxl_cfg.runsc, sizeof abxl_cfg.runsc}};
     char err[256];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -260,6 +267,11 @@ static int serve(void)
         abxl_fmt(abxl_cfg.envd_path, sizeof abxl_cfg.envd_path, "%s", abs);
     if (realpath(abxl_cfg.templates_dir, abs) != NULL)
         abxl_fmt(abxl_cfg.templates_dir, sizeof abxl_cfg.templates_dir, "%s", abs);
+    if (strcmp(abxl_cfg.runtime, "bwrap") != 0 && strcmp(abxl_cfg.runtime, "gvisor") != 0) {
+        abxl_log_cmd("serve", ABXL_LOG_ERROR, "--runtime (or ABX_LOCAL_RUNTIME) is bwrap or "
+                     "gvisor, not '%s'", abxl_cfg.runtime);
+        return 2;
+    }
     if (abxl_spawn_check_machine(err, sizeof err) != 0) {
         abxl_log(ABXL_LOG_ERROR, "cannot run sandboxes here: %s", err);
         return 1;
@@ -376,8 +388,9 @@ static int serve(void)
              dport, abxl_cfg.data_domain, abxl_cfg.api_key);
     abxl_out_flush();
     abxl_log(ABXL_LOG_INFO, "serving control plane on %s:%u, data plane on %s:%u "
-            "(profile %s, envd %s, templates %s, state %s)", host, cport, dhost, dport,
-            abxl_profile_name(), abxl_envd_version(), abxl_cfg.templates_dir, abxl_cfg.state_dir);
+            "(profile %s, runtime %s, envd %s, templates %s, state %s)", host, cport, dhost,
+            dport, abxl_profile_name(), abxl_cfg.runtime, abxl_envd_version(),
+            abxl_cfg.templates_dir, abxl_cfg.state_dir);
     abxl_spawner_run();   /* until SIGTERM/SIGINT */
     abxl_reaper_stop();
     abxl_life_kill_all();

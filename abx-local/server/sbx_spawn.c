@@ -125,6 +125,11 @@ static void add(struct argv_b *a, const char *s)
     a->v[a->n] = NULL;
 }
 
+static void add_word(void *a, const char *w)
+{
+    add(a, w);
+}
+
 static void free_argv(struct argv_b *a)
 {
     for (int i = 0; i < a->n; i++)
@@ -236,6 +241,15 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
         add(a, "--ro");
         add(a, p);
         add(a, "/opt/abx/app");
+    }
+    if (abxl_gvisor()) {
+        /* gVisor's own kernel stands between the sandbox and the host's:
+         * no user namespace or seccomp program of ours (runsc makes its
+         * own), the bundle's namespaces and mounts (gvisor.c). */
+        add(a, "--gvisor");
+        add(a, "--");
+        abxl_gvisor_argv(s, add_word, a);
+        return;
     }
     add(a, "--seccomp");
     add(a, abxl_cfg.seccomp_bpf);

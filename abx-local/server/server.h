@@ -29,12 +29,15 @@
 /* Where sandbox-enter shows bwrap the root it made (enter.c). */
 #define ABXL_STAGE "/tmp"
 #define ABXL_STAGE_ROOT ABXL_STAGE "/root"
+#define ABXL_STAGE_SBX ABXL_STAGE "/sbx"   /* gVisor: the sandbox's folder */
 #define ABXL_SBXLOG_CAP (8LL * 1024 * 1024)   /* bytes of envd.log kept */
 
 /* ---- configuration (config.c; the `serve` flags: main.c) ---- */
 struct abxl_srv_config {
     char listen[128], data_listen[128];
     char state_dir[4096], templates_dir[4096], envd_path[4096], bwrap[4096];
+    char runtime[16];          /* "bwrap" or "gvisor" (gvisor.c, docs/security.md) */
+    char runsc[4096];          /* gVisor's runsc, for --runtime gvisor */
     char cache_dir[4096];      /* template root filesystems (rootfs.c) */
     char self_exe[4096];       /* this binary, for `sandbox-enter` */
     char envd_bundle[4200];    /* envd and its libraries (envd_bundle.c) */
@@ -206,6 +209,12 @@ void abxl_cgroup_usage(const char *id, long long *mem, double *cpu_s, bool *oom)
  * base.. and makes it that namespace's root. */
 int abxl_userns_enter(unsigned long base, unsigned long count, char *err, size_t errlen);
 int abxl_seccomp_write(const char *path, char *err, size_t errlen);
+/* --runtime gvisor (gvisor.c): the OCI bundle in <dir>/oci and runsc's
+ * command line, added one word at a time. */
+struct abxl_sbx;
+bool abxl_gvisor(void);
+int abxl_gvisor_bundle(const struct abxl_sbx *s, long pids_limit, char *err, size_t errlen);
+void abxl_gvisor_argv(const struct abxl_sbx *s, void (*add)(void *a, const char *w), void *a);
 void abxl_seccomp_print(void);   /* `abx-local seccomp`: the refused calls and why */
 size_t abxl_seccomp_denied_count(void);
 struct abxl_sbxlog;

@@ -38,6 +38,7 @@ UID_BASE = 1879048192    # sandbox uid 0 on the host (abx-local/server/server.h)
 CANARY = "ABX_HOSTILE_CANARY"
 CANARY_VALUE = "canary-5f1e0c7d9b"
 LOG_CAP = 8 * 1024 * 1024  # envd.log's cap (ABXL_SBXLOG_CAP)
+GVISOR = False   # --runtime gvisor
 
 
 def host_read(path):
@@ -82,7 +83,25 @@ def upload(s, sid, raw_path, data):
 
 
 # ---- the sandbox's root is nobody on the host ----
+def host_uids(pid):
+    st = host_read("/proc/%d/status" % pid) or ""
+    return [int(u) for x in st.splitlines() if x.startswith("Uid:") for u in x.split()[1:]]
+
+
+def user_namespace_gvisor(s, sid):
+    """Under gVisor the ids inside are its kernel's; on the host, every
+    process of the sandbox but runsc's monitor (its pid 1) runs as an
+    unprivileged uid: the sentry and the gofer."""
+    mon = s.sandbox_pid(sid)
+    procs = [p for p in pidns_procs(pid_ns(mon)) if p != mon]
+    uids = {p: host_uids(p) for p in procs}
+    check(procs and all(u and min(u) >= UID_BASE for u in uids.values()),
+          "the sentry and gofer run as host uids >= %d: %s" % (UID_BASE, uids))
+
+
 def user_namespace(s, sid):
+    if GVISOR:
+        return user_namespace_gvisor(s, sid)
     code, out = sh(s, sid, "cat /proc/self/uid_map /proc/self/gid_map; id -u")
     lines = [x.split() for x in out.strip().splitlines()]
     check(code == 0 and len(lines) == 3 and lines[0] != ["0", "0", "4294967295"],
@@ -114,7 +133,13 @@ def kernel_settings(s, sid):
         if not os.path.exists("/proc/" + name):
             continue   # this kernel has none to mask
         code, out = sh(s, sid, "wc -c < /proc/%s" % name)
-        check(code == 0 and out.strip() == "0", "/proc/%s masked (empty): %r" % (name, out))
+        # gVisor's kernel has none of them
+        check((code == 0 and out.strip() == "0") or (GVISOR and "No such file" in out),
+              "/proc/%s masked (empty or absent): %r" % (name, out))
+    if GVISOR:
+        code, out = sh(s, sid, "touch /proc/sys/x")
+        check(code != 0, "gVisor: /proc/sys takes no new entry (%s)" % out.strip()[:100])
+        return
     code, out = sh(s, sid, "touch /proc/sys/x 2>&1; grep -E ' /proc/(sys|fs|irq|bus) ' "
                    "/proc/self/mounts")
     ro = [x for x in out.splitlines() if x.startswith("proc ") or " ro," in x or " ro " in x]
@@ -122,6 +147,14 @@ def kernel_settings(s, sid):
 
 
 def syscalls(s, sid):
+    if GVISOR:   # the calls inside go to gVisor's kernel; the sentry's to a filter
+        mon = s.sandbox_pid(sid)
+        procs = [p for p in pidns_procs(pid_ns(mon)) if p != mon]
+        modes = [(host_read("/proc/%d/status" % p) or "").split("Seccomp:")[-1].split()[:1]
+                 for p in procs]
+        check(procs and all(m == ["2"] for m in modes),
+              "gVisor: the sentry and gofer run under a seccomp filter: %s" % modes)
+        return
     code, out = sh(s, sid, "grep -E '^Seccomp:' /proc/self/status")
     check(out.split()[-1:] == ["2"], "commands run under a seccomp filter: %r" % out)
     code, out = sh(s, sid, "unshare -U -r true")
@@ -148,7 +181,10 @@ def descriptors(s, sid, state_dir):
     links = [x.split(" ", 1) for x in out.splitlines() if " " in x]
     outside = []
     for f, link in links:
+        # host:[N] is gVisor's name for a descriptor runsc gave it (the
+        # stdio pipe, checked on the host below)
         if link.split(":", 1)[0] in ("pipe", "socket", "anon_inode") or \
+                (GVISOR and link.startswith("host:[")) or \
                 link.startswith("/proc/") or link.startswith("/dev/"):
             continue
         # a path: it must exist inside, and name nothing of the host
@@ -159,6 +195,8 @@ def descriptors(s, sid, state_dir):
           "every /proc/*/fd/* inside resolves inside the sandbox (%d links; outside: %s)"
           % (len(links), outside[:5]))
     fd1 = [link for f, link in links if f == "/proc/1/fd/1"]
+    if GVISOR:
+        fd1 = [os.readlink("/proc/%d/fd/1" % s.sandbox_pid(sid))]
     check(fd1 and fd1[0].startswith("pipe:"), "pid 1's stdout is a pipe, not a host file: %s"
           % fd1)
     log = os.path.join(state_dir, "sandboxes", sid, "envd.log")
@@ -209,7 +247,29 @@ def procs_inside(s, sid):
     return int(out.strip()) if code == 0 and out.strip().isdigit() else 1 << 20
 
 
+def fork_bomb_gvisor(s, sid):
+    """Under gVisor's ptrace platform each process inside is a host stub
+    process of the sentry: a bomb that exhausts the pids cap takes its own
+    sandbox down (docs/security.md), never the host or another sandbox."""
+    other = s.create("base", timeout=120)["sandboxID"]
+    t0 = time.time()
+    try:
+        s.run_end(sid, "bomb() { bomb | bomb & }; bomb; sleep 60", user="user",
+                  timeout=120, deadline_ms=4000, errors=False)
+    except (OSError, ValueError, RuntimeError, http.client.HTTPException) as e:
+        print("     (the bombed sandbox's stream ended: %s)" % type(e).__name__)
+    check(time.time() - t0 < 30, "gVisor: the bomb's command ended within 30 s (%.1f s)"
+          % (time.time() - t0))
+    code, out = sh(s, other, "echo other-alive")
+    check(code == 0 and "other-alive" in out, "gVisor: another sandbox answers after the bomb")
+    ns = pid_ns(s.sandbox_pid(other))
+    check(pidns_procs(ns), "gVisor: the other sandbox's processes are there")
+    s.kill(other)
+
+
 def fork_bomb(s, sid):
+    if GVISOR:
+        return fork_bomb_gvisor(s, sid)
     before = procs_inside(s, sid)
     t0 = time.time()
     _, _, _, _, error = s.run_end(sid, "bomb() { bomb | bomb & }; bomb; sleep 60", user="user",
@@ -231,6 +291,8 @@ def total_pids(s):
         glob.glob("/sys/fs/cgroup/abx-local/srv-%d-*/pids.max" % s.proc.pid)
     check(srv and host_read(srv[0]).strip() == "300",
           "the server's parent cgroup holds --max-pids 300: %s" % srv)
+    if GVISOR:   # processes inside are the sentry's tasks, not host pids
+        return
     a, b = (s.create("base", timeout=120)["sandboxID"] for _ in range(2))
     counts = []
     for sid in (a, b):
@@ -377,6 +439,8 @@ def main():
     ap.add_argument("--runtime", default="")
     a = ap.parse_args()
     runtime = ["--runtime", a.runtime] if a.runtime else []
+    global GVISOR
+    GVISOR = a.runtime == "gvisor"
     os.environ[CANARY] = CANARY_VALUE   # abx-local's environment holds it
     with Server(extra=["--profile", a.profile, "--max-pids", "300"] + runtime) as s:
         sid = s.create("base", timeout=300)["sandboxID"]
