@@ -221,6 +221,11 @@ static int parse_args(int argc, char **argv)
         }
         i++;
     }
+    if (strcmp(abxl_cfg.runtime, "bwrap") != 0 && strcmp(abxl_cfg.runtime, "gvisor") != 0) {
+        abxl_log_cmd("serve", ABXL_LOG_ERROR, "--runtime (or ABX_LOCAL_RUNTIME) is bwrap or "
+                     "gvisor, not '%s'", abxl_cfg.runtime);
+        return usage_hint("serve");
+    }
     return 0;
 }
 
@@ -267,11 +272,6 @@ static int serve(void)
         abxl_fmt(abxl_cfg.envd_path, sizeof abxl_cfg.envd_path, "%s", abs);
     if (realpath(abxl_cfg.templates_dir, abs) != NULL)
         abxl_fmt(abxl_cfg.templates_dir, sizeof abxl_cfg.templates_dir, "%s", abs);
-    if (strcmp(abxl_cfg.runtime, "bwrap") != 0 && strcmp(abxl_cfg.runtime, "gvisor") != 0) {
-        abxl_log_cmd("serve", ABXL_LOG_ERROR, "--runtime (or ABX_LOCAL_RUNTIME) is bwrap or "
-                     "gvisor, not '%s'", abxl_cfg.runtime);
-        return 2;
-    }
     if (abxl_spawn_check_machine(err, sizeof err) != 0) {
         abxl_log(ABXL_LOG_ERROR, "cannot run sandboxes here: %s", err);
         return 1;

@@ -70,6 +70,8 @@ def cli_help():
     for args, named in ((["serve", "--no-such-flag"], "serve: unknown option --no-such-flag"),
                         (["serve", "--bogus", "1"], "serve: unknown option --bogus"),
                         (["serve", "stray"], "serve: unexpected argument stray"),
+                        (["serve", "--runtime", "runc"], "serve: --runtime (or ABX_LOCAL_RUNTIME) "
+                         "is bwrap or gvisor, not 'runc'"),
                         (["--bogus"], "abx-local: unknown option --bogus"),
                         (["bogus"], "abx-local: unknown command bogus"),
                         ([], "abx-local: a command is needed"),
