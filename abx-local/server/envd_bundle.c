@@ -105,3 +105,24 @@ int abxl_envd_bundle(char *err, size_t errlen)
     }
     return 0;
 }
+
+/* What envd needs to run commands as `user`; all else is dropped. */
+const char *const abxl_sandbox_caps[ABXL_SANDBOX_NCAPS] = {
+    "CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER"};
+
+/* envd inside, through the loader copied with it. */
+void abxl_envd_cmdline(void (*add_w)(void *a, const char *w), void *a)
+{
+    char loader[300];
+    if (abxl_cfg.envd_loader[0]) {
+        abxl_fmt(loader, sizeof loader, "/opt/abx/bin/lib/%s", abxl_cfg.envd_loader);
+        add_w(a, loader);
+        add_w(a, "--library-path");
+        add_w(a, "/opt/abx/bin/lib");
+        add_w(a, "--argv0");
+        add_w(a, "abx-envd");
+    }
+    add_w(a, "/opt/abx/bin/abx-envd");
+    add_w(a, "--config");
+    add_w(a, "/run/abx/config.json");
+}

@@ -45,54 +45,36 @@ static cJSON *mount_of(const char *dest, const char *type, const char *src,
     return m;
 }
 
-/* The process: envd through its own loader, as under bwrap; the same
- * capabilities (gVisor checks them against its own kernel). */
-static cJSON *process(long pids_limit)
+static void add_string(void *a, const char *w)
 {
-    static const char *const caps[] = {"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN",
-                                       "CAP_DAC_OVERRIDE", "CAP_FOWNER"};
+    cJSON_AddItemToArray(a, cJSON_CreateString(w));
+}
+
+/* The process: envd as under bwrap, with the same capabilities (gVisor
+ * checks them against its own kernel). */
+static cJSON *process(void)
+{
     static const char *const env[] = {
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
-    char loader[300];
-    const char *args[8];
-    size_t n = 0;
-    if (abxl_cfg.envd_loader[0]) {
-        abxl_fmt(loader, sizeof loader, "/opt/abx/bin/lib/%s", abxl_cfg.envd_loader);
-        args[n++] = loader;
-        args[n++] = "--library-path";
-        args[n++] = "/opt/abx/bin/lib";
-        args[n++] = "--argv0";
-        args[n++] = "abx-envd";
-    }
-    args[n++] = "/opt/abx/bin/abx-envd";
-    args[n++] = "--config";
-    args[n++] = "/run/abx/config.json";
+    cJSON *args = cJSON_CreateArray();
+    if (args)
+        abxl_envd_cmdline(add_string, args);
     cJSON *p = cJSON_CreateObject(), *user = cJSON_CreateObject(), *c = cJSON_CreateObject();
     cJSON_AddNumberToObject(user, "uid", 0);
     cJSON_AddNumberToObject(user, "gid", 0);
     cJSON_AddItemToObject(p, "user", user);
-    cJSON_AddItemToObject(p, "args", strings(args, n));
+    cJSON_AddItemToObject(p, "args", args);
     cJSON_AddItemToObject(p, "env", strings(env, 1));
     cJSON_AddStringToObject(p, "cwd", "/");
     static const char *const sets[] = {"bounding", "effective", "permitted"};
     for (size_t i = 0; i < 3; i++)
-        cJSON_AddItemToObject(c, sets[i], strings(caps, sizeof caps / sizeof caps[0]));
+        cJSON_AddItemToObject(c, sets[i], strings(abxl_sandbox_caps, ABXL_SANDBOX_NCAPS));
     cJSON_AddItemToObject(p, "capabilities", c);
     cJSON_AddBoolToObject(p, "noNewPrivileges", true);
-    /* Under ptrace each address space is a host process of the sentry's,
-     * counted by the sandbox's pids cgroup: a fork bomb reaching it would
-     * starve the sentry itself. gVisor's own RLIMIT_NPROC stops it first. */
-    long nproc = pids_limit > 64 ? pids_limit / 2 : 32;
-    cJSON *rl = cJSON_CreateArray(), *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "type", "RLIMIT_NPROC");
-    cJSON_AddNumberToObject(r, "hard", (double)nproc);
-    cJSON_AddNumberToObject(r, "soft", (double)nproc);
-    cJSON_AddItemToArray(rl, r);
-    cJSON_AddItemToObject(p, "rlimits", rl);
     return p;
 }
 
-int abxl_gvisor_bundle(const struct abxl_sbx *s, long pids_limit, char *err, size_t errlen)
+int abxl_gvisor_bundle(const struct abxl_sbx *s, char *err, size_t errlen)
 {
     static const char *const nosuid[] = {"nosuid", "noexec", "nodev"};
     static const char *const pts[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666",
@@ -113,7 +95,7 @@ int abxl_gvisor_bundle(const struct abxl_sbx *s, long pids_limit, char *err, siz
         goto out;
     }
     cJSON_AddStringToObject(spec, "ociVersion", "1.0.2");
-    cJSON_AddItemToObject(spec, "process", process(pids_limit));
+    cJSON_AddItemToObject(spec, "process", process());
     cJSON_AddStringToObject(root, "path", ABXL_STAGE_ROOT);
     cJSON_AddBoolToObject(root, "readonly", false);
     cJSON_AddItemToObject(spec, "root", root);

@@ -207,8 +207,6 @@ static void add_proc_cover(struct argv_b *a)
 static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct abxl_tmpl *t)
 {
     char num[32], cg[8][256];
-    static const char *caps[] = {"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN",
-                                 "CAP_DAC_OVERRIDE", "CAP_FOWNER"};
     add(a, abxl_cfg.self_exe);
     add(a, "sandbox-enter");
     add(a, "--dir");
@@ -278,9 +276,9 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
     add_proc_cover(a);
     add(a, "--cap-drop");
     add(a, "ALL");
-    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+    for (size_t i = 0; i < ABXL_SANDBOX_NCAPS; i++) {
         add(a, "--cap-add");
-        add(a, caps[i]);
+        add(a, abxl_sandbox_caps[i]);
     }
     add(a, "--seccomp");
     add(a, "4");   /* opened by sandbox-enter */
@@ -289,16 +287,7 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
     add(a, "--info-fd");
     add(a, "3");
     add(a, "--");
-    if (abxl_cfg.envd_loader[0]) {
-        add_cat(a, "/opt/abx/bin/lib/", abxl_cfg.envd_loader, "");
-        add(a, "--library-path");
-        add(a, "/opt/abx/bin/lib");
-        add(a, "--argv0");
-        add(a, "abx-envd");
-    }
-    add(a, "/opt/abx/bin/abx-envd");
-    add(a, "--config");
-    add(a, "/run/abx/config.json");
+    abxl_envd_cmdline(add_word, a);
 }
 
 /* bwrap writes {"child-pid": N} on the info fd once the namespace exists. */

@@ -105,13 +105,12 @@ int abxl_sbxdir_prepare(const struct abxl_sbx *s, const struct abxl_tmpl *t,
         goto fail;
     what = "run/config.json";
     snprintf(p, sizeof p, "%s/run/config.json", s->dir);
-    /* Readable by the sandbox's root alone: host uid ABXL_UID_BASE, or
-     * 0 under gVisor, whose gofer shows host ids as they are. */
-    uid_t root = (uid_t)ABXL_UID_BASE;
-    if (write_config(s, t, env_vars, p) != 0 || chown(p, root, root) != 0)
+    /* Readable by the sandbox's root alone (host uid ABXL_UID_BASE). */
+    if (write_config(s, t, env_vars, p) != 0 ||
+        chown(p, (uid_t)ABXL_UID_BASE, (gid_t)ABXL_UID_BASE) != 0)
         goto fail;
     if (abxl_gvisor())
-        return abxl_gvisor_bundle(s, t->pids_limit, err, errlen);
+        return abxl_gvisor_bundle(s, err, errlen);
     return 0;
 fail:
     snprintf(err, errlen, "cannot prepare sandbox folder (%s): %s", what, strerror(errno));

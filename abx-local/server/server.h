@@ -212,8 +212,13 @@ int abxl_seccomp_write(const char *path, char *err, size_t errlen);
 /* --runtime gvisor (gvisor.c): the OCI bundle in <dir>/oci and runsc's
  * command line, added one word at a time. */
 struct abxl_sbx;
+/* Both runtimes (envd_bundle.c): the capabilities a sandbox keeps, and
+ * envd's command line inside (through its own loader), word by word. */
+#define ABXL_SANDBOX_NCAPS 6
+extern const char *const abxl_sandbox_caps[ABXL_SANDBOX_NCAPS];
+void abxl_envd_cmdline(void (*add)(void *a, const char *w), void *a);
 bool abxl_gvisor(void);
-int abxl_gvisor_bundle(const struct abxl_sbx *s, long pids_limit, char *err, size_t errlen);
+int abxl_gvisor_bundle(const struct abxl_sbx *s, char *err, size_t errlen);
 void abxl_gvisor_argv(const struct abxl_sbx *s, void (*add)(void *a, const char *w), void *a);
 void abxl_seccomp_print(void);   /* `abx-local seccomp`: the refused calls and why */
 size_t abxl_seccomp_denied_count(void);

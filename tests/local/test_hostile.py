@@ -248,9 +248,9 @@ def procs_inside(s, sid):
 
 
 def fork_bomb_gvisor(s, sid):
-    """Under gVisor's ptrace platform each process inside is a host stub
-    process of the sentry: a bomb that exhausts the pids cap takes its own
-    sandbox down (docs/security.md), never the host or another sandbox."""
+    """Under gVisor (ptrace platform) many processes inside end their own
+    sandbox (docs/security.md): the bomb may take its sandbox down, never
+    the host or another sandbox."""
     other = s.create("base", timeout=120)["sandboxID"]
     t0 = time.time()
     try:
