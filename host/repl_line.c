@@ -37,6 +37,7 @@ static struct {
     size_t pos, len;
 } g_in;                       /* read from stdin, not yet taken */
 static int g_wake[2] = {-1, -1};
+static int g_in_fd;           /* stdin, or its own non-blocking open (tty) */
 static enum abx_repl_got g_why;  /* why next_byte() returned -1 */
 static int g_tty, g_edit, g_utf8;
 static FILE *g_out;           /* libedit's output: the real terminal */
@@ -73,7 +74,7 @@ static int next_byte(void)
         }
         if (g_in.pos < g_in.len)
             return (unsigned char)g_in.buf[g_in.pos++];
-        p[0].fd = 0;
+        p[0].fd = g_in_fd;
         p[1].fd = g_wake[0];
         p[0].events = p[1].events = POLLIN;
         p[0].revents = p[1].revents = 0;
@@ -86,11 +87,11 @@ static int next_byte(void)
             drain_wake();
         if (!p[0].revents)
             continue;
-        n = read(0, g_in.buf, sizeof g_in.buf);
+        n = read(g_in_fd, g_in.buf, sizeof g_in.buf);
         if (n > 0) {
             g_in.pos = 0;
             g_in.len = (size_t)n;
-        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
             break;
         }
     }
@@ -279,6 +280,22 @@ static int edit_open(void)
     return 0;
 }
 
+/* A terminal's Ctrl-C flushes what was typed ahead: bytes poll() saw may
+ * be gone by the read() after it, which would then block with the SIGINT
+ * already handled. So the terminal is read through an open file
+ * description of our own, non-blocking (setting O_NONBLOCK on fd 0 would
+ * change it for the shell that shares it). A pipe or file is read as it
+ * is: nothing flushes it. */
+static int input_fd(void)
+{
+    int fd;
+
+    if (!g_tty)
+        return 0;
+    fd = open("/proc/self/fd/0", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    return fd >= 0 ? fd : 0;  /* no /proc: the old race, not a failure */
+}
+
 int abx_repl_line_open(char *err, size_t errlen)
 {
     if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -286,6 +303,7 @@ int abx_repl_line_open(char *err, size_t errlen)
         return -1;
     }
     g_tty = isatty(0);
+    g_in_fd = input_fd();
     if (g_tty && abx_stdout_isatty() && edit_open() != 0)
         abx_out_puts(ABX_OUT_STDERR, "abx-e2e repl: no line editing (libedit "
                      "could not set up the terminal)\n");
@@ -309,6 +327,9 @@ void abx_repl_line_close(void)
         fclose(g_out);
     g_out = NULL;
     g_edit = 0;
+    if (g_in_fd > 0)
+        close(g_in_fd);
+    g_in_fd = 0;
     for (i = 0; i < 2; i++) {
         if (g_wake[i] >= 0)
             close(g_wake[i]);
