@@ -4,7 +4,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DABX_WERROR=ON
 ARGS    ?=
 
-.PHONY: all dev deps build test check-sanitize bench soak clean install \
+.PHONY: all dev deps build build-sanitize test check-sanitize bench soak clean install \
         e2e e2e-all e2e-local e2e-local-all e2e-cleanup
 
 all: build
@@ -20,30 +20,32 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Every ctest case, the whole E2E suite on abx-local included, once per
-# profile: suite.local.fc then suite.local.e2b, which also compares the two
-# runs' skips (JUnit, evidence record, log and skip list under
-# $(BUILD)/e2e/fc/ and $(BUILD)/e2e/e2b/). ctest runs the cases one at a
-# time; with ARGS=-jN the two suite runs still never overlap (one
-# RESOURCE_LOCK, 2 processors each, e2b DEPENDS on fc).
-test: build
-	ctest --test-dir $(BUILD) --output-on-failure $(ARGS)
+# Every ctest case once, in parallel (scripts/test.sh, docs/testing.md):
+# the cases labelled `sanitize` (the C they exercise is ours) on an
+# AddressSanitizer + UBSan build, where memory errors and leaks fail the
+# case that hit them, then the ones labelled `release` (the SDK
+# conformance, the e2b profile of the suite, gVisor, the soak, lints, docs,
+# template builder) on the release build; tests/labels.cmake says which
+# case is which. ARGS go to ctest in both passes (ARGS='-L quick': no
+# abx-local, ARGS='-R envd'); TEST_JOBS cases run at once (default twice
+# the cores). The whole suite on abx-local is among them: suite.local.fc
+# (sanitizers) and suite.local.e2b, which compares the two runs' skips
+# (outputs under $(BUILD)-sanitize/e2e/fc/ and $(BUILD)/e2e/e2b/).
+TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
+test: build build-sanitize
+	scripts/test.sh -b $(BUILD) -j $(TEST_JOBS) -- $(ARGS)
 
-# The same tests on an AddressSanitizer + UBSan build: memory errors and
-# leaks fail the test that hit them. Not the SDK conformance run (npm, no
-# C of ours on the client side; abx-local's C runs under the suite here),
-# and the suite on one profile only: suite.local.fc stays in (the whole
-# suite under ASan adds about a minute, outputs under
-# $(BUILD)-sanitize/e2e/fc/), suite.local.e2b (and with it the comparison
-# of the two profiles) and the short soak (suite.soak) are left to
-# `make test`. Nor the gVisor runs (suite.local.fc.gvisor,
-# local.hostile.e2b.gvisor): an ASan envd on gVisor's kernel is untried,
-# and the C they add (gvisor.c, the --gvisor step of enter.c, envd's
-# init.c) runs under `make test` in the release build.
-SANITIZE_EXCLUDE = conformance|^suite\.local\.e2b$$|^suite\.soak$$|gvisor
-check-sanitize: deps
+build-sanitize: deps
 	cmake -S . -B $(BUILD)-sanitize $(CMAKE_FLAGS) -DABX_SANITIZE=ON
 	cmake --build $(BUILD)-sanitize -j $(JOBS)
+
+# Every case the sanitizers can take (not only the `sanitize` ones) on the
+# sanitizer build, one at a time unless ARGS=-jN: not the SDK conformance
+# run (npm, no C of ours on the client side), suite.local.e2b (it compares
+# with an fc run of the same build), the soak, nor the gVisor runs (an
+# ASan envd on gVisor's kernel is untried).
+SANITIZE_EXCLUDE = conformance|^suite\.local\.e2b$$|^suite\.soak$$|gvisor
+check-sanitize: build-sanitize
 	ctest --test-dir $(BUILD)-sanitize --output-on-failure \
 	    -E '$(SANITIZE_EXCLUDE)' $(ARGS)
 
@@ -100,8 +102,9 @@ e2e-local-all: build
 e2e-cleanup: build
 	$(BUILD)/host/abx-e2e cleanup $(ARGS)
 
-# The whole suite SOAK_N times per abx-local profile under a CPU hog;
-# prints every test that failed in any run (scripts/soak.sh).
+# The whole suite SOAK_N times per abx-local profile under a CPU hog (or,
+# with SOAK_S=SECONDS, for that long); prints every test that failed in
+# any run (scripts/soak.sh).
 SOAK_N ?= 10
 soak: build
 	scripts/soak.sh $(SOAK_N)

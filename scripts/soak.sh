@@ -4,26 +4,33 @@
 # A test that fails in any run is a flake (or worse): each is printed with
 # how often it failed and its first message. Exit 0 only if none failed.
 #
-#   scripts/soak.sh [-b BUILD] [-p "fc e2b"] [-H] [N]     (N default 10)
+#   scripts/soak.sh [-b BUILD] [-p "fc e2b"] [-H] [-s SECONDS] [N]
 #
 #   -b BUILD   build directory (default build)
 #   -p LIST    profiles to soak (default "fc e2b")
 #   -H         no CPU hog
+#   -s SECONDS a budget instead of a count: runs start, taking the profiles
+#              in turn, until SECONDS have passed (at least one run; the
+#              last one started finishes). SOAK_S in the environment is
+#              the same. CI's soak is 60 s (ctest suite.soak).
+#   N          runs per profile (default 10)
 # Outputs (JSON report and log of every run) stay in build/soak/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build profiles="fc e2b" hog=1
-while getopts b:p:H opt; do
+build=build profiles="fc e2b" hog=1 secs=${SOAK_S:-}
+while getopts b:p:Hs: opt; do
   case $opt in
     b) build=$OPTARG ;;
     p) profiles=$OPTARG ;;
     H) hog=0 ;;
-    *) echo "usage: $0 [-b BUILD] [-p PROFILES] [-H] [N]" >&2; exit 4 ;;
+    s) secs=$OPTARG ;;
+    *) echo "usage: $0 [-b BUILD] [-p PROFILES] [-H] [-s SECONDS] [N]" >&2; exit 4 ;;
   esac
 done
 shift $((OPTIND - 1))
 n=${1:-10}
 case $n in ''|*[!0-9]*|0) echo "soak: N must be a positive integer, got '$n'" >&2; exit 4 ;; esac
+case $secs in ''|*[!0-9]*|0) [ -z "$secs" ] || { echo "soak: -s/SOAK_S must be a positive number of seconds, got '$secs'" >&2; exit 4; } ;; esac
 runner=$build/host/abx-e2e
 [ -x "$runner" ] || { echo "soak: $runner not built (make build)" >&2; exit 4; }
 read -ra plist <<<"$profiles"
@@ -41,15 +48,26 @@ trap 'stop_hogs; exit 130' INT TERM
 if [ "$hog" = 1 ]; then
   # One busy loop per core, each bounded by the whole soak's budget.
   for _ in $(seq "$(nproc)"); do
-    timeout $((n * 600)) sh -c 'while :; do :; done' &
+    timeout $(( secs ? secs + 600 : n * 600 )) sh -c 'while :; do :; done' &
     hogs+=($!)
   done
   echo "soak: CPU hog on $(nproc) cores"
 fi
 
 start=$(date +%s)
-for p in "${plist[@]}"; do
-  for i in $(seq "$n"); do
+# N runs per profile, or (-s) the profiles in turn for as long as the
+# budget lasts.
+np=${#plist[@]} runs=0 of="/$n"
+[ -z "$secs" ] || of=" (budget $secs s)"
+while :; do
+    if [ -n "$secs" ]; then
+      [ $runs -gt 0 ] && [ $(( $(date +%s) - start )) -ge "$secs" ] && break
+      p=${plist[$((runs % np))]} i=$((runs / np + 1))
+    else
+      [ $runs -ge $((n * np)) ] && break
+      p=${plist[$((runs / n))]} i=$((runs % n + 1))
+    fi
+    runs=$((runs + 1))
     rc=0
     env -u ABX_LOCAL_PROFILE -u E2E_CAPS -u E2E_PLATFORM -u E2E_DEFAULT_USER \
       -u E2E_SERVER_TEMPLATE -u E2E_SERVER_PORT -u E2E_RUN_ID \
@@ -57,11 +75,10 @@ for p in "${plist[@]}"; do
       "$runner" --local --profile "$p" -n 2 -q --json "$out/$p-$i.json" tests-lua \
       >"$out/$p-$i.log" 2>&1 || rc=$?
     echo "$rc" >"$out/$p-$i.rc"
-    echo "soak: $p run $i/$n: exit $rc, $(grep -E '^=+ .* in [0-9.]+s =+$' "$out/$p-$i.log" | tail -1 | tr -d '=' | sed 's/^ *//;s/ *$//')"
-  done
+    echo "soak: $p run $i$of: exit $rc, $(grep -E '^=+ .* in [0-9.]+s =+$' "$out/$p-$i.log" | tail -1 | tr -d '=' | sed 's/^ *//;s/ *$//')"
 done
 stop_hogs
-echo "soak: $((n * ${#plist[@]})) runs in $(( $(date +%s) - start )) s"
+echo "soak: $runs runs in $(( $(date +%s) - start )) s"
 
 python3 - "$out" "${plist[@]}" <<'PY'
 import glob, json, os, sys

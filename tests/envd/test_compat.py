@@ -389,7 +389,13 @@ def check_keepalive(e, name, interval, lo, hi):
 
 
 def check_config_errors():
-    d = tempfile.mkdtemp(prefix="abx-envd-compat-")
+    with tempfile.TemporaryDirectory(prefix="abx-envd-compat-") as d:
+        config_errors(d)
+    r = subprocess.run([BIN, "--version"], capture_output=True, text=True, timeout=10)
+    eq(r.stdout.strip(), BUILD_VERSION, "--version is the build's own version")
+
+
+def config_errors(d):
     for compat, member in ((5, "compat"), ([], "compat"), ({"gzip": "no"}, "gzip"),
                            ({"signedUrls": 1}, "signedUrls"),
                            ({"keepaliveMaxS": "x"}, "keepaliveMaxS"),
@@ -407,8 +413,6 @@ def check_config_errors():
             rc, err = None, "still running after 10 s"
         check(rc == 1 and member in err,
               "config error names %s for compat %r (rc %s: %s)" % (member, compat, rc, err))
-    r = subprocess.run([BIN, "--version"], capture_output=True, text=True, timeout=10)
-    eq(r.stdout.strip(), BUILD_VERSION, "--version is the build's own version")
 
 
 def check_absent(e, what):

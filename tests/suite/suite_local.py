@@ -31,7 +31,8 @@ ready skip file), then checks:
     skipping run's capabilities and present in the other's (each run's
     platform and capabilities are in its JSON report). Any other
     difference fails. Without a run in OTHER-DIR the comparison is
-    skipped with a note.
+    skipped with a note, unless ABX_SUITE_COMPARE_WITH is set: it then
+    stands for OTHER-DIR, and a missing run fails.
 xfailed tests (known_issue) are not skips here.
 --check-only skips the run and checks what an earlier run left in DIR.
 The platform variables (ABX_SANDBOX_*, E2B_*) and the capability knobs
@@ -347,9 +348,15 @@ def main():
         problems.append("abx-e2e exited %d" % rc)
     if a.expect_skips and report is not None:
         problems += check_skips(a.expect_skips, report[0])
-    if a.compare_with and report is not None:
-        problems += compare_runs(out, a.profile, report,
-                                 os.path.abspath(a.compare_with)) or []
+    # make test runs the fc profile on the sanitizer build and this one
+    # on the release build: the environment names that run, which must
+    # then be there (scripts/test.sh).
+    other = a.compare_with and (os.environ.get("ABX_SUITE_COMPARE_WITH") or a.compare_with)
+    if other and report is not None:
+        compared = compare_runs(out, a.profile, report, os.path.abspath(other))
+        if compared is None and os.environ.get("ABX_SUITE_COMPARE_WITH"):
+            compared = ["compare: no finished run in %s (ABX_SUITE_COMPARE_WITH)" % other]
+        problems += compared or []
     for p in problems:
         say("FAIL: " + p)
     check(not problems, "the run and its outputs in %s: %d problem(s)" % (out, len(problems)))
