@@ -16,8 +16,9 @@
  * 4. It makes the root reachable as ABXL_STAGE_ROOT: a tmpfs over /tmp of
  *    this namespace holds it, so the sandbox's root needs no right to
  *    traverse the host's folders that lead to DIR.
- * 5. It moves itself into the sandbox's user namespace (userns.c) and
- *    becomes its root: host uid BASE, nothing on the host.
+ * 5. It moves itself into the sandbox's user namespace (userns.c), owned
+ *    by a host uid of its own (OWNER_BASE + its pid), and becomes its
+ *    root: host uid BASE, nothing on the host.
  * 6. It execs bwrap with an empty environment and only its descriptors
  *    0-2, the info fd 3 and the seccomp program on fd 4.
  * With --gvisor (gvisor.c) steps 5-6 differ: DIR is staged too, at
@@ -330,7 +331,9 @@ int abxl_enter_main(int argc, char **argv)
         return run_gvisor(exe, a.bwrap);
     if (chdir("/") != 0)
         return die("cannot enter", "/");
-    if (a.uid_base > 0 && abxl_userns_enter(a.uid_base, a.uid_count, err, sizeof err) != 0) {
+    if (a.uid_base > 0 &&
+        abxl_userns_enter(a.uid_base, a.uid_count, ABXL_OWNER_BASE + (unsigned long)getpid(),
+                          err, sizeof err) != 0) {
         abxl_log(ABXL_LOG_ERROR, "sandbox root: %s", err);
         return 125;
     }

@@ -26,6 +26,14 @@
  * template roots in the cache are owned accordingly (rootfs_shift.c). */
 #define ABXL_UID_BASE 1879048192UL
 #define ABXL_UID_COUNT 65536UL
+/* The owner of a sandbox's user namespace: OWNER_BASE + the pid of its
+ * sandbox-enter (which becomes bwrap and lives as long as the sandbox), so
+ * no two live sandboxes share one. The kernel charges a namespace's
+ * per-user budgets (inotify instances, message queues, queued signals) to
+ * its owner on the host: each sandbox has its own, and host root keeps
+ * its own (docs/security.md). pid_max is at most 2^22. */
+#define ABXL_OWNER_SPAN 4194304UL
+#define ABXL_OWNER_BASE (ABXL_UID_BASE - ABXL_OWNER_SPAN)
 /* Where sandbox-enter shows bwrap the root it made (enter.c). */
 #define ABXL_STAGE "/tmp"
 #define ABXL_STAGE_ROOT ABXL_STAGE "/root"
@@ -207,7 +215,8 @@ void abxl_cgroup_usage(const char *id, long long *mem, double *cpu_s, bool *oom)
 /* ---- isolation (userns.c, seccomp.c, sbx_log.c) ---- */
 /* Moves the caller into a new user namespace mapping 0..count-1 to
  * base.. and makes it that namespace's root. */
-int abxl_userns_enter(unsigned long base, unsigned long count, char *err, size_t errlen);
+int abxl_userns_enter(unsigned long base, unsigned long count, unsigned long owner,
+                      char *err, size_t errlen);
 int abxl_seccomp_write(const char *path, char *err, size_t errlen);
 /* --runtime gvisor (gvisor.c): the OCI bundle in <dir>/oci and runsc's
  * command line, added one word at a time. */

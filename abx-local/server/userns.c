@@ -7,7 +7,14 @@
  * new user namespace; a child it forks, still in the host's namespace,
  * writes the maps (a process cannot map ids it does not hold in the
  * parent namespace). The caller then becomes root of the new namespace:
- * host uid BASE, with every capability there and none on the host. */
+ * host uid BASE, with every capability there and none on the host.
+ *
+ * The namespace is created with OWNER as the effective uid: the kernel
+ * makes the creator's euid its owner and charges what its processes hold
+ * of the per-user budgets (inotify instances, POSIX message queues,
+ * queued signals) to that owner at the host's level too. Created by root,
+ * one sandbox could use up host root's budgets and every other
+ * sandbox's; each owner is its own (server.h, ABXL_OWNER_BASE). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -17,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server.h"
 
 static int write_at(pid_t pid, const char *file, const char *text)
@@ -64,7 +72,8 @@ bad:;
     _exit(1);
 }
 
-int abxl_userns_enter(unsigned long base, unsigned long count, char *err, size_t errlen)
+int abxl_userns_enter(unsigned long base, unsigned long count, unsigned long owner,
+                      char *err, size_t errlen)
 {
     int go[2] = {-1, -1}, efd[2] = {-1, -1}, rc = -1;
     pid_t self = getpid(), pid = -1;
@@ -86,22 +95,28 @@ int abxl_userns_enter(unsigned long base, unsigned long count, char *err, size_t
     go[0] = -1;
     close(efd[1]);
     efd[1] = -1;
-    if (unshare(CLONE_NEWUSER) != 0) {
-        abxl_fmt(err, errlen, "user namespaces refused: unshare(CLONE_NEWUSER): %s "
-                "(user.max_user_namespaces, or a seccomp/AppArmor policy)", strerror(errno));
-        close(go[1]);   /* the mapper reads EOF and exits */
-        go[1] = -1;
-        char ignored[160];
-        abxl_child_wait(pid, efd[0], ignored, sizeof ignored);
-        efd[0] = -1;
-        goto out;
-    }
+    /* Real and saved uid stay 0: a refused unshare takes euid 0 back. */
+    bool owned = setresuid((uid_t)-1, (uid_t)owner, (uid_t)-1) == 0;
+    bool made = owned && unshare(CLONE_NEWUSER) == 0;
+    int e = errno;
+    if (owned && !made && setresuid((uid_t)-1, 0, (uid_t)-1) != 0)
+        abxl_log(ABXL_LOG_WARN, "sandbox root: euid 0 not taken back: %s", strerror(errno));
     char msg[160] = "";
-    bool sent = write(go[1], "x", 1) == 1;
-    close(go[1]);
+    bool sent = made && write(go[1], "x", 1) == 1;
+    close(go[1]);   /* without the "x", the mapper reads EOF and exits */
     go[1] = -1;
     int w = abxl_child_wait(pid, efd[0], msg, sizeof msg);
     efd[0] = -1;
+    if (!owned) {
+        abxl_fmt(err, errlen, "user namespace: cannot take owner uid %lu: %s", owner,
+                strerror(e));
+        goto out;
+    }
+    if (!made) {
+        abxl_fmt(err, errlen, "user namespaces refused: unshare(CLONE_NEWUSER): %s "
+                "(user.max_user_namespaces, or a seccomp/AppArmor policy)", strerror(e));
+        goto out;
+    }
     if (!sent || w != 0) {
         abxl_fmt(err, errlen, "user namespace: cannot map uids %lu..%lu: %s", base,
                 base + count - 1, msg[0] ? msg : "mapper failed");

@@ -1,0 +1,151 @@
+"""abx-local: a sandbox's per-user kernel budgets are its own
+(docs/security.md, "Budgets").
+
+  test_budgets.py [--runtime bwrap|gvisor]
+
+One sandbox takes all it can of three budgets the kernel keeps per user
+and holds them: inotify instances, POSIX message queues (RLIMIT_MSGQUEUE)
+and queued signals (RLIMIT_SIGPENDING). While it holds them, host root and
+a second sandbox must each still get one of every kind. Under bubblewrap
+the kernel charges a user namespace's usage to the namespace's owner at
+the host's level: an owner of its own per sandbox keeps the budgets apart
+(owned by host root, the first sandbox took host root's and every other
+sandbox's). Under gVisor the sentry keeps its own. The e2b profile: its
+base template has python3, which the probes are written in."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import Server  # noqa: E402
+from abxtest import check, done, until  # noqa: E402
+
+# The three budgets through libc (python3 has no inotify or mq_open).
+LIBS = r'''
+import ctypes, ctypes.util, json, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+rt = ctypes.CDLL(ctypes.util.find_library("rt") or "librt.so.1", use_errno=True)
+rt.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+libc.sigqueue.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long]  # sigval by value
+def err():
+    return os.strerror(ctypes.get_errno())
+def queue(sig):
+    """sigqueue(2) to itself: kill(2) is exempt from RLIMIT_SIGPENDING."""
+    return libc.sigqueue(os.getpid(), sig, 0) == 0
+'''
+
+# Takes as much as it can of each, says how much, and holds it.
+HOG = LIBS + r'''
+held = {"inotify": 0, "mqueue": 0, "signals": 0}
+fds = []
+while held["inotify"] < 4096:
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        break
+    fds.append(fd)
+    held["inotify"] += 1
+for i in range(64):
+    if rt.mq_open(b"/abx-hog-%d" % i, os.O_CREAT | os.O_RDWR, 0o600, None) < 0:
+        break
+    held["mqueue"] += 1
+sig = signal.SIGRTMIN
+signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
+while held["signals"] < 1000000 and queue(sig):
+    held["signals"] += 1
+print(json.dumps(held), flush=True)
+time.sleep(3600)
+'''
+
+# One of each, given back at once: true, or the error's text.
+PROBE = LIBS + r'''
+got = {}
+fd = libc.inotify_init1(0)
+got["inotify"] = True if fd >= 0 else err()
+if fd >= 0:
+    os.close(fd)
+name = b"/abx-probe-%d" % os.getpid()
+q = rt.mq_open(name, os.O_CREAT | os.O_RDWR, 0o600, None)
+got["mqueue"] = True if q >= 0 else err()
+if q >= 0:
+    rt.mq_close(q)
+    rt.mq_unlink(name)
+sig = signal.SIGRTMIN + 1
+signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
+if queue(sig):
+    signal.sigtimedwait([sig], 0)
+    got["signals"] = True
+else:
+    got["signals"] = err()
+print(json.dumps(got))
+'''
+
+KINDS = ("inotify", "mqueue", "signals")
+# What the hog must hold for the probes to mean anything: the kernel's
+# defaults are 128 instances, 9 default-sized queues (819200 bytes) and
+# RLIMIT_SIGPENDING (thousands). gVisor's sentry keeps its own, and queues
+# at most 32 signals a task.
+AT_LEAST = {"inotify": 100, "mqueue": 5, "signals": 1000}
+AT_LEAST_GVISOR = {"inotify": 100, "mqueue": 5, "signals": 32}
+
+
+def put(s, sid, path, text):
+    code, _, err = s.run(sid, "cat > %s <<'ABX_EOF'\n%sABX_EOF" % (path, text), user="root")
+    check(code == 0, "wrote %s in %s (%s)" % (path, sid, err[-200:]))
+
+
+def probe_sandbox(s, sid, who):
+    code, out, err = s.run(sid, "python3 /tmp/probe.py", user="root", timeout=60)
+    check(code == 0, "%s: the probe ran (exit %s: %s)" % (who, code, err[-300:]))
+    return json.loads(out) if code == 0 else {}
+
+
+def probe_host():
+    p = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                       timeout=60)
+    check(p.returncode == 0, "host root: the probe ran (%s)" % p.stderr[-300:])
+    return json.loads(p.stdout) if p.returncode == 0 else {}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runtime", default="")
+    a = ap.parse_args()
+    runtime = ["--runtime", a.runtime] if a.runtime else []
+    with Server(extra=["--profile", "e2b"] + runtime) as s:
+        hog, other = (s.create("base", timeout=300)["sandboxID"] for _ in range(2))
+        put(s, hog, "/tmp/hog.py", HOG)
+        for sid in (hog, other):
+            put(s, sid, "/tmp/probe.py", PROBE)
+        code, _, err = s.run(hog, "nohup python3 /tmp/hog.py > /tmp/hog.out 2>&1 &",
+                             user="root")
+        check(code == 0, "the hog started (%s)" % err[-200:])
+
+        def held():
+            code, out, _ = s.run(hog, "cat /tmp/hog.out", user="root")
+            return json.loads(out) if code == 0 and out.strip().startswith("{") else None
+        got = until(held, 60, step=0.5)
+        check(got is not None, "the hog says what it holds")
+        got = got or {}
+        print("     the hog holds %s" % got, flush=True)
+        least = AT_LEAST_GVISOR if a.runtime == "gvisor" else AT_LEAST
+        for k in KINDS:
+            check(got.get(k, 0) >= least[k], "the hog holds %s of %s (at least %d)"
+                  % (got.get(k), k, least[k]))
+        for who, res in (("host root", probe_host()), ("a second sandbox",
+                                                       probe_sandbox(s, other, "other"))):
+            for k in KINDS:
+                check(res.get(k) is True, "%s gets %s while the hog holds its own (%s)"
+                      % (who, k, res.get(k)))
+        # The hog still holds them: nothing was given back meanwhile.
+        code, out, _ = s.run(hog, "grep -qs hog.py /proc/[0-9]*/cmdline && echo holding",
+                             user="root")
+        check("holding" in out, "the hog held on through the probes")
+        s.kill(hog)
+        s.kill(other)
+    done()
+
+
+if __name__ == "__main__":
+    main()
