@@ -37,6 +37,9 @@ extern struct abxl_envd_config abxl_envd_cfg;
 int abxl_envd_config_load(const char *file, char *err, size_t errlen);
 /* As pid 1 (init.c): forks, returns in the child (envd), reaps in the parent. */
 void abxl_envd_init_if_pid1(void);
+/* caps.c: the bounding set becomes envd's own capabilities, CAP_SETPCAP
+ * (given for this) dropped; a no-op without CAP_SETPCAP. 0, or -1. */
+int abxl_envd_bound_caps(char *err, size_t errlen);
 
 /* ---- compat.c: the envd abx-envd imitates (config.json `compat`) ---- */
 struct abxl_envd_compat {
@@ -215,10 +218,28 @@ struct abxl_envd_selector {
 };
 
 struct abxl_envd_child {
-    pid_t pid;
-    int pidfd, in_fd, out_fd, err_fd;  /* -1 when not piped */
+    pid_t pid;                         /* the command */
+    pid_t keeper;                      /* its keeper (keeper.c), envd's child */
+    int ctl_fd;                        /* the keeper's control pipe */
+    int in_fd, out_fd, err_fd;         /* -1 when not piped */
     int pty_fd, pty_slave;             /* master and our slave fd, or -1 */
 };
+/* keeper.c: the keeper runs path (abx-keeper) once it has forked the
+ * command; NULL (the default) keeps it in the fork of envd. */
+void abxl_envd_keeper_set_path(const char *path);
+/* keeper.c: forks a keeper that forks and runs start(arg) (which must not
+ * return), and keeps whatever it leaves behind. The keeper's pid, with
+ * *ctl_fd its control pipe, or -1 (errno). */
+pid_t abxl_envd_keeper_fork(void (*start)(void *arg), void *arg, int *ctl_fd);
+/* The next int on the control pipe (the command's pid, then its wait
+ * status): 1, 0 when none is there yet (block == 0), -1 once the keeper
+ * is gone. */
+int abxl_envd_keeper_read(int ctl, int *value, int block);
+/* Asks the keeper to kill everything the command started, and end. */
+void abxl_envd_keeper_end(pid_t keeper);
+/* After the command's end: waits for the keeper to end (its last orphan
+ * gone), ending everything at deadline_ms (0: none); closes ctl, reaps. */
+void abxl_envd_keeper_release(pid_t keeper, int ctl, int64_t deadline_ms);
 /* spawn.c: forks and execs sp as its user in a new process group. 0, or
  * -1 with err naming the problem (bad cwd, exec failure). */
 int abxl_envd_spawn(const struct abxl_envd_spawn *sp, struct abxl_envd_child *ch,

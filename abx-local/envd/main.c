@@ -17,7 +17,8 @@
 
 static void usage(bool error)
 {
-    abxl_usage("usage: abx-envd --config FILE [--port N] [--listen-addr IPV4]\n"
+    abxl_usage("usage: abx-envd --config FILE [--port N] [--listen-addr IPV4]"
+               " [--keeper PATH]\n"
                "       abx-envd --version\n", error);
 }
 
@@ -96,6 +97,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--listen-addr") == 0 && v) {
             addr = v;
             i++;
+        } else if (strcmp(a, "--keeper") == 0 && v) {   /* abx-keeper (keeper.c) */
+            abxl_envd_keeper_set_path(v);
+            i++;
         } else if (strcmp(a, "--port") == 0 && v) {
             char *end;
 
@@ -119,6 +123,10 @@ int main(int argc, char **argv)
     }
     if (abxl_envd_config_load(config, err, sizeof err)) {
         abxl_log(ABXL_LOG_ERROR, "%s", err);
+        return 1;
+    }
+    if (abxl_envd_bound_caps(err, sizeof err)) {   /* before any command */
+        abxl_log(ABXL_LOG_ERROR, "capabilities: %s", err);
         return 1;
     }
     abxl_envd_init_if_pid1();

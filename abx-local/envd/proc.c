@@ -1,5 +1,6 @@
 /* Process table: spawning as the selected user in a new process group, one
- * waiter thread per process (reads stdout/stderr, waits on a pidfd, kills
+ * waiter thread per process (reads stdout/stderr, learns the end from the
+ * command's keeper (keeper.c), has the keeper end everything
  * at the Start deadline), fan-out of events to subscribed streams, and a
  * capped buffer of output nobody was subscribed for (given to the next
  * Connect). Exited processes stay 30 s for late Connects. */
@@ -13,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,7 +36,8 @@ struct sub {
 struct proc {
     struct proc *next;
     pid_t pid;
-    int pidfd, out_fd, err_fd, in_fd;
+    pid_t keeper;   /* keeper.c: the command's parent, envd's child */
+    int ctl_fd, out_fd, err_fd, in_fd;  /* ctl_fd: the keeper's pipe */
     int pty_fd, pty_slave;  /* PTY processes: master (input) and slave */
     char *tag;
     cJSON *config;
@@ -81,8 +82,8 @@ static void proc_free(struct proc *p)
         close(p->out_fd);
     if (p->err_fd >= 0)
         close(p->err_fd);
-    if (p->pidfd >= 0)
-        close(p->pidfd);
+    if (p->ctl_fd >= 0)
+        close(p->ctl_fd);
     abx_buf_free(&p->unsent);
     abx_buf_free(&p->end_env);
     cJSON_Delete(p->config);
@@ -289,27 +290,17 @@ static void *waiter(void *arg)
         struct pollfd fds[3];
         int nf = 0, timeout = -1;
 
-        fds[nf++] = (struct pollfd){.fd = reaped ? -1 : p->pidfd, .events = POLLIN};
+        fds[nf++] = (struct pollfd){.fd = reaped ? -1 : p->ctl_fd, .events = POLLIN};
         fds[nf++] = (struct pollfd){.fd = p->out_fd, .events = POLLIN};
         fds[nf++] = (struct pollfd){.fd = p->err_fd, .events = POLLIN};
         if (p->deadline_ms && !p->timed_out) {
             int64_t left = p->deadline_ms - abxl_envd_now_ms();
 
             if (left <= 0) {
-                if (!reaped)  /* once reaped the pid may be reused */
-                    kill(p->pid, SIGKILL);
-                /* Everything the command started ends with it: a fork
-                 * bomb forks while its group is being killed, so kill
-                 * until the group is empty (its zombies, reaped by the
-                 * sandbox's init, keep it non-empty a little while). */
-                for (int i = 0; i < 500 && kill(-p->pid, SIGKILL) == 0; i++) {
-                    if (!reaped && waitpid(p->pid, &status, WNOHANG) == p->pid) {
-                        reaped = 1;
-                        set_reaped(p);
-                    }
-                    struct timespec ms = {0, 1000000};
-                    nanosleep(&ms, NULL);
-                }
+                /* Everything the command started ends with it, setsid
+                 * and double forks included: its keeper kills it all
+                 * (keeper.c), then sends its status. */
+                abxl_envd_keeper_end(p->keeper);
                 p->timed_out = 1;
                 continue;
             }
@@ -326,13 +317,10 @@ static void *waiter(void *arg)
         /* Reaped, waiting for EOF: notice a cancel by SendSignal. */
         if (reaped && (timeout < 0 || timeout > 50))
             timeout = 50;
-        /* No pidfd (spawn.c): look for the exit every 5 ms. */
-        if (!reaped && p->pidfd < 0 && (timeout < 0 || timeout > 5))
-            timeout = 5;
         if (poll(fds, (nfds_t)nf, timeout) < 0 && errno != EINTR) {
-            /* Cannot watch it any more: at least reap it. */
-            while (!reaped && waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
-                ;
+            /* Cannot watch it any more: at least wait for its end. */
+            if (!reaped && abxl_envd_keeper_read(p->ctl_fd, &status, 1) != 1)
+                status = SIGKILL;
             if (!reaped)
                 set_reaped(p);
             break;
@@ -341,18 +329,23 @@ static void *waiter(void *arg)
             pump(p, &p->out_fd, out_kind);
         if (p->err_fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR)))
             pump(p, &p->err_fd, "stderr");
-        if (!reaped && (p->pidfd < 0 || (fds[0].revents & POLLIN)) &&
-            waitpid(p->pid, &status, WNOHANG) == p->pid) {
-            reaped = 1;
-            set_reaped(p);
+        if (!reaped && fds[0].revents) {
+            int got = abxl_envd_keeper_read(p->ctl_fd, &status, 0);
+            if (got != 0) {   /* its status, or the keeper is gone */
+                if (got < 0)
+                    status = SIGKILL;
+                reaped = 1;
+                set_reaped(p);
+            }
         }
     }
-    /* The pidfd is of no use once reaped; keeping it for the RETAIN_MS the
-     * entry stays would hold one fd per recent Start (thousands under
-     * back-to-back commands). Only this thread uses it until done is set. */
-    if (p->pidfd >= 0)
-        close(p->pidfd);
-    p->pidfd = -1;
+    /* The keeper and its pipe leave the entry, which stays RETAIN_MS
+     * after done: one fd per recent Start would pile up (thousands under
+     * back-to-back commands). Only this thread uses them until done. */
+    pid_t keeper = p->keeper;
+    int ctl = p->ctl_fd;
+    int64_t deadline = p->timed_out ? 0 : p->deadline_ms;
+    p->ctl_fd = -1;
     /* A cancelled or PTY command: its pipes may still be held open by
      * children it left behind, so only take what is there now. */
     for (int i = 0; i < 64 && p->out_fd >= 0; i++) {
@@ -371,6 +364,8 @@ static void *waiter(void *arg)
     finish_locked(p, status);
     p->done = 1;
     pthread_mutex_unlock(&mu);
+    /* What the command left running lives on, until its deadline. */
+    abxl_envd_keeper_release(keeper, ctl, deadline);
     return NULL;
 }
 
@@ -413,7 +408,8 @@ int abxl_envd_proc_start(const struct abxl_envd_spawn *sp, struct abxl_envd_stre
     if (abxl_envd_spawn(sp, &ch, err, errlen))
         goto fail;
     p->pid = ch.pid;
-    p->pidfd = ch.pidfd;
+    p->keeper = ch.keeper;
+    p->ctl_fd = ch.ctl_fd;
     p->in_fd = ch.in_fd;
     p->out_fd = ch.out_fd;
     p->err_fd = ch.err_fd;
@@ -440,9 +436,9 @@ int abxl_envd_proc_start(const struct abxl_envd_spawn *sp, struct abxl_envd_stre
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&t, &attr, waiter, p) != 0) {
         /* Without its waiter the process cannot be tracked: end it. */
-        kill(-p->pid, SIGKILL);
-        kill(p->pid, SIGKILL);
-        waitpid(p->pid, NULL, 0);
+        abxl_envd_keeper_end(p->keeper);
+        abxl_envd_keeper_release(p->keeper, p->ctl_fd, 0);
+        p->ctl_fd = -1;
         pthread_mutex_lock(&mu);
         finish_locked(p, 9);
         p->done = 1;

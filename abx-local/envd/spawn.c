@@ -1,8 +1,9 @@
 /* fork/exec of a user process: environment as envd builds it
  * (docs/protocol.md "Process events"), own process group, credentials of
  * the selected user, and exec errors reported back through a
- * close-on-exec pipe. Between fork and exec the child only makes
- * async-signal-safe calls. */
+ * close-on-exec pipe. It runs under a keeper of its own (keeper.c), which
+ * takes what it leaves behind. Between fork and exec the child only
+ * makes async-signal-safe calls. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -11,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -178,6 +178,19 @@ static void child(const struct abxl_envd_spawn *sp, const char *cwd, int in,
     report(rep, 3);
 }
 
+struct child_args {
+    const struct abxl_envd_spawn *sp;
+    const char *cwd;
+    int in, out, err, slave, rep;
+    char **argv, **envp;
+};
+
+static void start_child(void *arg)
+{
+    const struct child_args *a = arg;
+    child(a->sp, a->cwd, a->in, a->out, a->err, a->slave, a->rep, a->argv, a->envp);
+}
+
 static void close_fd(int *fd)
 {
     if (*fd >= 0)
@@ -213,10 +226,11 @@ int abxl_envd_spawn(const struct abxl_envd_spawn *sp, struct abxl_envd_child *ch
     struct child_fail f;
     struct stat st;
     ssize_t n;
-    pid_t pid;
+    int pid = -1, ctl = -1;
+    pid_t keeper;
 
-    ch->pid = -1;
-    ch->pidfd = ch->in_fd = ch->out_fd = ch->err_fd = -1;
+    ch->pid = ch->keeper = -1;
+    ch->ctl_fd = ch->in_fd = ch->out_fd = ch->err_fd = -1;
     ch->pty_fd = ch->pty_slave = -1;
     if (abxl_envd_path_resolve(sp->cwd ? sp->cwd : sp->user->home, sp->user, cwd,
                           sizeof cwd, msg, sizeof msg)) {
@@ -251,23 +265,27 @@ int abxl_envd_spawn(const struct abxl_envd_spawn *sp, struct abxl_envd_child *ch
         snprintf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
         goto out;
     }
-    pid = fork();
-    if (pid < 0) {
+    struct child_args ca = {sp, cwd, in[0], out[1], er[1], ch->pty_slave, rep[1], argv.v,
+                            envp.v};
+    keeper = abxl_envd_keeper_fork(start_child, &ca, &ctl);
+    if (keeper < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));
         goto out;
     }
-    if (pid == 0)
-        child(sp, cwd, in[0], out[1], er[1], ch->pty_slave, rep[1], argv.v,
-              envp.v);
     close_fd(&rep[1]);
     close_fd(&in[0]);
     close_fd(&out[1]);
     close_fd(&er[1]);
+    int got = abxl_envd_keeper_read(ctl, &pid, 1);
+    if (got != 1 || pid <= 0) {
+        snprintf(err, errlen, "fork: %s",
+                 got == 1 && pid < 0 ? strerror(-pid) : "the command's keeper ended");
+        goto reap;
+    }
     do
         n = read(rep[0], &f, sizeof f);
     while (n < 0 && errno == EINTR);
     if (n == (ssize_t)sizeof f) {
-        waitpid(pid, NULL, 0);
         if (f.stage == 3 && f.err == ENOENT)
             snprintf(err, errlen, "exec: \"%s\": executable file not found "
                                   "in $PATH", sp->cmd);
@@ -275,30 +293,28 @@ int abxl_envd_spawn(const struct abxl_envd_spawn *sp, struct abxl_envd_child *ch
             snprintf(err, errlen, "%s: %s",
                      f.stage == 1 ? "chdir" : f.stage == 2 ? "setuid"
                      : f.stage == 3 ? "exec" : "dup2", strerror(f.err));
-        goto out;
+        goto reap;
     }
     ch->pid = pid;
-    /* gVisor's kernel (before 2023) has no pidfd_open: the waiter then
-     * looks for the exit itself (proc.c). */
-    ch->pidfd = (int)pidfd_open(pid, 0);
-    if (ch->pidfd < 0 && errno != ENOSYS) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        snprintf(err, errlen, "pidfd_open: %s", strerror(errno));
-        goto out;
-    }
+    ch->keeper = keeper;
+    ch->ctl_fd = ctl;
+    ctl = -1;
     ch->in_fd = in[1];
     ch->out_fd = out[0];
     ch->err_fd = er[0];
     in[1] = out[0] = er[0] = -1;
     if (sp->pty && (ch->out_fd = fcntl(ch->pty_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
         snprintf(err, errlen, "dup: %s", strerror(errno));
-        close_fd(&ch->pidfd);
-        goto out;
+        ctl = ch->ctl_fd;
+        ch->ctl_fd = -1;
+        abxl_envd_keeper_end(keeper);
+        goto reap;
     }
     rc = 0;
+    goto out;
+reap:  /* the command ended (or never ran): its keeper ends with it */
+    abxl_envd_keeper_release(keeper, ctl, 0);
+    ctl = -1;
 out:
     if (rc) {
         close_fd(&ch->pty_fd);

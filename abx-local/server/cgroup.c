@@ -245,10 +245,32 @@ static int set_limit(const char *ctrl, const char *id, const char *file, const c
     return -1;
 }
 
+/* A sandbox's own limits: its template's, but at most half of what all
+ * sandboxes together may use (abxl_cgroup_totals), so that one sandbox at
+ * its cap leaves the rest to creates and to the other sandboxes. Not the
+ * pids under gVisor: the host counts the sentry's threads and address
+ * spaces there, not the sandbox's processes, and a sandbox short of them
+ * dies. */
+static void fair_share(const struct abxl_limits *lim, long long *mem_mb, long *pids)
+{
+    long long total_mb;
+    long total_pids;
+    abxl_cgroup_totals(&total_mb, &total_pids);
+    *mem_mb = lim->memory_mb;
+    if (total_mb > 0 && *mem_mb > total_mb / 2)
+        *mem_mb = total_mb / 2;
+    *pids = lim->pids;
+    if (total_pids > 0 && !abxl_gvisor() && *pids > total_pids / 2)
+        *pids = total_pids / 2;
+}
+
 int abxl_cgroup_create(const char *id, const struct abxl_limits *lim, char *err, size_t errlen)
 {
     char p[512], v[64];
-    long long mem = (long long)lim->memory_mb * 1024 * 1024;
+    long long mem_mb;
+    long pids;
+    fair_share(lim, &mem_mb, &pids);
+    long long mem = mem_mb * 1024 * 1024;
     long long quota = (long long)lim->cpu_count * 100000;
     if (cg_v2 == 1) {
         cg_path(p, sizeof p, NULL, id, NULL);
@@ -260,7 +282,7 @@ int abxl_cgroup_create(const char *id, const struct abxl_limits *lim, char *err,
         if (set_limit(NULL, id, "memory.max", v, false, err, errlen) != 0 ||
             set_limit(NULL, id, "memory.swap.max", "0", true, err, errlen) != 0)
             return -1;
-        abxl_fmt(v, sizeof v, "%d", lim->pids);
+        abxl_fmt(v, sizeof v, "%ld", pids);
         if (set_limit(NULL, id, "pids.max", v, false, err, errlen) != 0)
             return -1;
         abxl_fmt(v, sizeof v, "%lld 100000", quota);
@@ -280,7 +302,7 @@ int abxl_cgroup_create(const char *id, const struct abxl_limits *lim, char *err,
     if (set_limit("memory", id, "memory.limit_in_bytes", v, false, err, errlen) != 0 ||
         set_limit("memory", id, "memory.memsw.limit_in_bytes", v, true, err, errlen) != 0)
         return -1;
-    abxl_fmt(v, sizeof v, "%d", lim->pids);
+    abxl_fmt(v, sizeof v, "%ld", pids);
     if (set_limit("pids", id, "pids.max", v, false, err, errlen) != 0)
         return -1;
     abxl_fmt(v, sizeof v, "%lld", quota);

@@ -73,6 +73,28 @@ static void on_ldd(const char *line, void *arg)
     add_lib(l, path, base);
 }
 
+/* abx-keeper (static), from beside abx-envd, if it is there: each
+ * command's keeper (envd's keeper.c). Without it envd keeps its commands
+ * in forks of itself. */
+static int copy_keeper(char *err, size_t errlen)
+{
+    char src[4200], dst[4400];
+    const char *slash = strrchr(abxl_cfg.envd_path, '/');
+    int dirlen = slash ? (int)(slash - abxl_cfg.envd_path) : 1;
+    abxl_cfg.envd_keeper = false;
+    abxl_fmt(src, sizeof src, "%.*s/abx-keeper", dirlen, slash ? abxl_cfg.envd_path : ".");
+    if (access(src, X_OK) != 0)
+        return 0;
+    abxl_fmt(dst, sizeof dst, "%s/abx-keeper", abxl_cfg.envd_bundle);
+    if (copy_file(src, dst, 0755) != 0) {
+        abxl_fmt(err, errlen, "cannot copy %s into %s: %s", src, abxl_cfg.envd_bundle,
+                 strerror(errno));
+        return -1;
+    }
+    abxl_cfg.envd_keeper = true;
+    return 0;
+}
+
 int abxl_envd_bundle(char *err, size_t errlen)
 {
     struct libs l = {.count = 0};
@@ -87,6 +109,8 @@ int abxl_envd_bundle(char *err, size_t errlen)
                 strerror(errno));
         return -1;
     }
+    if (copy_keeper(err, errlen) != 0)
+        return -1;
     abxl_cfg.envd_loader[0] = '\0';
     char *argv[] = {"ldd", abxl_cfg.envd_path, NULL};
     char rerr[256] = "";
@@ -125,4 +149,8 @@ void abxl_envd_cmdline(void (*add_w)(void *a, const char *w), void *a)
     add_w(a, "/opt/abx/bin/abx-envd");
     add_w(a, "--config");
     add_w(a, "/run/abx/config.json");
+    if (abxl_cfg.envd_keeper) {
+        add_w(a, "--keeper");
+        add_w(a, "/opt/abx/bin/abx-keeper");
+    }
 }

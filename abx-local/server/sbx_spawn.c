@@ -280,6 +280,10 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
         add(a, "--cap-add");
         add(a, abxl_sandbox_caps[i]);
     }
+    /* bwrap leaves the bounding set full: envd bounds it to the caps
+     * above, then drops this one too (envd/caps.c). */
+    add(a, "--cap-add");
+    add(a, "CAP_SETPCAP");
     add(a, "--seccomp");
     add(a, "4");   /* opened by sandbox-enter */
     add(a, "--chdir");

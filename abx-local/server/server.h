@@ -50,6 +50,7 @@ struct abxl_srv_config {
     char self_exe[4096];       /* this binary, for `sandbox-enter` */
     char envd_bundle[4200];    /* envd and its libraries (envd_bundle.c) */
     char envd_loader[256];     /* their dynamic loader's file name, "" if static */
+    bool envd_keeper;          /* abx-keeper beside envd, copied with it */
     char sandboxes_dir[4096];
     char seccomp_bpf[4200];    /* <state>/seccomp.bpf (seccomp.c) */
     long long max_memory_mb;   /* all sandboxes together (cgroup.c); 0: from the host */

@@ -1,5 +1,6 @@
-"""abx-local: a sandbox's per-user kernel budgets are its own
-(docs/security.md, "Budgets").
+"""abx-local: a sandbox's per-user kernel budgets are its own, and its
+share of the all-sandbox caps is a share (docs/security.md, "Budgets",
+"Limits on the whole").
 
   test_budgets.py [--runtime bwrap|gvisor]
 
@@ -11,7 +12,11 @@ the kernel charges a user namespace's usage to the namespace's owner at
 the host's level: an owner of its own per sandbox keeps the budgets apart
 (owned by host root, the first sandbox took host root's and every other
 sandbox's). Under gVisor the sentry keeps its own. The e2b profile: its
-base template has python3, which the probes are written in."""
+base template has python3, which the probes are written in.
+
+Then (bubblewrap), on a server capped at 600 pids in all, one sandbox
+starts sleepers until it can fork no more: it sits at its own cap (half
+the total), and a second sandbox's command and a new create still work."""
 import argparse
 import json
 import os
@@ -20,7 +25,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from abxlocal import Server  # noqa: E402
-from abxtest import check, done, until  # noqa: E402
+from abxtest import check, done, pid_ns, pidns_procs, until  # noqa: E402
 
 # The three budgets through libc (python3 has no inotify or mq_open).
 LIBS = r'''
@@ -81,6 +86,22 @@ else:
 print(json.dumps(got))
 '''
 
+# Forks sleepers until the kernel refuses one; prints how many.
+SLEEPERS = """import os
+n = 0
+while n < 2000:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:   # not holding the output pipes: the command ends
+        null = os.open("/dev/null", os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.execvp("sleep", ["sleep", "300"])
+    n += 1
+print(n)"""
+
 KINDS = ("inotify", "mqueue", "signals")
 # What the hog must hold for the probes to mean anything: the kernel's
 # defaults are 128 instances, 9 default-sized queues (819200 bytes) and
@@ -106,6 +127,33 @@ def probe_host():
                        timeout=60)
     check(p.returncode == 0, "host root: the probe ran (%s)" % p.stderr[-300:])
     return json.loads(p.stdout) if p.returncode == 0 else {}
+
+
+def fair_caps():
+    with Server(extra=["--profile", "e2b", "--max-pids", "600"]) as s:
+        hog, other = (s.create("base", timeout=300)["sandboxID"] for _ in range(2))
+        try:   # sleepers until fork fails (bash would retry it for a minute)
+            _, out, _ = s.run(hog, "python3 -c '%s'" % SLEEPERS, user="user", timeout=60)
+            print("     the hog started %s sleepers" % out.strip())
+        except (OSError, RuntimeError, ValueError) as e:
+            print("     (the hog's command: %s)" % type(e).__name__)
+        n = len(pidns_procs(pid_ns(s.sandbox_pid(hog))))
+        check(250 <= n <= 300, "the hog sits at its own cap, half of 600 (%d processes)" % n)
+        try:
+            code, out, _ = s.run(other, "echo neighbour", user="user", timeout=30)
+        except (OSError, RuntimeError, ValueError) as e:
+            code, out = None, str(e)[:200]
+        check(code == 0 and "neighbour" in out, "a second sandbox's command runs (%s: %s)"
+              % (code, out.strip()))
+        try:
+            third = s.create("base", timeout=120)["sandboxID"]
+        except RuntimeError as e:
+            third = None
+            print("     (%s)" % str(e)[:200])
+        check(bool(third), "a new sandbox is created while the hog sits at its cap")
+        for sid in (hog, other, third):
+            if sid:
+                s.kill(sid)
 
 
 def main():
@@ -144,6 +192,8 @@ def main():
         check("holding" in out, "the hog held on through the probes")
         s.kill(hog)
         s.kill(other)
+    if a.runtime != "gvisor":   # processes inside are the sentry's tasks there
+        fair_caps()
     done()
 
 

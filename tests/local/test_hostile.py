@@ -38,6 +38,8 @@ UID_BASE = 1879048192    # sandbox uid 0 on the host (abx-local/server/server.h)
 CANARY = "ABX_HOSTILE_CANARY"
 CANARY_VALUE = "canary-5f1e0c7d9b"
 LOG_CAP = 8 * 1024 * 1024  # envd.log's cap (ABXL_SBXLOG_CAP)
+# CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID (abxl_sandbox_caps)
+KEPT_CAPS = 0xeb
 GVISOR = False   # --runtime gvisor
 
 
@@ -101,7 +103,8 @@ def user_namespace_gvisor(s, sid):
 
 def user_namespace(s, sid):
     if GVISOR:
-        return user_namespace_gvisor(s, sid)
+        user_namespace_gvisor(s, sid)
+        return bounding(s, sid)
     code, out = sh(s, sid, "cat /proc/self/uid_map /proc/self/gid_map; id -u")
     lines = [x.split() for x in out.strip().splitlines()]
     check(code == 0 and len(lines) == 3 and lines[0] != ["0", "0", "4294967295"],
@@ -115,6 +118,20 @@ def user_namespace(s, sid):
           "envd (root inside) runs as an unprivileged host uid: %s" % uid)
     caps = [x for x in (st or "").splitlines() if x.startswith("CapEff:")]
     check(caps != [], "envd's capabilities are readable: %s" % caps)
+    bounding(s, sid)
+
+
+def bounding(s, sid):
+    """The bounding set is the kept capabilities (envd's), as runc bounds
+    a container's to its configured set; no process inside holds more."""
+    for user in ("root", "user"):
+        code, out = sh(s, sid, "grep -E '^Cap(Bnd|Prm|Eff|Amb):' /proc/self/status", user=user)
+        caps = dict((k, int(v, 16)) for k, v in (x.split(":") for x in out.split("\n") if x))
+        check(code == 0 and caps.get("CapBnd") == KEPT_CAPS,
+              "%s: the bounding set is the kept capabilities (%x, want %x)"
+              % (user, caps.get("CapBnd", -1), KEPT_CAPS))
+        check(all(v & ~KEPT_CAPS == 0 for v in caps.values()),
+              "%s: no capability beyond the kept ones (%s)" % (user, out.strip()))
 
 
 def kernel_settings(s, sid):
