@@ -6,6 +6,7 @@
 
 #include "daemon.h"
 #include "jsonutil.h"
+#include "names.h"
 
 /* ProcessSelector {pid | tag}. 0, or an error code set on rpc. */
 static int get_selector(struct abxl_envd_rpc *rpc, struct abxl_envd_selector *sel)
@@ -81,12 +82,20 @@ static void h_start(struct abxl_envd_rpc *rpc)
     if (sp.envs) {
         const cJSON *it;
 
-        cJSON_ArrayForEach(it, sp.envs)
+        cJSON_ArrayForEach(it, sp.envs) {
             if (!cJSON_IsString(it)) {
                 abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,
                                 "field 'envs': values must be strings");
                 return;
             }
+            if (!abxl_env_name(it->string)) {   /* as the control plane (names.h) */
+                char msg[160];
+                snprintf(msg, sizeof msg, "field 'envs': '%.64s' is not a variable name",
+                         it->string);
+                abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT, msg);
+                return;
+            }
+        }
     }
     if (!pc || !*sp.cmd) {
         abxl_envd_stream_end(rpc->stream, ABX_CONNECT_INVALID_ARGUMENT,

@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "filesig.h"
+#include "framing.h"
 #include "jsonstrict.h"
 #include "jsonutil.h"
 
@@ -27,6 +28,7 @@ struct req {
     struct abx_buf body;
     int overflow;
     int badargs;  /* a query argument with NUL or bad UTF-8: 400 */
+    const char *framing;  /* why its framing is refused (framing.h), or NULL */
     struct abxl_envd_upload *up;
 };
 
@@ -166,8 +168,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         q->route = classify(url, method);
         q->badargs = args_bad(c);
         abx_buf_init(&q->body, RPC_BODY_MAX);
-        q->unauthorized = !token_ok(c, q->route);
-        if (q->route == R_FILES_POST && !q->unauthorized && !q->badargs &&
+        q->framing = abxl_framing_problem(c);
+        q->unauthorized = !q->framing && !token_ok(c, q->route);
+        if (q->route == R_FILES_POST && !q->framing && !q->unauthorized && !q->badargs &&
             !(q->up = abxl_envd_upload_begin(c))) {
             free(q);
             return MHD_NO;
@@ -175,6 +178,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         *con_cls = q;
         /* Refused before the body: answer now, MHD skips the upload (and
          * closes the connection) instead of reading it all. */
+        if (q->framing)   /* as the control plane does (framing.h) */
+            return abxl_framing_refuse(c, q->framing);
         if (q->unauthorized)
             return abxl_envd_reply_error(c, 401, UNAUTHORIZED);
         if (q->badargs)
@@ -182,6 +187,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                          "byte or is not valid UTF-8");
         if (q->up && abxl_envd_upload_failed(q->up))
             return abxl_envd_upload_finish(q->up, c);
+        return MHD_YES;
+    }
+    if (q->framing) {   /* answered; nothing of the body is taken */
+        *upload_data_size = 0;
         return MHD_YES;
     }
     if (*upload_data_size) {

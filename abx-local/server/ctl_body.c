@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "jsonstrict.h"
+#include "names.h"
 #include "server.h"
 
 /* Parses an optional JSON object body; NULL with *bad set on error. */
@@ -61,16 +62,6 @@ int abxl_body_bool(const cJSON *o, const char *name, bool *out, char *err, size_
     return 1;
 }
 
-/* An environment variable's name: what a shell can set, and nothing that
- * would make "K=V" mean another variable. */
-static bool env_name(const char *k)
-{
-    if (!((k[0] >= 'A' && k[0] <= 'Z') || (k[0] >= 'a' && k[0] <= 'z') || k[0] == '_'))
-        return false;
-    return strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
-           strlen(k);
-}
-
 /* A map of strings (metadata, envVars): keys non-empty, and for
  * ABXL_KEYS_ENV variable names. */
 int abxl_body_map(const cJSON *o, const char *name, enum abxl_keys keys, const cJSON **out,
@@ -91,7 +82,7 @@ int abxl_body_map(const cJSON *o, const char *name, enum abxl_keys keys, const c
             snprintf(err, errlen, "field '%s.%.64s' must be a string", name, e->string);
             return -1;
         }
-        if (e->string[0] == '\0' || (keys == ABXL_KEYS_ENV && !env_name(e->string))) {
+        if (e->string[0] == '\0' || (keys == ABXL_KEYS_ENV && !abxl_env_name(e->string))) {
             snprintf(err, errlen, "field '%s' has a bad key '%.64s': %s", name, e->string,
                      keys == ABXL_KEYS_ENV ? "a variable name is letters, digits and '_', "
                                              "not starting with a digit"

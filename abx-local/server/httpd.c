@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "framing.h"
 #include "server.h"
 
 /* Called by MHD with the raw request target before any parsing; what we
@@ -39,41 +40,6 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
-/* Request framing that two HTTP parsers could read two ways (RFC 9112
- * 6.1, 6.3): both Content-Length and Transfer-Encoding, or a transfer
- * coding other than chunked. Such a request is answered 400 and its
- * connection closed, so no second request can hide in its body. NULL
- * when the framing is sound. */
-static const char *framing_problem(struct MHD_Connection *c)
-{
-    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
-    if (te == NULL)
-        return NULL;
-    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length") != NULL)
-        return "both Content-Length and Transfer-Encoding: ambiguous request framing";
-    size_t lead = strspn(te, " \t"), n = strlen(te + lead);
-    while (n > 0 && (te[lead + n - 1] == ' ' || te[lead + n - 1] == '\t'))
-        n--;
-    if (n != 7 || strncasecmp(te + lead, "chunked", 7) != 0)
-        return "unsupported Transfer-Encoding: only chunked is accepted";
-    return NULL;
-}
-
-static enum MHD_Result refuse_and_close(struct MHD_Connection *c, const char *why)
-{
-    char body[256];
-    int n = snprintf(body, sizeof body, "{\"code\":400,\"message\":\"%s\"}", why);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        n > 0 && (size_t)n < sizeof body ? (size_t)n : 0, body, MHD_RESPMEM_MUST_COPY);
-    if (resp == NULL)
-        return MHD_NO;
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    enum MHD_Result ret = MHD_queue_response(c, 400, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
-
 /* The access handler; cls is the listener's plane. */
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
@@ -87,10 +53,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_NO;   /* uri_log ran out of memory */
     if (!r->started) {
         r->started = true;
-        const char *bad = framing_problem(c);
+        const char *bad = abxl_framing_problem(c);
         if (bad != NULL) {
             r->refused = true;
-            return refuse_and_close(c, bad);
+            return abxl_framing_refuse(c, bad);   /* and closes */
         }
         return plane->begin(c, r, method);
     }

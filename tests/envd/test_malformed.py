@@ -1,5 +1,7 @@
 """Bad input never crashes abx-envd: malformed JSON and envelopes, wrong
-types, unknown methods, wrong HTTP method or content type, huge bodies."""
+types, unknown methods, wrong HTTP method or content type, huge bodies;
+environment variable names that are not names are refused, as the control
+plane refuses them."""
 import os
 import struct
 import sys
@@ -99,6 +101,12 @@ with Envd(sys.argv[1]) as e:
        "20 MiB unary body")
     st, body, _ = e.request("POST", "/envs", b"x" * 1000)
     eq(st, 405, "POST /envs 405")
+    for name in ("A=B", "", "1A", "A B", "\u00e9", "A\nB"):
+        events, end = e.run("echo ran", envs={name: "x"})
+        eq((end or {}).get("error", {}).get("code"), "invalid_argument",
+           "env name %r refused" % name)
+        check(not any("start" in (ev.get("event") or {}) for ev in events),
+              "env name %r: nothing started" % name)
     eq(e.request("GET", "/health")[0], 204, "still healthy")
     eq(e.unary(FS + "Stat", {"path": "/"})[0], 200, "still serving RPCs")
 done()

@@ -523,3 +523,24 @@ def outputs(events):
         if "end" in ev:
             end = ev["end"]
     return out, err, end
+
+
+def raw_http(addr, data, wait=3.0):
+    """Sends data on a fresh connection; (everything answered, closed by the
+    server within wait)."""
+    host, port = addr.rsplit(":", 1)
+    c = socket.create_connection((host, int(port)), 5)
+    c.sendall(data)
+    c.settimeout(wait)
+    got, closed = b"", False
+    try:
+        while True:
+            x = c.recv(65536)
+            if not x:
+                closed = True
+                break
+            got += x
+    except socket.timeout:
+        pass
+    c.close()
+    return got, closed

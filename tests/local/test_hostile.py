@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from abxlocal import LOCAL_BIN, Server, cgroup_dirs  # noqa: E402
-from abxtest import check, done, pid_ns, pidns_procs, until  # noqa: E402
+from abxtest import check, done, pid_ns, pidns_procs, raw_http, until  # noqa: E402
 
 UID_BASE = 1879048192    # sandbox uid 0 on the host (abx-local/server/server.h)
 CANARY = "ABX_HOSTILE_CANARY"
@@ -378,27 +377,6 @@ def control_inputs(s, sid, fc):
         check(st == 400, "pause with memory \"x\" -> 400 (%d)" % st)
     _, d, _, _ = s.get(sid)
     check((d or {}).get("state") == "running", "the sandbox is still running after all that")
-
-
-def raw_http(addr, data, wait=3.0):
-    """Sends data on a fresh connection; (everything answered, closed by the
-    server within wait)."""
-    host, port = addr.rsplit(":", 1)
-    c = socket.create_connection((host, int(port)), 5)
-    c.sendall(data)
-    c.settimeout(wait)
-    got, closed = b"", False
-    try:
-        while True:
-            x = c.recv(65536)
-            if not x:
-                closed = True
-                break
-            got += x
-    except socket.timeout:
-        pass
-    c.close()
-    return got, closed
 
 
 def framing(s, sid):
