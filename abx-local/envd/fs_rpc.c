@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -22,6 +23,25 @@
 static enum abx_connect_code write_code(int e, enum abx_connect_code other)
 {
     return e == EACCES || e == EPERM || e == EROFS ? ABX_CONNECT_PERMISSION_DENIED : other;
+}
+
+/* A rename's failure: across mounts (EXDEV) onto a read-only one is a
+ * write refused by the file system too. */
+static enum abx_connect_code rename_code(int e, const char *dst)
+{
+    char dir[PATH_MAX];
+    struct statvfs vs;
+    const char *slash = strrchr(dst, '/');
+    if (e == ENOTDIR || e == EISDIR || e == ENOTEMPTY || e == EINVAL)
+        return ABX_CONNECT_INVALID_ARGUMENT;
+    if (e == EXDEV && slash) {
+        snprintf(dir, sizeof dir, "%.*s", slash == dst ? 1 : (int)(slash - dst), dst);
+        /* (gVisor's read-only binds report no ST_RDONLY: a move there
+         * still answers internal, docs/security.md.) */
+        if (statvfs(dir, &vs) == 0 && (vs.f_flag & ST_RDONLY))
+            return ABX_CONNECT_PERMISSION_DENIED;
+    }
+    return write_code(e, ABX_CONNECT_INTERNAL);
 }
 
 static int get_path(struct abxl_envd_rpc *rpc, const char *field, char *out,
@@ -125,12 +145,9 @@ static void h_move(struct abxl_envd_rpc *rpc)
         return;
     }
     if (rename(src, dst) != 0) {
-        abxl_envd_rpc_fail(rpc, errno == ENOTDIR || errno == EISDIR ||
-                                   errno == ENOTEMPTY || errno == EINVAL
-                               ? ABX_CONNECT_INVALID_ARGUMENT
-                               : write_code(errno, ABX_CONNECT_INTERNAL),
-                      "error renaming: rename %s %s: %s", src, dst,
-                      strerror(errno));
+        int e = errno;
+        abxl_envd_rpc_fail(rpc, rename_code(e, dst), "error renaming: rename %s %s: %s", src,
+                           dst, strerror(e));
         return;
     }
     set_entry(rpc, dst);

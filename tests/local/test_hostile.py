@@ -350,6 +350,13 @@ def envd_inputs(s, sid):
     st, js = rpc(s, sid, "/filesystem.Filesystem/Remove", {"path": "/opt/abx/bin/abx-envd"})
     check(400 <= st < 500 and (js or {}).get("code") == "permission_denied",
           "Remove in a read-only mount -> permission_denied (%d %s)" % (st, js))
+    # gVisor's read-only binds report no ST_RDONLY: the move there still
+    # answers 500 (docs/security.md, "Inputs"), an open item.
+    if not GVISOR:
+        st, js = rpc(s, sid, "/filesystem.Filesystem/Move",
+                     {"source": "/tmp/a", "destination": "/opt/abx/bin/a"})
+        check(400 <= st < 500 and (js or {}).get("code") == "permission_denied",
+              "Move onto a read-only mount -> permission_denied (%d %s)" % (st, js))
 
 
 def control_inputs(s, sid, fc):
