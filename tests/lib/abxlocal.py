@@ -193,6 +193,15 @@ class Server:
         res = code, out.decode(errors="replace"), err.decode(errors="replace"), ev_end or {}
         return res if errors else res + ((end or {}).get("error"),)
 
+    def procs_inside(self, sid):
+        """Processes in the sandbox as root sees them; a huge number while
+        it cannot fork or does not answer (a fork bomb's sandbox)."""
+        try:
+            code, out, _ = self.run(sid, "ls -d /proc/[0-9]* | wc -l", user="root", timeout=10)
+        except (RuntimeError, OSError, ValueError, http.client.HTTPException):
+            return 1 << 20
+        return int(out.strip()) if code == 0 and out.strip().isdigit() else 1 << 20
+
     # ---- a sandbox's processes on the host ----
     def sandbox_pid(self, sid):
         """Host pid of the sandbox's first process (its `pid` file)."""

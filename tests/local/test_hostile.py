@@ -254,15 +254,6 @@ def runner_environment():
 
 
 # ---- limits ----
-def procs_inside(s, sid):
-    """Processes in the sandbox (a huge number while it cannot fork)."""
-    try:
-        code, out = sh(s, sid, "ls -d /proc/[0-9]* | wc -l")
-    except (RuntimeError, OSError, http.client.HTTPException):   # cannot fork, or no answer
-        return 1 << 20
-    return int(out.strip()) if code == 0 and out.strip().isdigit() else 1 << 20
-
-
 def fork_bomb_gvisor(s, sid):
     """Under gVisor (ptrace platform) many processes inside end their own
     sandbox (docs/security.md): the bomb may take its sandbox down, never
@@ -286,17 +277,17 @@ def fork_bomb_gvisor(s, sid):
 def fork_bomb(s, sid):
     if GVISOR:
         return fork_bomb_gvisor(s, sid)
-    before = procs_inside(s, sid)
+    before = s.procs_inside(sid)
     t0 = time.time()
     _, _, _, _, error = s.run_end(sid, "bomb() { bomb | bomb & }; bomb; sleep 60", user="user",
                                   timeout=120, deadline_ms=4000, errors=False)
     secs = time.time() - t0
     check(secs < 30, "the fork bomb's command ended at its timeout (%.1f s, %s)"
           % (secs, (error or {}).get("code")))
-    after = until(lambda: (lambda n: n if n <= before else None)(procs_inside(s, sid)), 20,
+    after = until(lambda: (lambda n: n if n <= before else None)(s.procs_inside(sid)), 20,
                   step=0.5)
     check(after is not None, "nothing the bomb started is left (%d processes before, %d now)"
-          % (before, procs_inside(s, sid)))
+          % (before, s.procs_inside(sid)))
     code, out = sh(s, sid, "echo after-bomb")
     check(code == 0 and "after-bomb" in out, "the sandbox answers after the bomb")
 
