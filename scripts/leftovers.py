@@ -11,6 +11,7 @@ Counted as left behind (new since the snapshot):
     (host uid 1879048192 and up, docs/security.md); or one carrying the
     run's mark in its environment (ABX_LEFTOVER_MARK, set by .ci/run);
   - mounts in this mount namespace;
+  - loop devices attached to a file (a sandbox's disk detaches its own);
   - cgroup folders whose path names abx;
   - entries of /tmp, /var/tmp and /dev/shm (systemd's private folders of
     services the machine started meanwhile are not ours, and are listed
@@ -64,6 +65,15 @@ def mounts():
     return sorted({ln.split()[4] for ln in text.splitlines() if len(ln.split()) > 4})
 
 
+def loops():
+    found = []
+    for d in sorted(os.listdir("/sys/block")):
+        back = read("/sys/block/%s/loop/backing_file" % d) if d.startswith("loop") else None
+        if back:
+            found.append("%s: %s" % (d, back.strip()))
+    return found
+
+
 def cgroups():
     found = []
     for base, dirs, _ in os.walk("/sys/fs/cgroup"):
@@ -86,7 +96,7 @@ def temps():
 
 def snapshot():
     return {"processes": {str(p): v[0] for p, v in processes().items()},
-            "mounts": mounts(), "cgroups": cgroups(), "temps": temps()}
+            "mounts": mounts(), "loops": loops(), "cgroups": cgroups(), "temps": temps()}
 
 
 def check(before, mark):
@@ -98,6 +108,7 @@ def check(before, mark):
         if OURS.search(cmd) or uid >= SANDBOX_UID or marked(pid, mark):
             bad.append("process %d (uid %d): %s" % (pid, uid, cmd[:200]))
     bad += ["mount %s" % m for m in mounts() if m not in set(before["mounts"])]
+    bad += ["loop device %s" % d for d in loops() if d not in set(before.get("loops", []))]
     bad += ["cgroup %s" % c for c in cgroups() if c not in set(before["cgroups"])]
     for t in temps():
         if t in set(before["temps"]):

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -57,7 +58,13 @@ static void fail(struct abxl_envd_upload *up, unsigned status, const char *fmt,
 static void fail_errno(struct abxl_envd_upload *up, int e, const char *what,
                        const char *path)
 {
-    if (e == ENOSPC || e == EDQUOT)
+    struct statvfs vfs;
+    if ((e == ENOSPC || e == EDQUOT) && up->fd >= 0 && fstatvfs(up->fd, &vfs) == 0)
+        /* The cap by name: the size of the disk the sandbox filled. */
+        fail(up, 507, "not enough disk space available: the disk is %llu MiB, %llu MiB free",
+             (unsigned long long)vfs.f_blocks * vfs.f_frsize >> 20,
+             (unsigned long long)vfs.f_bavail * vfs.f_frsize >> 20);
+    else if (e == ENOSPC || e == EDQUOT)
         fail(up, 507, "not enough disk space available");
     else if (e == EACCES || e == EPERM || e == EROFS)   /* a client error */
         fail(up, 403, "error %s '%s': %s", what, path, strerror(e));

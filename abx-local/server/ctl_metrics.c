@@ -38,7 +38,7 @@ static int64_t interval_ms(bool asked)
     return abxl_sw(ABXL_SW_METRICS_FULL) ? (asked ? 1 : 1000) : 60000;
 }
 
-/* The sandbox's disk: the tmpfs under its root's upper layer, which
+/* The sandbox's disk: the file system under its root's upper layer, which
  * the overlay's statfs reports (seen through its pid 1's root). */
 static void disk_usage(const struct abxl_sbx *s, long long *used, long long *total)
 {

@@ -2,13 +2,14 @@
  * run as a fresh single-threaded process (the server forks and execs it
  * on its main thread, see sbx_spawn.c), as host root.
  *
- *   abx-local sandbox-enter --dir DIR --lower ROOTFS --disk-mb N
+ *   abx-local sandbox-enter --dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs]
  *       [--cgroup PROCS_FILE]... [--userns BASE COUNT] [--ro SRC DEST]...
  *       [--seccomp BPF_FILE] [--gvisor] -- BWRAP|RUNSC ARGS...
  *
  * 1. It joins the sandbox's cgroups.
  * 2. In a mount namespace of its own (private: nothing propagates to the
- *    host) it mounts a tmpfs of N MiB at DIR/disk and, over DIR/root, an
+ *    host) it mounts a disk of N MiB at DIR/disk (disk.c: a loop-mounted
+ *    file system, or a tmpfs with --disk-tmpfs) and, over DIR/root, an
  *    overlay whose lower layer is the template root and whose upper layer
  *    lives on that tmpfs, seeded with DIR/etc/{hostname,hosts,resolv.conf}.
  * 3. It binds each SRC read-only at DEST inside that root (envd, the app,
@@ -93,10 +94,15 @@ static bool plain_path(const char *p)
     return p[0] == '/' && strpbrk(p, ",:\\") == NULL;
 }
 
-/* Binds src read-only on dest, a folder under root reached without
+/* Shows src read-only at dest, a folder under root reached without
  * following any symlink (a template's /opt could point anywhere). Nothing
- * else runs in the root yet, so the checked path is the one mounted on. */
-static int bind_ro(int root_fd, const char *root, const char *src, const char *dest)
+ * else runs in the root yet, so the checked path is the one mounted on.
+ * Not a bind of src: a bind's mountinfo names its host path (the state
+ * folder). src is bound at ro/K in DIR, the current folder, and dest is a
+ * read-only overlay of it (overlay wants two lower layers without an
+ * upper: ro/empty is the second), whose mountinfo root is "/" and whose
+ * options name only ro/K. */
+static int bind_ro(int root_fd, const char *root, int k, const char *src, const char *dest)
 {
     struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                            .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
@@ -105,12 +111,18 @@ static int bind_ro(int root_fd, const char *root, const char *src, const char *d
     if (fd < 0)
         return die("no mount point (a folder, no symlink) in the template root for", dest);
     close(fd);
-    char at[4600];
+    char at[4600], lower[32], opts[96];
     if (abxl_fmt(at, sizeof at, "%s/%s", root, rel) != 0)
         return die("path too long:", dest);
-    if (mount(src, at, NULL, MS_BIND | MS_REC, NULL) != 0 ||
-        mount(NULL, at, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
-        return die("cannot bind read-only at", dest);
+    snprintf(lower, sizeof lower, "ro/%d", k);
+    snprintf(opts, sizeof opts, "lowerdir=%s:ro/empty", lower);
+    if ((mkdir("ro", 0700) != 0 && errno != EEXIST) ||
+        (mkdir("ro/empty", 0700) != 0 && errno != EEXIST) ||
+        (mkdir(lower, 0700) != 0 && errno != EEXIST))
+        return die("cannot create the read-only layers in", "ro");
+    if (mount(src, lower, NULL, MS_BIND | MS_REC, NULL) != 0 ||
+        mount("abx-ro", at, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) != 0)
+        return die("cannot mount read-only at", dest);
     return 0;
 }
 
@@ -120,7 +132,7 @@ struct enter_args {
     long disk_mb;
     unsigned long uid_base, uid_count;
     int ncg, nbind;
-    bool gvisor;
+    bool gvisor, disk_tmpfs;
     char **bwrap;
 };
 
@@ -140,8 +152,10 @@ static int parse(int argc, char **argv, struct enter_args *a)
     int i;
     for (i = 2; i + 1 < argc && strcmp(argv[i], "--") != 0 && ok;) {
         const char *o = argv[i], *v = argv[i + 1];
-        if (strcmp(o, "--gvisor") == 0) {
-            a->gvisor = true;
+        bool gv = strcmp(o, "--gvisor") == 0, tm = strcmp(o, "--disk-tmpfs") == 0;
+        if (gv || tm) {
+            a->gvisor |= gv;
+            a->disk_tmpfs |= tm;
             i++;
             continue;
         }
@@ -169,7 +183,7 @@ static int parse(int argc, char **argv, struct enter_args *a)
         a->lower == NULL || a->disk_mb <= 0 || !plain_path(a->dir) || !plain_path(a->lower) ||
         (a->uid_base > 0 && (a->uid_count == 0 || a->uid_count > 65536 * 64))) {
         abxl_log_cmd("sandbox-enter", ABXL_LOG_ERROR, "internal command, used by the server: "
-                     "--dir DIR --lower ROOTFS --disk-mb N [--cgroup FILE]... [--userns BASE "
+                     "--dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs] [--cgroup FILE]... [--userns BASE "
                      "COUNT] [--ro SRC DEST]... [--seccomp FILE] [--gvisor] -- BWRAP|RUNSC ARGS");
         return -1;
     }
@@ -189,8 +203,12 @@ static int make_root(const struct enter_args *a, uid_t owner)
     /* The disk's root and the upper layer belong to the sandbox's root. */
     abxl_fmt(opts, sizeof opts, "size=%ldm,mode=0755,uid=%u,gid=%u", a->disk_mb,
              (unsigned)owner, (unsigned)owner);
-    if (mount("abx-disk", disk, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
+    if (a->disk_tmpfs && mount("abx-disk", disk, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
         return die("cannot mount the sandbox disk (tmpfs) at", disk);
+    if (!a->disk_tmpfs && abxl_disk_mount(a->dir, a->disk_mb, owner, opts, sizeof opts) != 0) {
+        abxl_log(ABXL_LOG_ERROR, "sandbox root: %s", opts);
+        return 125;
+    }
     if (mkdir(upper, 0755) != 0 || mkdir(work, 0700) != 0 || mkdir(etc, 0755) != 0 ||
         chown(upper, owner, owner) != 0 || chown(etc, owner, owner) != 0)
         return die("cannot create the overlay folders in", disk);
@@ -215,7 +233,7 @@ static int make_root(const struct enter_args *a, uid_t owner)
         return die("cannot open the root in", a->dir);
     int rc = 0;
     for (int k = 0; k < a->nbind && rc == 0; k++)
-        rc = bind_ro(root_fd, "root", a->bind_src[k], a->bind_dst[k]);
+        rc = bind_ro(root_fd, "root", k, a->bind_src[k], a->bind_dst[k]);
     close(root_fd);
     return rc;
 }

@@ -321,6 +321,11 @@ static int serve(void)
         abxl_log(ABXL_LOG_ERROR, "cannot run sandboxes here: %s", err);
         return 1;
     }
+    if (!abxl_disk_check(err, sizeof err)) {
+        abxl_cfg.disk_tmpfs = true;
+        abxl_log(ABXL_LOG_WARN, "sandbox disks are tmpfs, charged to each sandbox's memory: "
+                 "%s", err);
+    }
     abxl_spawn_recover();
     /* Before `ready`: a create must never wait for a build. */
     if (abxl_templates_build_missing() != 0)

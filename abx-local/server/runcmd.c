@@ -1,6 +1,6 @@
-/* Runs a helper program (mmdebstrap, skopeo, umoci, ldd) from a
+/* Runs a helper program (mmdebstrap, skopeo, umoci, ldd, mke2fs) from a
  * single-threaded part of abx-local (template commands, startup before
- * the listeners), its stdout and stderr read line by line. */
+ * the listeners, sandbox-enter), its stdout and stderr read line by line. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,6 +31,7 @@ int abxl_run_lines(char *const argv[], abxl_line_fn fn, void *arg, char *err, si
         int nul = open("/dev/null", O_RDONLY);
         if (nul < 0 || dup2(nul, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(pfd[1], 2) < 0)
             _exit(126);
+        close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);   /* nothing of the caller's */
         execvp(argv[0], argv);
         /* The helper's own output, read by the parent like its other lines. */
         dprintf(pfd[1], "cannot run %s: %s\n", argv[0], strerror(errno));

@@ -216,6 +216,8 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
     add(a, "--disk-mb");
     snprintf(num, sizeof num, "%d", s->disk_mb > 0 ? s->disk_mb : 1024);
     add(a, num);
+    if (abxl_cfg.disk_tmpfs)
+        add(a, "--disk-tmpfs");
     int ncg = abxl_cgroup_procs_files(s->id, cg, 8);
     for (int i = 0; i < ncg; i++) {
         add(a, "--cgroup");

@@ -51,6 +51,7 @@ struct abxl_srv_config {
     char envd_bundle[4200];    /* envd and its libraries (envd_bundle.c) */
     char envd_loader[256];     /* their dynamic loader's file name, "" if static */
     bool envd_keeper;          /* abx-keeper beside envd, copied with it */
+    bool disk_tmpfs;           /* no loop devices: sandbox disks are tmpfs (disk.c) */
     char sandboxes_dir[4096];
     char seccomp_bpf[4200];    /* <state>/seccomp.bpf (seccomp.c) */
     long long max_memory_mb;   /* all sandboxes together (cgroup.c); 0: from the host */
@@ -189,6 +190,13 @@ int abxl_run_lines(char *const argv[], abxl_line_fn fn, void *arg, char *err, si
 int abxl_child_wait(pid_t pid, int efd, char *msg, size_t n);
 /* Copies in to out until EOF; 0, or -1 (errno set). */
 int abxl_copy_fd(int in, int out);
+
+/* ---- sandbox disks (disk.c) ---- */
+/* In a private mount namespace, as host root: DIR/disk.img, an ext4 file
+ * system of mb MiB whose root owner is owner, loop-mounted at DIR/disk. */
+int abxl_disk_mount(const char *dir, long mb, uid_t owner, char *err, size_t errlen);
+/* Whether abxl_disk_mount works on this machine (tried once, at start). */
+bool abxl_disk_check(char *err, size_t errlen);
 
 /* ---- cgroups (cgroup.c) ---- */
 struct abxl_limits {

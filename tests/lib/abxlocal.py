@@ -7,6 +7,7 @@ envd's Connect API, find a sandbox's processes, stop it.
 Binaries come from the environment (the tests' CMakeLists.txt set them):
 ABX_LOCAL_BIN (abx-local), ABX_ENVD_BIN (abx-envd); a caller may set
 LOCAL_BIN / ENVD_BIN here before starting a Server (bench/local_bench.py)."""
+import argparse
 import base64
 import glob
 import http.client
@@ -253,6 +254,15 @@ def e2e_env(server, run_id, drop=PLATFORM + KNOBS, hide=(), **extra):
     add.update(server.vars("ABX_SANDBOX_", hide) if server else {})
     add.update(extra)
     return scrubbed_env(drop, **add)
+
+
+def runtime_cli():
+    """A test's command line `[--runtime bwrap|gvisor]`: (the runtime, ""
+    for the default, and the serve options that choose it)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runtime", default="")
+    rt = ap.parse_args().runtime
+    return rt, (["--runtime", rt] if rt else [])
 
 
 def run_with_server(run, **server_args):

@@ -17,14 +17,13 @@ base template has python3, which the probes are written in.
 Then (bubblewrap), on a server capped at 600 pids in all, one sandbox
 starts sleepers until it can fork no more: it sits at its own cap (half
 the total), and a second sandbox's command and a new create still work."""
-import argparse
 import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from abxlocal import Server  # noqa: E402
+from abxlocal import Server, runtime_cli  # noqa: E402
 from abxtest import check, done, pid_ns, pidns_procs, until  # noqa: E402
 
 # The three budgets through libc (python3 has no inotify or mq_open).
@@ -157,10 +156,7 @@ def fair_caps():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runtime", default="")
-    a = ap.parse_args()
-    runtime = ["--runtime", a.runtime] if a.runtime else []
+    rt, runtime = runtime_cli()
     with Server(extra=["--profile", "e2b"] + runtime) as s:
         hog, other = (s.create("base", timeout=300)["sandboxID"] for _ in range(2))
         put(s, hog, "/tmp/hog.py", HOG)
@@ -177,7 +173,7 @@ def main():
         check(got is not None, "the hog says what it holds")
         got = got or {}
         print("     the hog holds %s" % got, flush=True)
-        least = AT_LEAST_GVISOR if a.runtime == "gvisor" else AT_LEAST
+        least = AT_LEAST_GVISOR if rt == "gvisor" else AT_LEAST
         for k in KINDS:
             check(got.get(k, 0) >= least[k], "the hog holds %s of %s (at least %d)"
                   % (got.get(k), k, least[k]))
@@ -192,7 +188,7 @@ def main():
         check("holding" in out, "the hog held on through the probes")
         s.kill(hog)
         s.kill(other)
-    if a.runtime != "gvisor":   # processes inside are the sentry's tasks there
+    if rt != "gvisor":   # processes inside are the sentry's tasks there
         fair_caps()
     done()
 

@@ -11,14 +11,13 @@ seconds. Then (bubblewrap) a fork bomb in a new session, on a server
 capped at 300 pids: the sandbox answers `echo` within 5 s of the deadline
 and its processes come back to their idle count. Under gVisor a bomb may
 take its own sandbox down (docs/security.md): test_hostile.py covers it."""
-import argparse
 import http.client
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from abxlocal import Server  # noqa: E402
+from abxlocal import Server, runtime_cli  # noqa: E402
 from abxtest import check, done, until  # noqa: E402
 
 ESCAPES = [
@@ -82,14 +81,11 @@ def session_bomb(s, sid):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runtime", default="")
-    a = ap.parse_args()
-    runtime = ["--runtime", a.runtime] if a.runtime else []
+    rt, runtime = runtime_cli()
     with Server(extra=["--max-pids", "300"] + runtime) as s:
         sid = s.create("base", timeout=300)["sandboxID"]
         escapes(s, sid)
-        if a.runtime != "gvisor":
+        if rt != "gvisor":
             session_bomb(s, sid)
         s.kill(sid)
     done()

@@ -281,17 +281,20 @@ def run_checks(s, m, base_root, ci_root, base_fp):
     check(out.split() == ["end"], "the host's state dir, /work and the template cache are not "
           "visible inside: %r" % out)
     host_side = os.path.join(s.state_dir, "sandboxes", a)
-    check(sorted(os.listdir(host_side)) == ["disk", "envd.log", "etc", "lower", "pid", "root", "run"]
+    check(sorted(os.listdir(host_side)) == ["disk", "disk.img", "envd.log", "etc", "lower", "pid",
+                                            "ro", "root", "run"]
           and os.listdir(host_side + "/disk") == [] and os.listdir(host_side + "/root") == []
           and os.listdir(host_side + "/lower") == []
+          and all(os.listdir(host_side + "/ro/" + k) == [] for k in os.listdir(host_side + "/ro"))
           and sorted(os.listdir(host_side + "/etc")) == ["hostname", "hosts", "resolv.conf"]
           and os.listdir(host_side + "/run") == ["config.json"],
           "host-side sandbox folder: empty mount points, /etc seeds, run/config.json: %r"
           % sorted(os.listdir(host_side)))
     check(host_mounts_naming(a) == [], "no mount of the sandbox on the host while it runs")
-    code, out, _ = s.run(a, "cat /proc/mounts", user="root")
+    code, out, _ = s.run(a, "cat /proc/mounts /proc/self/mountinfo", user="root")
     check(code == 0 and s.state_dir not in out and CACHE not in out,
-          "the sandbox's /proc/mounts names no host path (state dir, cache): %r" % out[:400])
+          "the sandbox's /proc/mounts and mountinfo name no host path (state dir, cache): %r"
+          % [x for x in out.splitlines() if s.state_dir in x or CACHE in x][:3])
 
     # ---- files: each sandbox its own ----
     s.run(a, "echo secret-a > /home/user/a.txt; echo tmp-a > /tmp/a.txt")
@@ -331,7 +334,11 @@ def run_checks(s, m, base_root, ci_root, base_fp):
 
     # ---- processes ----
     s.run(a, "nohup sleep 1234 >/dev/null 2>&1 &")
-    code, out, _ = s.run(a, PROCS)
+
+    def a_sleeps():   # the background job may not have exec'd sleep yet
+        out = s.run(a, PROCS)[1]
+        return out if [x for x in out.splitlines() if x.split()[1:] == ["sleep"]] else None
+    out = until(a_sleeps, 10, step=0.1) or s.run(a, PROCS)[1]
     apids = [x.split()[0] for x in out.splitlines() if x.split()[1:] == ["sleep"]]
     apid = apids[0] if apids else ""
     check(apid.isdigit(), "A's background process is visible in A: %r" % out)
