@@ -9,6 +9,7 @@ pkgs=(
   libmicrohttpd-dev libseccomp-dev bubblewrap zlib1g-dev
   runsc  # abx-local serve --runtime gvisor (see below)
   mmdebstrap umoci skopeo
+  e2fsprogs  # mke2fs: each sandbox's disk (abx-local/server/disk.c)
   python3 curl ca-certificates procps iproute2 util-linux
   libedit-dev
   lua-check python3-yaml
