@@ -4,7 +4,9 @@
  * directory"). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,20 +27,37 @@ static enum abx_connect_code write_code(int e, enum abx_connect_code other)
     return e == EACCES || e == EPERM || e == EROFS ? ABX_CONNECT_PERMISSION_DENIED : other;
 }
 
+/* Whether dir refuses a new file (read-only, or not ours): a file made and
+ * removed at once. gVisor reports no ST_RDONLY for read-only host mounts,
+ * so asking the file system is the one answer both runtimes give. */
+static bool refuses_writes(const char *dir)
+{
+    char probe[PATH_MAX];
+    struct statvfs vs;
+    if (statvfs(dir, &vs) == 0 && (vs.f_flag & ST_RDONLY))
+        return true;
+    if (snprintf(probe, sizeof probe, "%s/.abx-move-probe-%ld", dir, (long)getpid()) >=
+        (int)sizeof probe)
+        return false;
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return errno == EROFS || errno == EACCES || errno == EPERM;
+    close(fd);
+    unlink(probe);
+    return false;
+}
+
 /* A rename's failure: across mounts (EXDEV) onto a read-only one is a
  * write refused by the file system too. */
 static enum abx_connect_code rename_code(int e, const char *dst)
 {
     char dir[PATH_MAX];
-    struct statvfs vs;
     const char *slash = strrchr(dst, '/');
     if (e == ENOTDIR || e == EISDIR || e == ENOTEMPTY || e == EINVAL)
         return ABX_CONNECT_INVALID_ARGUMENT;
     if (e == EXDEV && slash) {
         snprintf(dir, sizeof dir, "%.*s", slash == dst ? 1 : (int)(slash - dst), dst);
-        /* (gVisor's read-only binds report no ST_RDONLY: a move there
-         * still answers internal, docs/security.md.) */
-        if (statvfs(dir, &vs) == 0 && (vs.f_flag & ST_RDONLY))
+        if (refuses_writes(dir))
             return ABX_CONNECT_PERMISSION_DENIED;
     }
     return write_code(e, ABX_CONNECT_INTERNAL);

@@ -17,13 +17,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/loop.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -150,40 +148,24 @@ int abxl_disk_mount(const char *dir, long mb, uid_t owner, char *err, size_t err
     return rc;
 }
 
+static int probe(void *base, char *msg, size_t n)
+{
+    return abxl_disk_mount(base, 16, 0, msg, n);
+}
+
 /* Once, at start: the same steps on a 16 MiB disk under the state dir, in
  * a child with a private mount namespace. */
 bool abxl_disk_check(char *err, size_t errlen)
 {
-    char base[4200];
+    char base[4200], dsk[4300];
     abxl_fmt(base, sizeof base, "%s/disk-probe", abxl_cfg.state_dir);
-    abxl_rm_rf(base);
-    char dsk[4300];
     abxl_fmt(dsk, sizeof dsk, "%s/disk", base);
+    abxl_rm_rf(base);
     if (mkdir(base, 0700) != 0 || mkdir(dsk, 0755) != 0) {
         abxl_fmt(err, errlen, "cannot create %s: %s", dsk, strerror(errno));
         return false;
     }
-    int efd[2];
-    if (pipe2(efd, O_CLOEXEC) != 0) {
-        abxl_fmt(err, errlen, "pipe: %s", strerror(errno));
-        return false;
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        char msg[512] = "cannot make a private mount namespace";
-        close(efd[0]);
-        if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-            abxl_disk_mount(base, 16, 0, msg, sizeof msg) == 0)
-            _exit(0);
-        if (write(efd[1], msg, strnlen(msg, sizeof msg - 1)) < 0)
-            _exit(2);
-        _exit(1);
-    }
-    close(efd[1]);
-    char msg[512] = "";
-    int rc = abxl_child_wait(pid, efd[0], msg, sizeof msg);
+    int rc = abxl_try_in_mount_ns(probe, base, err, errlen);
     abxl_rm_rf(base);
-    if (rc != 0)
-        abxl_fmt(err, errlen, "%s", msg[0] ? msg : "fork failed");
     return rc == 0;
 }

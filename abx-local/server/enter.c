@@ -183,8 +183,9 @@ static int parse(int argc, char **argv, struct enter_args *a)
         a->lower == NULL || a->disk_mb <= 0 || !plain_path(a->dir) || !plain_path(a->lower) ||
         (a->uid_base > 0 && (a->uid_count == 0 || a->uid_count > 65536 * 64))) {
         abxl_log_cmd("sandbox-enter", ABXL_LOG_ERROR, "internal command, used by the server: "
-                     "--dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs] [--cgroup FILE]... [--userns BASE "
-                     "COUNT] [--ro SRC DEST]... [--seccomp FILE] [--gvisor] -- BWRAP|RUNSC ARGS");
+                     "--dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs] [--cgroup FILE]... "
+                     "[--userns BASE COUNT] [--ro SRC DEST]... [--seccomp FILE] [--gvisor] -- "
+                     "BWRAP|RUNSC ARGS");
         return -1;
     }
     a->bwrap = argv + i + 1;
@@ -219,8 +220,15 @@ static int make_root(const struct enter_args *a, uid_t owner)
     /* The overlay's options show in the sandbox's /proc/mounts: give them
      * paths relative to DIR (the template root bound read-only at
      * DIR/lower), so no host path is named there. */
-    if (mount(a->lower, low, NULL, MS_BIND | MS_REC, NULL) != 0 ||
-        mount(NULL, low, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) != 0)
+    /* The cache's roots belong to range 0: a sandbox with a range of its
+     * own sees its template's through an idmapped mount (uidrange.c). */
+    if (a->uid_base != ABXL_UID_BASE && a->uid_base > 0) {
+        if (abxl_uidrange_lower(a->lower, low, a->uid_base, opts, sizeof opts) != 0) {
+            abxl_log(ABXL_LOG_ERROR, "sandbox root: %s", opts);
+            return 125;
+        }
+    } else if (mount(a->lower, low, NULL, MS_BIND | MS_REC, NULL) != 0 ||
+               mount(NULL, low, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) != 0)
         return die("cannot bind the template root at", low);
     if (chdir(a->dir) != 0)
         return die("cannot enter", a->dir);

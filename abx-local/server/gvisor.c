@@ -112,13 +112,13 @@ int abxl_gvisor_bundle(const struct abxl_sbx *s, char *err, size_t errlen)
     }
     cJSON_AddItemToObject(linux, "namespaces", nss);
     /* The sentry itself runs in that user namespace: root inside gVisor
-     * is host uid ABXL_UID_BASE, as under bubblewrap, and the template
-     * root (owned by ABXL_UID_BASE..) is shown to it as 0.. */
+     * is the sandbox's host uid, as under bubblewrap, and the template
+     * root (idmapped to its range by sandbox-enter) is shown to it as 0.. */
     static const char *const maps[] = {"uidMappings", "gidMappings"};
     for (size_t i = 0; i < 2; i++) {
         cJSON *arr = cJSON_CreateArray(), *m = cJSON_CreateObject();
         cJSON_AddNumberToObject(m, "containerID", 0);
-        cJSON_AddNumberToObject(m, "hostID", (double)ABXL_UID_BASE);
+        cJSON_AddNumberToObject(m, "hostID", (double)s->uid_base);
         cJSON_AddNumberToObject(m, "size", (double)ABXL_UID_COUNT);
         cJSON_AddItemToArray(arr, m);
         cJSON_AddItemToObject(linux, maps[i], arr);

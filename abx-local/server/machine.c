@@ -55,11 +55,31 @@ static int run_probe(char *err, size_t errlen)
     return 0;
 }
 
-/* A sandbox's root is an overlay on a tmpfs in a private mount namespace
- * (enter.c): try exactly that once, in a child, under the state dir. */
+struct overlay_probe {
+    const char *base, *l, *u, *w, *m, *opts;
+};
+
+static int overlay_probe(void *arg, char *msg, size_t n)
+{
+    const struct overlay_probe *p = arg;
+    const char *step = "mounting a tmpfs";
+    if (mount("abx-probe", p->base, "tmpfs", 0, "size=1m") != 0)
+        goto bad;
+    step = "mounting an overlay on a tmpfs";
+    if (mkdir(p->l, 0755) != 0 || mkdir(p->u, 0755) != 0 || mkdir(p->w, 0755) != 0 ||
+        mkdir(p->m, 0755) != 0 || mount("abx-probe", p->m, "overlay", 0, p->opts) != 0)
+        goto bad;
+    return 0;
+bad:
+    snprintf(msg, n, "%s: %s", step, strerror(errno));
+    return -1;
+}
+
+/* A sandbox's root is an overlay in a private mount namespace (enter.c):
+ * try one once, in a child, under the state dir. */
 int abxl_overlay_check(char *err, size_t errlen)
 {
-    char base[4200], l[4300], u[4300], w[4300], m[4300], opts[16000];
+    char base[4200], l[4300], u[4300], w[4300], m[4300], opts[16000], why[512];
     abxl_fmt(base, sizeof base, "%s/overlay-probe", abxl_cfg.state_dir);
     abxl_rm_rf(base);
     if (mkdir(base, 0700) != 0) {
@@ -71,41 +91,13 @@ int abxl_overlay_check(char *err, size_t errlen)
     abxl_fmt(w, sizeof w, "%s/w", base);
     abxl_fmt(m, sizeof m, "%s/m", base);
     abxl_fmt(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s", l, u, w);
-    int efd[2];
-    if (pipe(efd) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        const char *step = "unshare(CLONE_NEWNS)";
-        close(efd[0]);
-        if (unshare(CLONE_NEWNS) != 0)
-            goto bad;
-        step = "making mounts private";
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-            goto bad;
-        step = "mounting a tmpfs";
-        if (mount("abx-probe", base, "tmpfs", 0, "size=1m") != 0)
-            goto bad;
-        step = "mounting an overlay on a tmpfs";
-        if (mkdir(l, 0755) != 0 || mkdir(u, 0755) != 0 || mkdir(w, 0755) != 0 ||
-            mkdir(m, 0755) != 0 || mount("abx-probe", m, "overlay", 0, opts) != 0)
-            goto bad;
-        _exit(0);
-    bad:;
-        char msg[256];
-        int n = snprintf(msg, sizeof msg, "%s: %s", step, strerror(errno));
-        if (n > 0 && write(efd[1], msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
-            _exit(2);
-        _exit(1);
-    }
-    close(efd[1]);
-    char msg[256];
-    int rc = abxl_child_wait(pid, efd[0], msg, sizeof msg);
+    struct overlay_probe p = {base, l, u, w, m, opts};
+    int rc = abxl_try_in_mount_ns(overlay_probe, &p, why, sizeof why);
     abxl_rm_rf(base);
     if (rc == 0)
         return 0;
     abxl_fmt(err, errlen, "overlay filesystems unavailable (sandbox roots are overlays): %s",
-            msg[0] ? msg : "fork failed");
+             why);
     return -1;
 }
 

@@ -326,6 +326,11 @@ static int serve(void)
         abxl_log(ABXL_LOG_WARN, "sandbox disks are tmpfs, charged to each sandbox's memory: "
                  "%s", err);
     }
+    abxl_cfg.uid_ranges = abxl_uidrange_check(err, sizeof err);
+    if (!abxl_cfg.uid_ranges)
+        abxl_log(ABXL_LOG_WARN, "every sandbox's root is host uid %lu (no idmapped template "
+                 "roots here: %s): the kernel's per-user budgets, pipe buffers among them, "
+                 "are shared by all sandboxes", ABXL_UID_BASE, err);
     abxl_spawn_recover();
     /* Before `ready`: a create must never wait for a build. */
     if (abxl_templates_build_missing() != 0)

@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,4 +74,31 @@ int abxl_child_wait(pid_t pid, int efd, char *msg, size_t n)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
     return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+int abxl_try_in_mount_ns(int (*step)(void *arg, char *msg, size_t n), void *arg, char *err,
+                         size_t errlen)
+{
+    int efd[2];
+    if (pipe2(efd, O_CLOEXEC) != 0) {
+        abxl_fmt(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        char msg[512] = "cannot make a private mount namespace";
+        close(efd[0]);
+        if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+            step(arg, msg, sizeof msg) == 0)
+            _exit(0);
+        if (write(efd[1], msg, strnlen(msg, sizeof msg - 1)) < 0)
+            _exit(2);
+        _exit(1);
+    }
+    close(efd[1]);
+    char msg[512] = "";
+    if (abxl_child_wait(pid, efd[0], msg, sizeof msg) == 0)
+        return 0;
+    abxl_fmt(err, errlen, "%s", msg[0] ? msg : "fork failed");
+    return -1;
 }

@@ -21,6 +21,8 @@ struct abxl_sbx *abxl_sbx_new(void)
     }
     s->pidfd = -1;
     s->netns_fd = -1;
+    s->uid_fd = -1;
+    s->uid_base = ABXL_UID_BASE;
     s->refs = 1;
     s->state = ABXL_SBX_STARTING;
     return s;
@@ -39,6 +41,8 @@ void abxl_sbx_unref(struct abxl_sbx *s)
         close(s->pidfd);
     if (s->netns_fd >= 0)
         close(s->netns_fd);
+    if (s->uid_fd >= 0)
+        close(s->uid_fd);
     abxl_sbxlog_close(s->log);
     cJSON_Delete(s->metadata);
     cJSON_Delete(s->network);

@@ -224,7 +224,7 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
         add(a, cg[i]);
     }
     add(a, "--userns");
-    snprintf(num, sizeof num, "%lu", (unsigned long)ABXL_UID_BASE);
+    snprintf(num, sizeof num, "%lu", s->uid_base);
     add(a, num);
     snprintf(num, sizeof num, "%lu", (unsigned long)ABXL_UID_COUNT);
     add(a, num);
@@ -350,6 +350,11 @@ int abxl_spawn(struct abxl_sbx *s, const struct abxl_tmpl *t, const cJSON *env_v
         snprintf(err, errlen, "maximum number of concurrent sandboxes reached (%ld)",
                  abxl_cfg.max_sandboxes);
         rc = 1;
+        goto out;
+    }
+    s->uid_fd = abxl_uidrange_take(&s->uid_base, err, errlen);
+    if (s->uid_fd == -2) {
+        s->uid_fd = -1;
         goto out;
     }
     if (abxl_sbxdir_prepare(s, t, env_vars, err, errlen) != 0)
@@ -523,4 +528,9 @@ void abxl_spawn_destroy(struct abxl_sbx *s)
     s->log = NULL;
     if (s->dir[0] && abxl_rm_rf(s->dir) != 0)
         abxl_log(ABXL_LOG_ERROR, "sandbox %s: folder not fully removed", s->id);
+    /* Its processes are gone: the uid range may serve another sandbox. */
+    if (s->uid_fd >= 0) {
+        close(s->uid_fd);
+        s->uid_fd = -1;
+    }
 }

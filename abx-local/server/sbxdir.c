@@ -105,9 +105,9 @@ int abxl_sbxdir_prepare(const struct abxl_sbx *s, const struct abxl_tmpl *t,
         goto fail;
     what = "run/config.json";
     snprintf(p, sizeof p, "%s/run/config.json", s->dir);
-    /* Readable by the sandbox's root alone (host uid ABXL_UID_BASE). */
+    /* Readable by the sandbox's root alone (host uid s->uid_base). */
     if (write_config(s, t, env_vars, p) != 0 ||
-        chown(p, (uid_t)ABXL_UID_BASE, (gid_t)ABXL_UID_BASE) != 0)
+        chown(p, (uid_t)s->uid_base, (gid_t)s->uid_base) != 0)
         goto fail;
     if (abxl_gvisor())
         return abxl_gvisor_bundle(s, err, errlen);

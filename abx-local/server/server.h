@@ -52,6 +52,7 @@ struct abxl_srv_config {
     char envd_loader[256];     /* their dynamic loader's file name, "" if static */
     bool envd_keeper;          /* abx-keeper beside envd, copied with it */
     bool disk_tmpfs;           /* no loop devices: sandbox disks are tmpfs (disk.c) */
+    bool uid_ranges;           /* a uid range per sandbox (uidrange.c) */
     char sandboxes_dir[4096];
     char seccomp_bpf[4200];    /* <state>/seccomp.bpf (seccomp.c) */
     long long max_memory_mb;   /* all sandboxes together (cgroup.c); 0: from the host */
@@ -188,6 +189,11 @@ int abxl_run_lines(char *const argv[], abxl_line_fn fn, void *arg, char *err, si
 /* For a forked child that reports a failure as text on a pipe: reads it
  * (closing efd), reaps pid; 0 when it exited 0. */
 int abxl_child_wait(pid_t pid, int efd, char *msg, size_t n);
+/* step(arg, msg) in a forked child, in a private mount namespace of its
+ * own (what it mounts goes with it); 0 when it returned 0, else -1 with
+ * err set to the msg it wrote. */
+int abxl_try_in_mount_ns(int (*step)(void *arg, char *msg, size_t n), void *arg, char *err,
+                         size_t errlen);
 /* Copies in to out until EOF; 0, or -1 (errno set). */
 int abxl_copy_fd(int in, int out);
 
@@ -226,6 +232,20 @@ void abxl_cgroup_usage(const char *id, long long *mem, double *cpu_s, bool *oom)
  * base.. and makes it that namespace's root. */
 int abxl_userns_enter(unsigned long base, unsigned long count, unsigned long owner,
                       char *err, size_t errlen);
+/* A user namespace mapping host ids from.. to to.. (count of them), as an
+ * idmapping for a mount; its descriptor, or -1. */
+int abxl_userns_idmap(unsigned long from, unsigned long to, unsigned long count, char *err,
+                      size_t errlen);
+/* The sandbox's uid range (uidrange.c): *base set; a descriptor that holds
+ * the range until closed, -1 when every sandbox shares range 0 (no
+ * idmapped mounts here), -2 on failure (err set). */
+int abxl_uidrange_take(unsigned long *base, char *err, size_t errlen);
+/* Mounts src (a template root, owned by range 0) read-only at at, shown
+ * as owned by the range from base. */
+int abxl_uidrange_lower(const char *src, const char *at, unsigned long base, char *err,
+                        size_t errlen);
+/* Whether sandboxes can have ranges of their own here (once, at start). */
+bool abxl_uidrange_check(char *err, size_t errlen);
 int abxl_seccomp_write(const char *path, char *err, size_t errlen);
 /* --runtime gvisor (gvisor.c): the OCI bundle in <dir>/oci and runsc's
  * command line, added one word at a time. */
@@ -273,6 +293,8 @@ struct abxl_sbx {
     bool busy;               /* a pause/resume is in progress: 409 */
     pid_t bwrap_pid, init_pid;
     int pidfd, netns_fd;
+    unsigned long uid_base;   /* host uid of its root (uidrange.c) */
+    int uid_fd;               /* holds that range, or -1 */
     ino_t pidns_ino;
     struct abxl_sbxlog *log;  /* envd.log's copier (sbx_log.c) */
     char dir[4200];

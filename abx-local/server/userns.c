@@ -137,3 +137,60 @@ out:
     }
     return rc;
 }
+
+/* An idmapping for mount_setattr(MOUNT_ATTR_IDMAP): a user namespace in
+ * which host ids from..from+count-1 are to..to+count-1, held by a child
+ * that waits on a pipe while we write its maps and open its namespace. */
+int abxl_userns_idmap(unsigned long from, unsigned long to, unsigned long count, char *err,
+                      size_t errlen)
+{
+    int ready[2] = {-1, -1}, hold[2] = {-1, -1}, fd = -1;
+    pid_t pid = -1;
+    char map[96], p[64], c;
+    if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(hold, O_CLOEXEC) != 0) {
+        abxl_fmt(err, errlen, "idmapping: pipe: %s", strerror(errno));
+        goto out;
+    }
+    pid = fork();
+    if (pid < 0) {
+        abxl_fmt(err, errlen, "idmapping: fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) {
+        close(ready[0]);
+        close(hold[1]);
+        if (unshare(CLONE_NEWUSER) != 0 || write(ready[1], "x", 1) != 1)
+            _exit(1);
+        while (read(hold[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        _exit(0);
+    }
+    close(ready[1]);
+    ready[1] = -1;
+    close(hold[0]);
+    hold[0] = -1;
+    if (read(ready[0], &c, 1) != 1) {
+        abxl_fmt(err, errlen, "idmapping: the child made no user namespace");
+        goto out;
+    }
+    snprintf(map, sizeof map, "%lu %lu %lu\n", from, to, count);
+    snprintf(p, sizeof p, "/proc/%d/ns/user", (int)pid);
+    if (write_at(pid, "uid_map", map) != 0 || write_at(pid, "gid_map", map) != 0) {
+        abxl_fmt(err, errlen, "idmapping: cannot write the maps: %s", strerror(errno));
+        goto out;
+    }
+    fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        abxl_fmt(err, errlen, "idmapping: cannot open %s: %s", p, strerror(errno));
+out:
+    for (int i = 0; i < 2; i++) {
+        if (ready[i] >= 0)
+            close(ready[i]);
+        if (hold[i] >= 0)
+            close(hold[i]);   /* ends the child's wait */
+    }
+    if (pid > 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+    return fd;
+}

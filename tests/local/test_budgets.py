@@ -4,14 +4,17 @@ share of the all-sandbox caps is a share (docs/security.md, "Budgets",
 
   test_budgets.py [--runtime bwrap|gvisor]
 
-One sandbox takes all it can of three budgets the kernel keeps per user
-and holds them: inotify instances, POSIX message queues (RLIMIT_MSGQUEUE)
-and queued signals (RLIMIT_SIGPENDING). While it holds them, host root and
-a second sandbox must each still get one of every kind. Under bubblewrap
-the kernel charges a user namespace's usage to the namespace's owner at
-the host's level: an owner of its own per sandbox keeps the budgets apart
-(owned by host root, the first sandbox took host root's and every other
-sandbox's). Under gVisor the sentry keeps its own. The e2b profile: its
+One sandbox takes all it can of four budgets the kernel keeps per user
+and holds them: inotify instances, POSIX message queues (RLIMIT_MSGQUEUE),
+queued signals (RLIMIT_SIGPENDING) and pipe buffers
+(fs.pipe-user-pages-soft). While it holds them, host root and a second
+sandbox must each still get one of every kind (a pipe: one of full size
+that grows to 1 MiB). Under bubblewrap the kernel charges a user
+namespace's usage to the namespace's owner at the host's level, and pipe
+buffers to the uid a process runs as: an owner and a uid range of its own
+per sandbox keep the budgets apart (owned by host root, the first sandbox
+took host root's and every other sandbox's; one range for all, it took
+every other sandbox's pipes). Under gVisor the sentry keeps its own. The e2b profile: its
 base template has python3, which the probes are written in.
 
 Then (bubblewrap), on a server capped at 600 pids in all, one sandbox
@@ -28,7 +31,8 @@ from abxtest import check, done, pid_ns, pidns_procs, until  # noqa: E402
 
 # The three budgets through libc (python3 has no inotify or mq_open).
 LIBS = r'''
-import ctypes, ctypes.util, json, os, signal, sys, time
+import ctypes, ctypes.util, fcntl, json, os, signal, sys, time
+F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032
 libc = ctypes.CDLL(None, use_errno=True)
 rt = ctypes.CDLL(ctypes.util.find_library("rt") or "librt.so.1", use_errno=True)
 rt.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
@@ -42,7 +46,7 @@ def queue(sig):
 
 # Takes as much as it can of each, says how much, and holds it.
 HOG = LIBS + r'''
-held = {"inotify": 0, "mqueue": 0, "signals": 0}
+held = {"inotify": 0, "mqueue": 0, "signals": 0, "pipes": 0}
 fds = []
 while held["inotify"] < 4096:
     fd = libc.inotify_init1(0)
@@ -58,6 +62,17 @@ sig = signal.SIGRTMIN
 signal.pthread_sigmask(signal.SIG_BLOCK, [sig])
 while held["signals"] < 1000000 and queue(sig):
     held["signals"] += 1
+# Pipe buffers, charged to the uid: 1 MiB pipes until the kernel refuses to
+# grow one (over fs.pipe-user-pages-soft, 64 MiB by default).
+pipes = []
+while held["pipes"] < 96:
+    r, w = os.pipe()
+    pipes.append((r, w))
+    try:
+        fcntl.fcntl(w, F_SETPIPE_SZ, 1 << 20)
+    except OSError:
+        break
+    held["pipes"] += 1
 print(json.dumps(held), flush=True)
 time.sleep(3600)
 '''
@@ -82,6 +97,13 @@ if queue(sig):
     got["signals"] = True
 else:
     got["signals"] = err()
+r, w = os.pipe()
+size = fcntl.fcntl(w, F_GETPIPE_SZ)
+try:
+    fcntl.fcntl(w, F_SETPIPE_SZ, 1 << 20)
+    got["pipes"] = True if size == 65536 else "a new pipe holds %d bytes" % size
+except OSError as e:
+    got["pipes"] = "a pipe cannot grow to 1 MiB: " + e.strerror
 print(json.dumps(got))
 '''
 
@@ -101,13 +123,13 @@ while n < 2000:
     n += 1
 print(n)"""
 
-KINDS = ("inotify", "mqueue", "signals")
+KINDS = ("inotify", "mqueue", "signals", "pipes")
 # What the hog must hold for the probes to mean anything: the kernel's
 # defaults are 128 instances, 9 default-sized queues (819200 bytes) and
-# RLIMIT_SIGPENDING (thousands). gVisor's sentry keeps its own, and queues
-# at most 32 signals a task.
-AT_LEAST = {"inotify": 100, "mqueue": 5, "signals": 1000}
-AT_LEAST_GVISOR = {"inotify": 100, "mqueue": 5, "signals": 32}
+# RLIMIT_SIGPENDING (thousands), MiB of pipes (64). gVisor's sentry keeps its
+# own, and queues at most 32 signals a task.
+AT_LEAST = {"inotify": 100, "mqueue": 5, "signals": 1000, "pipes": 48}
+AT_LEAST_GVISOR = {"inotify": 100, "mqueue": 5, "signals": 32, "pipes": 48}
 
 
 def put(s, sid, path, text):
