@@ -17,8 +17,8 @@ struct pattern {
     size_t len;
 };
 
-/* Patterns sharing a first byte, longest first (so the first full match
- * found is the longest one). */
+/* Patterns sharing their first two bytes, longest first (so the first
+ * full match found is the longest one). */
 struct bucket {
     size_t *idx;
     size_t n, cap;
@@ -30,7 +30,9 @@ struct abx_mask {
     size_t npats, cappats;
     struct pattern *secrets;  /* raw values, to dedupe and count */
     size_t nsecrets, capsecrets;
-    struct bucket buckets[256];
+    struct bucket *buckets;      /* one per pair that starts a pattern */
+    size_t nbuckets, capbuckets;
+    uint32_t bucket_of[65536];   /* pair -> 1 + its bucket, 0: none */
     uint8_t first[256];          /* some pattern starts with this byte */
     uint8_t pair[65536 / 8];     /* some pattern starts with this pair */
     size_t maxlen;
@@ -44,6 +46,11 @@ static const char marker[] = ABX_MASK_MARKER;
  * inside a long run of 'a') the covered part is emitted as its own
  * marker: still no fragment, but no unbounded buffering either. */
 #define MASK_CHAIN_LIMIT ((size_t)64 * 1024)
+
+/* One noise sequence is at most this long (an ANSI CSI sequence). */
+#define NOISE_RUN_MAX 32
+/* A dump line's end: spaces and its text column ("  |e2b_0123456789ab|"). */
+#define DUMP_TAIL_MAX 24
 
 struct abx_mask *abx_mask_new(void)
 {
@@ -66,8 +73,9 @@ void abx_mask_free(struct abx_mask *m)
         free(m->pats[i].bytes);
     for (i = 0; i < m->nsecrets; i++)
         free(m->secrets[i].bytes);
-    for (i = 0; i < 256; i++)
+    for (i = 0; i < m->nbuckets; i++)
         free(m->buckets[i].idx);
+    free(m->buckets);
     free(m->pats);
     free(m->secrets);
     pthread_rwlock_destroy(&m->lock);
@@ -107,13 +115,20 @@ static int add_pattern(struct abx_mask *m, const void *p, size_t len)
     const unsigned char *u = p;
     struct bucket *b;
     unsigned char *copy;
-    size_t i, pos;
+    size_t i, pos, key;
 
     if (len < ABX_MASK_MIN_LEN)
         return 0;
-    b = &m->buckets[u[0]];
-    /* Dedupe within the first-byte bucket only: same first byte or not
-     * the same pattern. */
+    key = (size_t)u[0] << 8 | u[1];
+    if (!m->bucket_of[key]) {
+        if (grow((void **)&m->buckets, &m->capbuckets, m->nbuckets, sizeof(*m->buckets)))
+            return -1;
+        memset(&m->buckets[m->nbuckets], 0, sizeof(*m->buckets));
+        m->bucket_of[key] = (uint32_t)++m->nbuckets;
+    }
+    b = &m->buckets[m->bucket_of[key] - 1];
+    /* Dedupe within the pair's bucket only: same first bytes or not the
+     * same pattern. */
     for (i = 0; i < b->n; i++)
         if (m->pats[b->idx[i]].len == len &&
             !memcmp(m->pats[b->idx[i]].bytes, p, len))
@@ -135,14 +150,21 @@ static int add_pattern(struct abx_mask *m, const void *p, size_t len)
     b->n++;
     m->npats++;
     m->first[u[0]] = 1;
-    i = (size_t)u[0] << 8 | u[1];
-    m->pair[i >> 3] |= (uint8_t)(1u << (i & 7));
+    m->pair[key >> 3] |= (uint8_t)(1u << (key & 7));
     if (len > m->maxlen)
         m->maxlen = len;
     return 0;
 }
 
 /* ---- derived forms ---------------------------------------------------- */
+
+/* A form a tool may wrap: matched across line breaks after its first two
+ * bytes (match_noisy), so it is added without its first byte too, for a
+ * break right after that byte (which alone is left). */
+static int add_wrapped(struct abx_mask *m, const unsigned char *p, size_t n)
+{
+    return n > 8 ? add_pattern(m, p + 1, n - 1) : 0;
+}
 
 /* Adds base b and every textual encoding of it. */
 static int add_encodings(struct abx_mask *m, const unsigned char *b,
@@ -194,7 +216,8 @@ static int add_b64_forms(struct abx_mask *m, const unsigned char *s,
         abx_buf_reset(&o);
         rc = abx_b64_encode(s, n, flags[f], &o);
         if (!rc)
-            rc = add_encodings(m, (unsigned char *)o.data, o.len);
+            rc = add_encodings(m, (unsigned char *)o.data, o.len) ||
+                 add_wrapped(m, (unsigned char *)o.data, o.len);
     }
     for (k = 0; cores && k < 3 && !rc; k++) {
         /* char i carries bits [6i, 6i+6); keep those inside s's bits
@@ -210,8 +233,8 @@ static int add_b64_forms(struct abx_mask *m, const unsigned char *s,
             rc = abx_b64_encode(in.data, in.len, flags[f] | ABX_B64_NO_PAD,
                                 &o);
             if (!rc && to > from && to <= o.len)
-                rc = add_encodings(m, (unsigned char *)o.data + from,
-                                   to - from);
+                rc = add_encodings(m, (unsigned char *)o.data + from, to - from) ||
+                     add_wrapped(m, (unsigned char *)o.data + from, to - from);
         }
     }
     abx_buf_free(&o);
@@ -219,16 +242,19 @@ static int add_b64_forms(struct abx_mask *m, const unsigned char *s,
     return rc;
 }
 
-/* Forms that spell every byte: hex (lower, upper), %XX for each byte
+/* Forms that spell every byte: hex (lower, upper), bare or separated by
+ * a space or a colon (od, hexdump, a MAC-style dump), %XX for each byte
  * (an encoder that escapes everything), \u00XX for each byte (a JSON
- * encoder that escapes everything), each in its textual encodings. */
+ * encoder that escapes everything), \xNN (C, Python, bash's printf %q),
+ * each in its textual encodings. */
 static int add_byte_forms(struct abx_mask *m, const unsigned char *s, size_t n)
 {
+    static const char lo[] = "0123456789abcdef", up[] = "0123456789ABCDEF";
     static const struct {
-        const char *prefix, *digits;
-    } forms[] = {{"", "0123456789abcdef"}, {"", "0123456789ABCDEF"},
-                 {"%", "0123456789ABCDEF"}, {"%", "0123456789abcdef"},
-                 {"\\u00", "0123456789abcdef"}, {"\\u00", "0123456789ABCDEF"}};
+        const char *prefix, *sep, *digits;
+    } forms[] = {{"", "", lo},     {"", "", up},     {"", " ", lo},   {"", " ", up},
+                 {"", ":", lo},    {"", ":", up},    {"%", "", up},   {"%", "", lo},
+                 {"\\u00", "", lo}, {"\\u00", "", up}, {"\\x", "", lo}, {"\\x", "", up}};
     struct abx_buf o;
     int rc = 0;
 
@@ -237,11 +263,12 @@ static int add_byte_forms(struct abx_mask *m, const unsigned char *s, size_t n)
         abx_buf_reset(&o);
         for (size_t i = 0; i < n && !rc; i++) {
             char two[2] = {forms[f].digits[s[i] >> 4], forms[f].digits[s[i] & 15]};
-            rc = abx_buf_append(&o, forms[f].prefix, strlen(forms[f].prefix)) ||
-                 abx_buf_append(&o, two, 2);
+            rc = (i && abx_buf_appends(&o, forms[f].sep)) ||
+                 abx_buf_appends(&o, forms[f].prefix) || abx_buf_append(&o, two, 2);
         }
         if (!rc)
-            rc = add_encodings(m, (unsigned char *)o.data, o.len);
+            rc = add_encodings(m, (unsigned char *)o.data, o.len) ||
+                 add_wrapped(m, (unsigned char *)o.data, o.len);
     }
     abx_buf_free(&o);
     return rc;
@@ -252,7 +279,7 @@ static int add_forms(struct abx_mask *m, const unsigned char *s, size_t n)
     struct abx_buf t;
     int rc;
 
-    rc = add_encodings(m, s, n);
+    rc = add_encodings(m, s, n) || add_wrapped(m, s, n);
     if (!rc)
         rc = add_byte_forms(m, s, n);
     /* Cores are short (about 4n/3 - 2 characters): for secrets under 8
@@ -272,6 +299,20 @@ static int add_forms(struct abx_mask *m, const unsigned char *s, size_t n)
         rc = add_b64_forms(m, (unsigned char *)t.data, t.len, 0);
     abx_buf_free(&t);
     return rc ? -1 : 0;
+}
+
+/* A key with a public prefix ("e2b_", "sk-"): up to 8 letters or digits
+ * and '_' or '-', then 16 bytes or more. Length of the prefix, 0 if none. */
+static size_t public_prefix(const unsigned char *s, size_t n)
+{
+    size_t k = 0;
+
+    while (k < n && k <= 8 && ((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z') ||
+                               (s[k] >= '0' && s[k] <= '9')))
+        k++;
+    if (k == 0 || k > 8 || k >= n || (s[k] != '_' && s[k] != '-') || n - k - 1 < 16)
+        return 0;
+    return k + 1;
 }
 
 int abx_mask_add(struct abx_mask *m, const void *secret, size_t len)
@@ -300,6 +341,11 @@ int abx_mask_add(struct abx_mask *m, const void *secret, size_t len)
     /* On out of memory some forms may be missing; the raw form was added
      * first, and the caller learns of the failure. */
     rc = add_forms(m, copy, len);
+    /* The part after a public prefix is the secret on its own: masked
+     * too when printed apart from it (grep --color splits them). */
+    size_t k = public_prefix(copy, len);
+    if (!rc && k)
+        rc = add_forms(m, copy + k, len - k);
 out:
     pthread_rwlock_unlock(&m->lock);
     return rc;
@@ -325,37 +371,183 @@ size_t abx_mask_max_form_len(struct abx_mask *m)
     size_t n;
 
     pthread_rwlock_rdlock(&m->lock);
-    n = m->maxlen;
+    n = m->maxlen ? m->maxlen + ABX_MASK_NOISE_MAX : 0;
     pthread_rwlock_unlock(&m->lock);
     return n;
 }
 
 /* ---- scanning ---------------------------------------------------------- */
 
+static int hexdigit(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* After a line break: a dump's offset column ("00000010: " of xxd,
+ * "00000010  " of hexdump -C, "0000020 " of od), its length; 0 if none,
+ * -1 if it may go on past len. */
+static long offset_at(const unsigned char *s, size_t len, size_t j, int final)
+{
+    size_t k = j, sp;
+
+    while (k < len && k - j < 16 && hexdigit(s[k]))
+        k++;
+    if (k >= len)
+        return final ? 0 : -1;
+    if (k - j < 4 || (s[k] != ':' && s[k] != ' '))
+        return 0;
+    k += s[k] == ':';
+    for (sp = k; k < len && s[k] == ' ' && k - sp < 3; k++)
+        ;
+    if (k >= len && !final)
+        return -1;
+    return k > sp ? (long)(k - j) : 0;
+}
+
+/* Bytes a tool may put inside a value it prints without changing it: line
+ * breaks (fold, base64 -w, xxd -p, od), ANSI CSI sequences (grep
+ * --color), and a hex dump's layout (xxd, hexdump -C, od): the spaces
+ * between bytes or groups, and from a line's last byte to the next one's
+ * first, the text column, the line break and the offset column (*dump
+ * set). want: the pattern's next byte. Length of the noise at s[j..), 0
+ * if none; -1 if it may go on past len (never when final). */
+static long noise_at(const unsigned char *s, size_t len, size_t j, int final,
+                     unsigned char want, int *dump)
+{
+    size_t k, e;
+    long off;
+
+    if (s[j] == '\n' || s[j] == '\r') {
+        off = j + 1 < len ? offset_at(s, len, j + 1, final) : (final ? 0 : -1);
+        if (off < 0)
+            return -1;
+        *dump |= off > 0;
+        return 1 + off;
+    }
+    if (s[j] == ' ') {
+        for (k = j; k < len && s[k] == ' ' && k - j < 3; k++)
+            ;
+        if (k >= len)
+            return final ? 0 : -1;
+        if (s[k] == want)
+            return (long)(k - j);
+        if (k - j < 2)
+            return 0;
+        /* Two spaces or more, a text column, the line break. */
+        for (e = k; e < len && e - j < DUMP_TAIL_MAX && s[e] != '\n'; e++)
+            ;
+        if (e >= len && !final)
+            return -1;
+        if (e >= len || s[e] != '\n')
+            return 0;
+        *dump = 1;
+        return (long)(e - j);
+    }
+    if (s[j] != 0x1b)
+        return 0;
+    if (j + 1 >= len)
+        return final ? 0 : -1;
+    if (s[j + 1] != '[')
+        return 0;
+    /* ESC [ parameters (0x30-0x3f), intermediates (0x20-0x2f), final. */
+    for (k = j + 2; k < len && k - j < NOISE_RUN_MAX; k++) {
+        if (s[k] >= 0x40 && s[k] <= 0x7e)
+            return (long)(k - j + 1);
+        if (s[k] < 0x20 || s[k] > 0x3f)
+            return 0;
+    }
+    return k >= len && !final ? -1 : 0;
+}
+
+/* pt at s[p..), its first i bytes matched and s[p + i] not its next
+ * byte: noise (noise_at) there and between its later bytes is skipped.
+ * A match through a dump's layout goes on to the end of its last line
+ * (that line's text column shows the value's last bytes). The length it
+ * spans in s, 0 if it does not match, -1 if undecided (not final, and s
+ * ends while it still may match). */
+static long match_noisy(const struct pattern *pt, const unsigned char *s,
+                        size_t len, size_t p, size_t i, int final)
+{
+    size_t j = p + i, skipped = 0;
+    int dump = 0;
+    long n;
+
+    while (i < pt->len) {
+        if (j >= len)
+            return final ? 0 : -1;
+        if (s[j] == pt->bytes[i]) {
+            i++;
+            j++;
+            continue;
+        }
+        n = noise_at(s, len, j, final, pt->bytes[i], &dump);
+        if (n < 0)
+            return -1;
+        skipped += (size_t)n;
+        if (n == 0 || skipped > ABX_MASK_NOISE_MAX)
+            return 0;
+        j += (size_t)n;
+    }
+    while (dump && j < len && s[j] != '\n' && j - p < pt->len + ABX_MASK_NOISE_MAX)
+        j++;
+    if (dump && j >= len && !final)
+        return -1;
+    return (long)(j - p);
+}
+
 /* Longest pattern fully matching at s[p..), 0 if none, -1 if undecided:
- * not final and a longer pattern matches every byte up to the end. */
+ * not final and a longer pattern matches every byte up to the end.
+ * Noise (noise_at) after a pattern's first two bytes is part of its
+ * match: a line ending in one byte that may start a form is emitted, not
+ * held for the next line (add_wrapped covers a break there). */
 static long match_at(const struct abx_mask *m, const unsigned char *s,
                      size_t len, size_t p, int final)
 {
-    const struct bucket *b = &m->buckets[s[p]];
-    size_t avail = len - p, i, pi;
+    const struct bucket *b;
+    size_t avail = len - p, i, n, k;
     const struct pattern *pt;
+    uint32_t bi;
+    long r;
 
-    if (avail >= 2) {
-        pi = (size_t)s[p] << 8 | s[p + 1];
-        if (!(m->pair[pi >> 3] & (1u << (pi & 7))))
-            return 0;
-    }
+    /* One byte left: every pattern is longer (ABX_MASK_MIN_LEN). */
+    if (avail < 2)
+        return !final && m->first[s[p]] ? -1 : 0;
+    bi = m->bucket_of[(size_t)s[p] << 8 | s[p + 1]];
+    if (!bi)
+        return 0;
+    b = &m->buckets[bi - 1];
     for (i = 0; i < b->n; i++) {
         pt = &m->pats[b->idx[i]];
-        if (pt->len <= avail) {
-            if (!memcmp(pt->bytes, s + p, pt->len))
-                return (long)pt->len;
-        } else if (!final && !memcmp(pt->bytes, s + p, avail)) {
-            return -1;
+        n = pt->len < avail ? pt->len : avail;
+        for (k = 0; k < n && pt->bytes[k] == s[p + k]; k++)
+            ;
+        if (k == pt->len)
+            return (long)pt->len;
+        if (k == avail) {
+            if (!final)
+                return -1;
+        } else if (k >= 2 && (s[p + k] == '\n' || s[p + k] == '\r' || s[p + k] == 0x1b ||
+                              s[p + k] == ' ') &&
+                   (r = match_noisy(pt, s, len, p, k, final)) != 0) {
+            return r;
         }
     }
     return 0;
+}
+
+/* Whether a pattern starts with s[p] (and s[p + 1], when there is one):
+ * the scan's filter, inline. */
+static inline int may_start(const struct abx_mask *m, const unsigned char *s, size_t len,
+                            size_t p)
+{
+    size_t pi;
+
+    if (!m->first[s[p]])
+        return 0;
+    if (p + 1 >= len)
+        return 1;
+    pi = (size_t)s[p] << 8 | s[p + 1];
+    return (m->pair[pi >> 3] >> (pi & 7)) & 1;
 }
 
 /* Masks s[0..len) into out. Returns the number of bytes consumed (the
@@ -368,7 +560,7 @@ static long scan(const struct abx_mask *m, const unsigned char *s,
     long r, r2;
 
     while (p < len) {
-        if (!m->first[s[p]]) {
+        if (!may_start(m, s, len, p)) {
             p++;
             continue;
         }
@@ -383,7 +575,7 @@ static long scan(const struct abx_mask *m, const unsigned char *s,
          * so no fragment of an overlapping secret survives. */
         e = p + (size_t)r;
         for (q = p + 1; q < e; q++) {
-            if (!m->first[s[q]])
+            if (!may_start(m, s, len, q))
                 continue;
             r2 = match_at(m, s, len, q, final);
             if (r2 < 0 && q - p > MASK_CHAIN_LIMIT) {

@@ -18,7 +18,19 @@
  *     use: "\/" for '/', upper-case hex, \uXXXX for non-ASCII (Python's
  *     ensure_ascii) when S is valid UTF-8, \u003c for < > & (Go);
  *   - the percent and JSON encodings of every base64 form above (a
- *     base64 token inside a URL or a JSON string).
+ *     base64 token inside a URL or a JSON string);
+ *   - S's bytes in hex (lower, upper; bare, space- or colon-separated),
+ *     %XX, \u00XX and \xNN each;
+ *   - for a key with a public prefix (up to 8 letters or digits and '_'
+ *     or '-', as "e2b_"), all of the above for the part after it as well.
+ * Each form is also found with what tools insert into a value they print
+ * after its first two bytes, up to ABX_MASK_NOISE_MAX bytes of it: line
+ * breaks (fold, base64 -w, xxd -p), ANSI CSI sequences (grep --color),
+ * and a hex dump's layout (xxd, hexdump -C, od: spaces, text and offset
+ * columns; the dump's last line is masked to its end, its text column
+ * holding the value's last bytes). A break after a form's first byte
+ * leaves that byte (the rest is a form of its own): a line ending in one
+ * byte that may start a form is emitted whole, not held for the next line.
  * Matching is leftmost, longest-first; a match that overlaps another is
  * merged with it, so the output holds no fragment of either secret.
  *
@@ -38,6 +50,9 @@
  * itself reveal the value. Real credentials are far longer. */
 #define ABX_MASK_MIN_LEN 4
 
+/* Bytes of line breaks and escape sequences one match may span. */
+#define ABX_MASK_NOISE_MAX 2048
+
 /* Longest secret accepted: bounds the held-back tail of a stream. */
 #define ABX_MASK_MAX_LEN 4096
 
@@ -55,7 +70,8 @@ int abx_mask_add_str(struct abx_mask *m, const char *secret);
 /* Number of distinct secrets registered (not forms). */
 size_t abx_mask_count(struct abx_mask *m);
 
-/* Length of the longest form; a stream holds back less than this, except
+/* Length of the longest form plus ABX_MASK_NOISE_MAX; a stream holds back
+ * less than this, except
  * a run of overlapping matches still growing at the end of a write, held
  * whole (up to 64 KiB, see mask.c) so that it becomes one marker.
  * 0 when no secret is known. */

@@ -544,9 +544,327 @@ static void test_byte_forms(void)
     abx_mask_free(m);
 }
 
+/* ---- what tools print by accident ------------------------------------- */
+
+static const char akey[] = "e2b_0123456789abcdef0123456789abcdef01234567";
+
+/* out without line breaks and ANSI CSI sequences. */
+static void strip_noise(const char *in, struct abx_buf *out)
+{
+    abx_buf_reset(out);
+    for (size_t i = 0; in[i]; i++) {
+        if (in[i] == '\n' || in[i] == '\r')
+            continue;
+        if (in[i] == 0x1b && in[i + 1] == '[') {
+            for (i += 2; in[i] && !(in[i] >= 0x40 && in[i] <= 0x7e); i++)
+                ;
+            if (!in[i])
+                break;
+            continue;
+        }
+        abx_buf_appendc(out, in[i]);
+    }
+}
+
+/* text masked holds a marker, and none of needle, even with its noise
+ * taken out; keep (if any) survives. */
+static void expect_gone(struct abx_mask *m, const char *text, const char *needle,
+                        const char *keep, const char *what)
+{
+    struct abx_buf flat;
+    const char *got = mask_s(m, text);
+
+    abx_buf_init(&flat, 0);
+    strip_noise(got, &flat);
+    CHECK_MSG(strstr(got, M) != NULL && strstr(abx_buf_cstr(&flat), needle) == NULL,
+              "%s: not masked: \"%s\"", what, got);
+    CHECK_MSG(!keep || strstr(got, keep) != NULL, "%s: \"%s\" lost: \"%s\"", what, keep, got);
+    abx_buf_free(&flat);
+}
+
+/* s with sep inserted every width bytes (fold -w, base64 -w, xxd -p). */
+static void wrap(const char *s, size_t width, const char *sep, struct abx_buf *out)
+{
+    abx_buf_reset(out);
+    for (size_t i = 0; s[i]; i++) {
+        if (i && i % width == 0)
+            abx_buf_appends(out, sep);
+        abx_buf_appendc(out, s[i]);
+    }
+}
+
+static void hex_of(const char *s, const char *sep, struct abx_buf *out)
+{
+    static const char dig[] = "0123456789abcdef";
+
+    abx_buf_reset(out);
+    for (size_t i = 0; s[i]; i++) {
+        char two[2] = {dig[(unsigned char)s[i] >> 4], dig[s[i] & 15]};
+
+        if (i)
+            abx_buf_appends(out, sep);
+        abx_buf_append(out, two, 2);
+    }
+}
+
+/* env | base64 (76 columns), base64 -w 20: the key after 0, 1 and 2
+ * bytes of its line, so at each of base64's three alignments. */
+static void test_wrapped_base64(struct abx_mask *m)
+{
+    static const char *const before[] = {"HOME=/root\nE2B_API_KEY=", "X\nKEY=", "KEY="};
+    struct abx_buf text, enc, wrapped, core;
+
+    abx_buf_init(&text, 0);
+    abx_buf_init(&enc, 0);
+    abx_buf_init(&wrapped, 0);
+    abx_buf_init(&core, 0);
+    for (size_t b = 0; b < 3; b++) {
+        size_t off = strlen(before[b]), from, to;
+
+        abx_buf_reset(&text);
+        abx_buf_appends(&text, before[b]);
+        abx_buf_appends(&text, akey);
+        abx_buf_appends(&text, "\nPATH=/usr/bin\n");
+        abx_buf_reset(&enc);
+        CHECK_INT(abx_b64_encode(text.data, text.len, 0, &enc), 0);
+        abx_buf_cstr(&enc);
+        /* The characters that carry the key's bytes alone. */
+        from = (8 * off + 5) / 6;
+        to = 8 * (off + strlen(akey)) / 6;
+        abx_buf_reset(&core);
+        abx_buf_append(&core, enc.data + from + (to - from) / 2 - 8, 16);
+        for (size_t w = 0; w < 3; w++) {
+            size_t width = w == 0 ? 76 : w == 1 ? 20 : 7;
+
+            wrap(enc.data, width, "\n", &wrapped);
+            expect_gone(m, abx_buf_cstr(&wrapped), abx_buf_cstr(&core), NULL, "wrapped base64");
+        }
+    }
+    abx_buf_free(&text);
+    abx_buf_free(&enc);
+    abx_buf_free(&wrapped);
+    abx_buf_free(&core);
+}
+
+static void test_accidental(void)
+{
+    struct abx_mask *m = abx_mask_new();
+    struct abx_buf a, b;
+    char line[256];
+
+    CHECK(m != NULL);
+    CHECK_INT(abx_mask_add_str(m, akey), 0);
+    CHECK_INT((int)abx_mask_count(m), 1);
+    abx_buf_init(&a, 0);
+    abx_buf_init(&b, 0);
+    test_wrapped_base64(m);
+    /* xxd -p: plain hex, 60 columns */
+    hex_of(akey, "", &a);
+    wrap(abx_buf_cstr(&a), 60, "\n", &b);
+    expect_gone(m, abx_buf_cstr(&b), "6162636465663031", NULL, "xxd -p");
+    /* od -An -tx1 (16 bytes a line, each line led by a space), colon and
+     * space separated hex, upper case too */
+    abx_buf_reset(&a);
+    for (size_t i = 0; akey[i]; i++) {
+        snprintf(line, sizeof line, " %02x%s", (unsigned char)akey[i],
+                 i % 16 == 15 || !akey[i + 1] ? "\n" : "");
+        abx_buf_appends(&a, line);
+    }
+    expect_gone(m, abx_buf_cstr(&a), "61 62 63 64 65 66", NULL, "od -An -tx1");
+    hex_of(akey, ":", &a);
+    expect_gone(m, abx_buf_cstr(&a), "61:62:63:64", NULL, "colon-separated hex");
+    for (size_t i = 0; i < a.len; i++)
+        if (a.data[i] >= 'a' && a.data[i] <= 'f')
+            a.data[i] = (char)(a.data[i] - 'a' + 'A');
+    expect_gone(m, abx_buf_cstr(&a), "61:62:63:64", NULL, "upper-case colon-separated hex");
+    /* \xNN */
+    hex_of(akey, "\\x", &a);
+    abx_buf_reset(&b);
+    abx_buf_appends(&b, "printf '\\x");
+    abx_buf_appends(&b, abx_buf_cstr(&a));
+    abx_buf_appends(&b, "'");
+    expect_gone(m, abx_buf_cstr(&b), "\\x61\\x62\\x63", "printf '", "\\xNN escapes");
+    /* fold -w 16, and CR LF line ends */
+    wrap(akey, 16, "\n", &a);
+    expect_gone(m, abx_buf_cstr(&a), "0123456789ab", NULL, "fold -w 16");
+    wrap(akey, 10, "\r\n", &a);
+    expect_gone(m, abx_buf_cstr(&a), "0123456789", NULL, "CRLF every 10");
+    /* grep --color=always e2b_: the prefix coloured apart */
+    snprintf(line, sizeof line, "E2B_API_KEY=\x1b[01;31m\x1b[Ke2b_\x1b[m\x1b[K%s", akey + 4);
+    expect_gone(m, line, "0123456789abcdef", "E2B_API_KEY=", "grep --color");
+    /* the secret part alone, after the public prefix */
+    snprintf(line, sizeof line, "token %s.", akey + 4);
+    CHECK_STR(mask_s(m, line), "token " M ".");
+    /* an ANSI code that is not CSI, or a line break before the start,
+     * changes nothing; the public prefix alone stays */
+    CHECK_STR(mask_s(m, "e2b_\n"), "e2b_\n");
+    CHECK_STR(mask_s(m, "\x1b]0;e2b_title\x07"), "\x1b]0;e2b_title\x07");
+    abx_buf_free(&a);
+    abx_buf_free(&b);
+    abx_mask_free(m);
+}
+
+/* Split writes of noisy forms: a stream decides them as a whole. */
+static void test_accidental_stream(void)
+{
+    struct abx_mask *m = abx_mask_new();
+    struct abx_buf a, out;
+    struct abx_mask_stream st;
+
+    CHECK(m != NULL);
+    CHECK_INT(abx_mask_add_str(m, akey), 0);
+    abx_buf_init(&a, 0);
+    abx_buf_init(&out, 0);
+    hex_of(akey, "", &a);
+    {
+        struct abx_buf w;
+
+        abx_buf_init(&w, 0);
+        wrap(abx_buf_cstr(&a), 30, "\n", &w);
+        abx_buf_reset(&a);
+        abx_buf_appends(&a, "dump:\n");
+        abx_buf_appends(&a, abx_buf_cstr(&w));
+        abx_buf_appends(&a, "\nend\n");
+        abx_buf_free(&w);
+    }
+    for (size_t cut = 1; cut < a.len; cut++) {
+        abx_buf_reset(&out);
+        abx_mask_stream_init(&st, m);
+        CHECK_INT(abx_mask_stream_write(&st, a.data, cut, &out), 0);
+        CHECK_INT(abx_mask_stream_write(&st, a.data + cut, a.len - cut, &out), 0);
+        CHECK_INT(abx_mask_stream_flush(&st, &out), 0);
+        CHECK_MSG(strcmp(abx_buf_cstr(&out), "dump:\n" M "\nend\n") == 0,
+                  "split at %zu: \"%s\"", cut, abx_buf_cstr(&out));
+        abx_mask_stream_free(&st);
+    }
+    abx_buf_free(&a);
+    abx_buf_free(&out);
+    abx_mask_free(m);
+}
+
+/* A hex dump of text as xxd (kind 0), hexdump -C (1) or od -tx1 (2)
+ * print it: offset column, bytes, text column. */
+static void dump_of(const char *text, int kind, struct abx_buf *out)
+{
+    size_t n = strlen(text);
+    char cell[32];
+
+    abx_buf_reset(out);
+    for (size_t at = 0; at < n; at += 16) {
+        size_t k = n - at < 16 ? n - at : 16;
+
+        snprintf(cell, sizeof cell, kind == 0 ? "%08zx:" : kind == 1 ? "%08zx " : "%07zo", at);
+        abx_buf_appends(out, cell);
+        for (size_t i = 0; i < 16; i++) {
+            unsigned char c = (unsigned char)text[at + i];
+
+            if (kind == 0)
+                snprintf(cell, sizeof cell, i < k ? "%s%02x" : "%s  ", i % 2 ? "" : " ", c);
+            else if (kind == 1)
+                snprintf(cell, sizeof cell, i < k ? "%s %02x" : "%s   ", i == 8 ? " " : "", c);
+            else
+                snprintf(cell, sizeof cell, i < k ? " %02x" : "", c);
+            abx_buf_appends(out, cell);
+        }
+        if (kind != 2) {
+            abx_buf_appends(out, kind == 0 ? "  " : "  |");
+            for (size_t i = 0; i < k; i++)
+                abx_buf_appendc(out, text[at + i] >= 32 && text[at + i] < 127 ? text[at + i] : '.');
+            abx_buf_appends(out, kind == 0 ? "" : "|");
+        }
+        abx_buf_appendc(out, '\n');
+    }
+}
+
+/* The bytes a dump's data columns still spell (a masked stretch ends
+ * them: its tokens are not hex). */
+static void undump(const char *d, int kind, struct abx_buf *out)
+{
+    abx_buf_reset(out);
+    for (const char *line = d; *line;) {
+        const char *end = strchr(line, '\n'), *p = strchr(line, kind == 0 ? ':' : ' ');
+
+        end = end ? end : line + strlen(line);
+        while (p && p < end && *p && *p != '|') {
+            unsigned v;
+            int used = 0;
+
+            p += strspn(p, ": ");
+            if (kind == 0 && p[0] == ' ')   /* two spaces: the text column */
+                break;
+            if (p >= end || sscanf(p, "%2x%n", &v, &used) != 1 || used != 2) {
+                p += strcspn(p, " \n");
+                if (kind == 0 && *p == ' ' && p[1] == ' ')
+                    break;
+                continue;
+            }
+            abx_buf_appendc(out, (char)v);
+            p += 2;
+            if (kind == 0 && sscanf(p, "%2x%n", &v, &used) == 1 && used == 2) {
+                abx_buf_appendc(out, (char)v);
+                p += 2;
+            }
+            if (kind == 0 && p[0] == ' ' && p[1] == ' ')
+                break;
+        }
+        line = *end ? end + 1 : end;
+    }
+}
+
+/* xxd, hexdump -C, od: no 6 bytes of the key left in a line's text
+ * column or in the bytes its data columns spell; the lines before and
+ * after are kept. */
+static void test_dumps(void)
+{
+    static const char *const names[] = {"xxd", "hexdump -C", "od -tx1"};
+    struct abx_mask *m = abx_mask_new();
+    struct abx_buf text, d, bytes;
+
+    CHECK(m != NULL);
+    CHECK_INT(abx_mask_add_str(m, akey), 0);
+    abx_buf_init(&text, 0);
+    abx_buf_init(&d, 0);
+    abx_buf_init(&bytes, 0);
+    for (size_t pre = 0; pre < 16; pre += 5) {
+        abx_buf_reset(&text);
+        abx_buf_append(&text, "HOME=/root\nPATH=/usr/bin\nE2B_API_KEY=", 11 + pre);
+        abx_buf_appends(&text, akey);
+        abx_buf_appends(&text, "\nUSER=user\nLANG=C.UTF-8\nTERM=xterm-256color\nSHLVL=1\n");
+        for (int kind = 0; kind < 3; kind++) {
+            const char *got;
+
+            dump_of(abx_buf_cstr(&text), kind, &d);
+            undump(abx_buf_cstr(&d), kind, &bytes);
+            CHECK_MSG(memmem(bytes.data, bytes.len, akey, strlen(akey)) != NULL,
+                      "%s: the dump decodes", names[kind]);
+            got = mask_s(m, abx_buf_cstr(&d));
+            undump(got, kind, &bytes);
+            for (size_t i = 0; i + 6 <= strlen(akey); i++) {
+                CHECK_MSG(strstr(got, "") && memmem(got, strlen(got), akey + i, 6) == NULL,
+                          "%s (%zu before): text column keeps \"%.6s\":\n%s", names[kind], pre,
+                          akey + i, got);
+                CHECK_MSG(memmem(bytes.data, bytes.len, akey + i, 6) == NULL,
+                          "%s (%zu before): data columns keep \"%.6s\":\n%s", names[kind], pre,
+                          akey + i, got);
+            }
+            CHECK_MSG(strstr(got, M) != NULL && strncmp(got, abx_buf_cstr(&d), 8) == 0,
+                      "%s: first line kept: %s", names[kind], got);
+            CHECK_MSG(strstr(got, "0000060") || strstr(got, "00000060") || strstr(got, "0000140"),
+                      "%s: last lines kept:\n%s", names[kind], got);
+        }
+    }
+    abx_buf_free(&text);
+    abx_buf_free(&d);
+    abx_buf_free(&bytes);
+    abx_mask_free(m);
+}
+
 int main(void)
 {
+    test_dumps();
     test_byte_forms();
+    test_accidental();
+    test_accidental_stream();
     test_b64_vectors();
     test_forms_plain();
     test_forms_special();
