@@ -50,7 +50,7 @@ static const char marker[] = ABX_MASK_MARKER;
 /* One noise sequence is at most this long (an ANSI CSI sequence). */
 #define NOISE_RUN_MAX 32
 /* A dump line's end: spaces and its text column ("  |e2b_0123456789ab|"). */
-#define DUMP_TAIL_MAX 24
+#define DUMP_TAIL_MAX 64
 
 struct abx_mask *abx_mask_new(void)
 {
@@ -383,6 +383,44 @@ static int hexdigit(unsigned char c)
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/* The token of toks that s[j..) starts with: its length; 0 if none, -1
+ * if s ends inside one (never when final). */
+static long token_at(const char *const *toks, const unsigned char *s, size_t len, size_t j,
+                     int final)
+{
+    int partial = 0;
+
+    for (const char *const *t = toks; *t; t++) {
+        size_t n, k;
+
+        if ((unsigned char)(*t)[0] != s[j])
+            continue;
+        n = strlen(*t);
+
+        for (k = 0; k < n && j + k < len && s[j + k] == (unsigned char)(*t)[k]; k++)
+            ;
+        if (k == n)
+            return (long)n;
+        partial |= j + k == len;
+    }
+    return partial && !final ? -1 : 0;
+}
+
+/* A line break as a channel spells it: raw, escaped for JSON (once or
+ * inside another JSON string), or for XML. Worker messages are masked
+ * JSON-encoded, reports as written. */
+static const char *const breaks[] = {
+    "\n", "\r", "\\n", "\\r", "\\\\n", "\\\\r", "\\u000a", "\\u000d", "\\u000A", "\\u000D",
+    "&#10;", "&#13;", "&#xa;", "&#xd;", "&#xA;", "&#xD;", NULL};
+/* ESC, the start of an ANSI sequence, spelled likewise ("#x1B": how
+ * escape.c writes a character XML cannot hold). */
+static const char *const escs[] = {"\x1b", "\\u001b", "\\u001B", "\\\\u001b", "\\\\u001B",
+                                   "&#27;", "&#x1b;", "&#x1B;", "#x1B", NULL};
+
+/* The bytes noise_at's noise starts with. */
+static const unsigned char noise_first[256] = {['\n'] = 1, ['\r'] = 1, [0x1b] = 1, [' '] = 1,
+                                               ['\\'] = 1, ['&'] = 1, ['#'] = 1};
+
 /* After a line break: a dump's offset column ("00000010: " of xxd,
  * "00000010  " of hexdump -C, "0000020 " of od), its length; 0 if none,
  * -1 if it may go on past len. */
@@ -415,14 +453,16 @@ static long noise_at(const unsigned char *s, size_t len, size_t j, int final,
                      unsigned char want, int *dump)
 {
     size_t k, e;
-    long off;
+    long n, off;
 
-    if (s[j] == '\n' || s[j] == '\r') {
-        off = j + 1 < len ? offset_at(s, len, j + 1, final) : (final ? 0 : -1);
+    if ((n = token_at(breaks, s, len, j, final)) != 0) {
+        if (n < 0)
+            return -1;
+        off = j + (size_t)n < len ? offset_at(s, len, j + (size_t)n, final) : (final ? 0 : -1);
         if (off < 0)
             return -1;
         *dump |= off > 0;
-        return 1 + off;
+        return n + off;
     }
     if (s[j] == ' ') {
         for (k = j; k < len && s[k] == ' ' && k - j < 3; k++)
@@ -433,24 +473,27 @@ static long noise_at(const unsigned char *s, size_t len, size_t j, int final,
             return (long)(k - j);
         if (k - j < 2)
             return 0;
-        /* Two spaces or more, a text column, the line break. */
-        for (e = k; e < len && e - j < DUMP_TAIL_MAX && s[e] != '\n'; e++)
-            ;
-        if (e >= len && !final)
-            return -1;
-        if (e >= len || s[e] != '\n')
-            return 0;
-        *dump = 1;
-        return (long)(e - j);
+        /* Two spaces or more, a text column, up to the line break. */
+        for (e = k; e < len && e - j < DUMP_TAIL_MAX; e++) {
+            n = token_at(breaks, s, len, e, final);
+            if (n < 0)
+                return -1;
+            if (n > 0) {
+                *dump = 1;
+                return (long)(e - j);
+            }
+        }
+        return e >= len && !final ? -1 : 0;
     }
-    if (s[j] != 0x1b)
-        return 0;
-    if (j + 1 >= len)
+    if ((n = token_at(escs, s, len, j, final)) <= 0)
+        return n;
+    k = j + (size_t)n;
+    if (k >= len)
         return final ? 0 : -1;
-    if (s[j + 1] != '[')
+    if (s[k] != '[')
         return 0;
     /* ESC [ parameters (0x30-0x3f), intermediates (0x20-0x2f), final. */
-    for (k = j + 2; k < len && k - j < NOISE_RUN_MAX; k++) {
+    for (k++; k < len && k - j < NOISE_RUN_MAX; k++) {
         if (s[k] >= 0x40 && s[k] <= 0x7e)
             return (long)(k - j + 1);
         if (s[k] < 0x20 || s[k] > 0x3f)
@@ -470,7 +513,7 @@ static long match_noisy(const struct pattern *pt, const unsigned char *s,
 {
     size_t j = p + i, skipped = 0;
     int dump = 0;
-    long n;
+    long n = 0;
 
     while (i < pt->len) {
         if (j >= len)
@@ -488,9 +531,10 @@ static long match_noisy(const struct pattern *pt, const unsigned char *s,
             return 0;
         j += (size_t)n;
     }
-    while (dump && j < len && s[j] != '\n' && j - p < pt->len + ABX_MASK_NOISE_MAX)
+    while (dump && j < len && j - p < pt->len + ABX_MASK_NOISE_MAX &&
+           (n = token_at(breaks, s, len, j, final)) == 0)
         j++;
-    if (dump && j >= len && !final)
+    if (dump && (n < 0 || (j >= len && !final)))
         return -1;
     return (long)(j - p);
 }
@@ -526,8 +570,7 @@ static long match_at(const struct abx_mask *m, const unsigned char *s,
         if (k == avail) {
             if (!final)
                 return -1;
-        } else if (k >= 2 && (s[p + k] == '\n' || s[p + k] == '\r' || s[p + k] == 0x1b ||
-                              s[p + k] == ' ') &&
+        } else if (k >= 2 && noise_first[s[p + k]] &&
                    (r = match_noisy(pt, s, len, p, k, final)) != 0) {
             return r;
         }

@@ -2,8 +2,10 @@
  * overlapping and short secrets, binary data, concurrency. */
 #include "b64.h"
 #include "check.h"
+#include "escape.h"
 #include "mask.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -859,8 +861,178 @@ static void test_dumps(void)
     abx_mask_free(m);
 }
 
+/* ---- each form through each channel's encoding ------------------------ */
+
+/* Whether text still gives away 6 bytes of akey: spelled as is (line
+ * breaks and ANSI sequences taken out), in the bytes its hex digits spell
+ * (either alignment), or in those its base64 characters spell (any of
+ * four alignments). */
+static int leaks(const char *text)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    struct abx_buf flat, hex, b, bytes;
+    int found = 0;
+
+    abx_buf_init(&flat, 0);
+    abx_buf_init(&hex, 0);
+    abx_buf_init(&b, 0);
+    abx_buf_init(&bytes, 0);
+    strip_noise(text, &flat);
+    for (const char *c = text; *c; c++) {
+        if (isxdigit((unsigned char)*c))
+            abx_buf_appendc(&hex, *c);
+        if (*c && strchr(b64, *c))
+            abx_buf_appendc(&b, *c);
+    }
+    for (size_t i = 0; i + 6 <= strlen(akey) && !found; i++) {
+        found = memmem(flat.data, flat.len, akey + i, 6) != NULL;
+        for (size_t al = 0; al < 2 && !found; al++) {
+            abx_buf_reset(&bytes);
+            for (size_t k = al; k + 1 < hex.len; k += 2) {
+                char two[3] = {hex.data[k], hex.data[k + 1], 0};
+                abx_buf_appendc(&bytes, (char)strtol(two, NULL, 16));
+            }
+            found = memmem(bytes.data, bytes.len, akey + i, 6) != NULL;
+        }
+        for (size_t al = 0; al < 4 && !found; al++) {
+            abx_buf_reset(&bytes);
+            for (size_t k = al; k + 3 < b.len; k += 4) {
+                unsigned v = 0;
+                for (int q = 0; q < 4; q++)
+                    v = v << 6 | (unsigned)(strchr(b64, b.data[k + q]) - b64);
+                abx_buf_appendc(&bytes, (char)(v >> 16));
+                abx_buf_appendc(&bytes, (char)(v >> 8));
+                abx_buf_appendc(&bytes, (char)v);
+            }
+            found = memmem(bytes.data, bytes.len, akey + i, 6) != NULL;
+        }
+    }
+    abx_buf_free(&flat);
+    abx_buf_free(&hex);
+    abx_buf_free(&b);
+    abx_buf_free(&bytes);
+    return found;
+}
+
+/* XML's escapes (escape.c) undone: what a reader of the report sees. */
+static void xml_unescape(const char *in, struct abx_buf *out)
+{
+    static const struct {
+        const char *from, *to;
+    } ents[] = {{"&#10;", "\n"}, {"&#13;", "\r"}, {"&#9;", "\t"}, {"&amp;", "&"}, {"&lt;", "<"},
+                {"&gt;", ">"},   {"&quot;", "\""}, {"&apos;", "'"}, {"#x1B", "\x1b"}};
+
+    abx_buf_reset(out);
+    while (*in) {
+        size_t e = 0;
+
+        while (e < sizeof ents / sizeof ents[0] && strncmp(in, ents[e].from, strlen(ents[e].from)))
+            e++;
+        if (e < sizeof ents / sizeof ents[0]) {
+            abx_buf_appends(out, ents[e].to);
+            in += strlen(ents[e].from);
+        } else {
+            abx_buf_appendc(out, *in++);
+        }
+    }
+}
+
+/* form masked raw, JSON-encoded (how a worker sends it, and the JSON and
+ * HTML reports hold it) and XML-escaped (JUnit, text and attribute): read
+ * back as a reader would, none leaks; the raw form does without a mask. */
+static void expect_channels(struct abx_mask *m, const char *form, const char *what)
+{
+    static const char *const ch[] = {"raw", "JSON", "XML text", "XML attribute"};
+    struct abx_buf enc, back;
+
+    abx_buf_init(&enc, 0);
+    abx_buf_init(&back, 0);
+    CHECK_MSG(leaks(form), "%s: the unmasked form gives the key away", what);
+    for (int c = 0; c < 4; c++) {
+        const char *got;
+
+        abx_buf_reset(&enc);
+        if (c == 0) {
+            abx_buf_appends(&enc, form);
+        } else if (c == 1) {
+            char *j = cJSON_PrintUnformatted(cJSON_CreateString(form));
+            abx_buf_appends(&enc, j);
+            cJSON_free(j);
+        } else {
+            CHECK_INT(abx_esc_xml(&enc, form, strlen(form), c == 3 ? ABX_ESC_XML_ATTR : 0), 0);
+        }
+        got = mask1(m, enc.data, enc.len);
+        abx_buf_reset(&back);
+        if (c == 1) {
+            cJSON *j = cJSON_Parse(got);
+            CHECK_MSG(cJSON_IsString(j), "%s, %s: masked JSON still parses: %s", what, ch[c], got);
+            abx_buf_appends(&back, cJSON_IsString(j) ? j->valuestring : "");
+            cJSON_Delete(j);
+        } else if (c >= 2) {
+            xml_unescape(got, &back);
+        } else {
+            abx_buf_appends(&back, got);
+        }
+        CHECK_MSG(!leaks(abx_buf_cstr(&back)), "%s, %s: leaks:\n%s", what, ch[c], got);
+    }
+    abx_buf_free(&enc);
+    abx_buf_free(&back);
+}
+
+static void test_channels(void)
+{
+    struct abx_mask *m = abx_mask_new();
+    struct abx_buf text, f, w;
+    char line[256];
+
+    CHECK(m != NULL);
+    CHECK_INT(abx_mask_add_str(m, akey), 0);
+    abx_buf_init(&text, 0);
+    abx_buf_init(&f, 0);
+    abx_buf_init(&w, 0);
+    abx_buf_appends(&text, "HOME=/root\nE2B_API_KEY=");
+    abx_buf_appends(&text, akey);
+    abx_buf_appends(&text, "\nUSER=user\nTERM=xterm\n");
+    for (size_t width = 76; width >= 19; width -= 19) {
+        for (size_t cut = 0; cut < 3; cut++) {
+            abx_buf_reset(&f);
+            CHECK_INT(abx_b64_encode(text.data + cut, text.len - cut, 0, &f), 0);
+            wrap(abx_buf_cstr(&f), width, "\n", &w);
+            snprintf(line, sizeof line, "base64 -w %zu, %zu bytes in", width, cut);
+            expect_channels(m, abx_buf_cstr(&w), line);
+        }
+    }
+    for (int kind = 0; kind < 3; kind++) {
+        dump_of(abx_buf_cstr(&text), kind, &f);
+        expect_channels(m, abx_buf_cstr(&f), kind == 0 ? "xxd" : kind == 1 ? "hexdump -C" : "od");
+    }
+    hex_of(akey, "", &f);
+    wrap(abx_buf_cstr(&f), 60, "\n", &w);
+    expect_channels(m, abx_buf_cstr(&w), "xxd -p");
+    hex_of(akey, ":", &f);
+    expect_channels(m, abx_buf_cstr(&f), "colon hex");
+    hex_of(akey, " ", &f);
+    expect_channels(m, abx_buf_cstr(&f), "space hex");
+    hex_of(akey, "\\x", &f);
+    abx_buf_reset(&w);
+    abx_buf_appends(&w, "\\x");
+    abx_buf_appends(&w, abx_buf_cstr(&f));
+    expect_channels(m, abx_buf_cstr(&w), "\\xNN");
+    wrap(akey, 16, "\n", &f);
+    expect_channels(m, abx_buf_cstr(&f), "fold -w 16");
+    snprintf(line, sizeof line, "E2B_API_KEY=\x1b[01;31m\x1b[Ke2b_\x1b[m\x1b[K%s\n", akey + 4);
+    expect_channels(m, line, "grep --color");
+    snprintf(line, sizeof line, "suffix %s\n", akey + 4);
+    expect_channels(m, line, "the part after e2b_");
+    abx_buf_free(&text);
+    abx_buf_free(&f);
+    abx_buf_free(&w);
+    abx_mask_free(m);
+}
+
 int main(void)
 {
+    test_channels();
     test_dumps();
     test_byte_forms();
     test_accidental();
