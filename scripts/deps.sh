@@ -10,6 +10,7 @@ pkgs=(
   runsc  # abx-local serve --runtime gvisor (see below)
   mmdebstrap umoci skopeo
   e2fsprogs  # mke2fs: each sandbox's disk (abx-local/server/disk.c)
+  xxd bsdextrautils  # guarantees.accidental: xxd, hexdump -C
   python3 curl ca-certificates procps iproute2 util-linux
   libedit-dev
   lua-check python3-yaml

@@ -955,9 +955,11 @@ static void expect_channels(struct abx_mask *m, const char *form, const char *wh
         if (c == 0) {
             abx_buf_appends(&enc, form);
         } else if (c == 1) {
-            char *j = cJSON_PrintUnformatted(cJSON_CreateString(form));
+            cJSON *str = cJSON_CreateString(form);
+            char *j = cJSON_PrintUnformatted(str);
             abx_buf_appends(&enc, j);
             cJSON_free(j);
+            cJSON_Delete(str);
         } else {
             CHECK_INT(abx_esc_xml(&enc, form, strlen(form), c == 3 ? ABX_ESC_XML_ATTR : 0), 0);
         }
