@@ -166,12 +166,15 @@ class Server:
         return self.run_end(sid, cmd, user, token, timeout)[:3]
 
     def run_end(self, sid, cmd, user="user", token=None, timeout=60, deadline_ms=None,
-                errors=True):
+                errors=True, envs=None):
         """run(), plus the end event ({} when the stream had none): its
         status tells how a process killed by a signal ended. deadline_ms:
         Connect-Timeout-Ms, the process's lifetime; errors=False returns
-        the stream's end error as the fifth item instead of raising."""
+        the stream's end error as the fifth item instead of raising;
+        envs: the process's environment variables."""
         msg = {"process": {"cmd": "/bin/bash", "args": ["-c", cmd]}}
+        if envs is not None:
+            msg["process"]["envs"] = envs
         h = {"Content-Type": "application/connect+json", "Connect-Protocol-Version": "1",
              "Authorization": "Basic " + base64.b64encode((user + ":").encode()).decode()}
         if token:

@@ -391,6 +391,37 @@ def framing(s, sid):
         check(got.startswith(b"HTTP/1.1 400") and closed,
               "%s: Transfer-Encoding 'chunked, identity' -> 400, closed (%r)" % (where, got[:60]))
 
+    envd_framing_inside(s, sid)
+    for name in ("A=B", "", "1A", "A B", "\u00e9"):
+        code, out, _, _, error = s.run_end(sid, "echo ran", user="root", envs={name: "x"},
+                                           errors=False)
+        check((error or {}).get("code") == "invalid_argument" and "ran" not in out,
+              "Process Start with env name %r -> invalid_argument, nothing run (%r)"
+              % (name, error))
+
+
+# Requests that two parsers could read two ways, sent from inside the
+# sandbox to envd's own port (no proxy re-frames them): a request hidden
+# in the body must never be served.
+HIDDEN = "GET /envs HTTP/1.1\r\nHost: envd\r\n\r\n"
+INSIDE = [("Content-Length with Transfer-Encoding", "Content-Length: %d\r\nTransfer-Encoding: "
+           "chunked\r\n" % (5 + len(HIDDEN)), "0\r\n\r\n" + HIDDEN),
+          ("two Transfer-Encodings", "Transfer-Encoding: chunked\r\nTransfer-Encoding: "
+           "chunked\r\n", "0\r\n\r\n" + HIDDEN),
+          ("two Content-Lengths", "Content-Length: 0\r\nContent-Length: 0\r\n", HIDDEN)]
+
+
+def envd_framing_inside(s, sid):
+    for name, headers, body in INSIDE:
+        req = "POST /health HTTP/1.1\r\nHost: envd\r\n%s\r\n%s" % (headers, body)
+        # bash's /dev/tcp; timeout ends a connection envd kept open.
+        code, out = sh(s, sid, "timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/49983; "
+                               "printf \"%s\" >&3; cat <&3'; echo \"status=$?\"" % req)
+        check(out.startswith("HTTP/1.1 400") and out.count("HTTP/1.") == 1 and
+              "status=0" in out,
+              "inside the sandbox, to envd: %s -> one 400, connection closed (%r)"
+              % (name, out[:80]))
+
 
 # ---- what a dead server leaves ----
 def leftovers(profile, runtime):
