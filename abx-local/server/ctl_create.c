@@ -55,6 +55,14 @@ static int get_network(const cJSON *o, const cJSON **net, bool *public_traffic, 
         string_list(*net, "allowOut", err, errlen) < 0 ||
         string_list(*net, "denyOut", err, errlen) < 0)
         return -1;
+    const cJSON *mask = cJSON_GetObjectItemCaseSensitive(*net, "maskRequestHost");
+    if (mask && !cJSON_IsNull(mask) &&
+        (!cJSON_IsString(mask) || strlen(mask->valuestring) > ABXL_MASK_HOST_MAX ||
+         strpbrk(mask->valuestring, "\r\n") != NULL)) {
+        snprintf(err, errlen, "field 'network.maskRequestHost' must be a host name of at most "
+                 "%d characters", ABXL_MASK_HOST_MAX);
+        return -1;
+    }
     return 1;
 }
 

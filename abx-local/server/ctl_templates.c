@@ -1,5 +1,6 @@
-/* Control plane: GET /templates and GET /templates/{templateID} (id or
- * alias), from the template registry (tmpl.c). FC documents raw REST
+/* Control plane: GET /templates, GET /templates/{templateID} (id or
+ * alias) and GET /templates/aliases/{alias}, from the template registry
+ * (tmpl.c). FC documents raw REST
  * management of templates; `abx-e2e doctor` asks it which templates an
  * account has. Read-only here: templates are folders, not API objects. */
 #include <stdio.h>
@@ -130,6 +131,22 @@ static cJSON *detail_json(const struct abxl_tmpl *t)
     return o;
 }
 
+/* GET /templates/aliases/{alias}: E2B's check that a name is taken (the
+ * SDKs' Template.exists). Here a template's id is a name too ("base" is
+ * E2B's alias of its base template), so either answers; every template is
+ * the one team's, so never 403. */
+static cJSON *alias_json(const struct abxl_tmpl *t)
+{
+    struct tinfo ti;
+    info_of(t, t->dir, &ti);
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return NULL;
+    cJSON_AddStringToObject(o, "templateID", t->id);
+    cJSON_AddBoolToObject(o, "public", ti.shipped);
+    return o;
+}
+
 static int list_one(struct abxl_tmpl *t, const char *dir, const char *entry, int ok, void *arg)
 {
     (void)entry;
@@ -161,10 +178,12 @@ enum MHD_Result abxl_ctl_templates(struct MHD_Connection *c, const char *method,
         return abxl_http_json(c, 200, arr);
     }
     const char *seg = rest + 1;
+    bool by_alias = strncmp(seg, "aliases/", 8) == 0;
+    seg += by_alias ? 8 : 0;
     size_t n = strlen(seg);
     char name[128];
     /* Builds, files and logs of a template are not served here. */
-    if (strchr(seg, '/') != NULL)
+    if (strchr(seg, '/') != NULL || n == 0)
         return abxl_http_error(c, 404, "route %.16s %.200s not found", method, path);
     if (strcmp(method, "GET") != 0)
         return abxl_http_405(c, "GET", method, path);
@@ -178,7 +197,7 @@ enum MHD_Result abxl_ctl_templates(struct MHD_Connection *c, const char *method,
         return abxl_http_error(c, 404, "template \"%.64s\" not found", name);
     if (r < 0)
         return abxl_http_error(c, 500, "template \"%.64s\" is broken: %s", name, err);
-    cJSON *o = detail_json(&t);
+    cJSON *o = by_alias ? alias_json(&t) : detail_json(&t);
     abxl_tmpl_free(&t);
     return o ? abxl_http_json(c, 200, o) : abxl_http_error(c, 500, "out of memory");
 }

@@ -52,6 +52,9 @@ static const struct sw table[ABXL_SW_COUNT] = {
                             "control-plane error messages in other words (assumed)"},
     [ABXL_SW_LIST_PAGE_50] = {"list-page-50", false, true,
                              "list pages hold 50 sandboxes by default, not 100 (assumed)"},
+    [ABXL_SW_MASK_HOST] = {"mask-request-host", true, false,
+                          "network.maskRequestHost is the Host of requests the data plane "
+                          "forwards, ${PORT} their port (off: ignored, as FC does)"},
 };
 
 static bool on[ABXL_SW_COUNT];

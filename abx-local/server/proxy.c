@@ -225,14 +225,48 @@ static void *up_main(void *arg)
 struct hdr_ctx {
     struct px *p;
     bool ok;
+    const char *mask;   /* network.maskRequestHost, or NULL */
 };
+
+/* E2B's maskRequestHost: the Host the sandbox's server sees, "${PORT}"
+ * standing for the port asked for. NULL when none is set or the profile
+ * ignores it (FC). */
+static const char *mask_of(const struct abxl_sbx *s)
+{
+    const cJSON *m = s->network ? cJSON_GetObjectItemCaseSensitive(s->network, "maskRequestHost")
+                                : NULL;
+    return abxl_sw(ABXL_SW_MASK_HOST) && cJSON_IsString(m) && m->valuestring[0] ? m->valuestring
+                                                                             : NULL;
+}
+
+static bool append_host(struct px *p, const char *mask)
+{
+    static const char var[] = "${PORT}";
+    char line[ABXL_MASK_HOST_MAX * 2 + 64], port[16];
+    size_t n = 0;
+    snprintf(port, sizeof port, "%d", p->port);
+    n = (size_t)snprintf(line, sizeof line, "Host: ");
+    for (const char *c = mask; *c && n + sizeof port < sizeof line;) {
+        bool is_var = strncmp(c, var, sizeof var - 1) == 0;
+        const char *piece = is_var ? port : c;
+        size_t len = is_var ? strlen(port) : 1;
+        memcpy(line + n, piece, len);
+        n += len;
+        c += is_var ? sizeof var - 1 : 1;
+    }
+    line[n] = '\0';
+    struct curl_slist *l = curl_slist_append(p->req_hdrs, line);
+    if (l != NULL)
+        p->req_hdrs = l;
+    return l != NULL;
+}
 
 static enum MHD_Result copy_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                    const char *value)
 {
     (void)kind;
     struct hdr_ctx *h = cls;
-    if (hop_by_hop(key, strlen(key)))
+    if (hop_by_hop(key, strlen(key)) || (h->mask && strcasecmp(key, "Host") == 0))
         return MHD_YES;
     char line[8300];
     int n = value && value[0] ? snprintf(line, sizeof line, "%s: %s", key, value)
@@ -250,7 +284,7 @@ static enum MHD_Result copy_header(void *cls, enum MHD_ValueKind kind, const cha
 static int setup_curl(struct px *p, struct MHD_Connection *c, const char *method, const char *uri)
 {
     char url[64];
-    struct hdr_ctx h = {p, true};
+    struct hdr_ctx h = {p, true, mask_of(p->s)};
     p->curl = curl_easy_init();
     if (p->curl == NULL)
         return -1;
@@ -290,6 +324,8 @@ static int setup_curl(struct px *p, struct MHD_Connection *c, const char *method
         p->req_eof = true;
     }
     MHD_get_connection_values(c, MHD_HEADER_KIND, copy_header, &h);
+    if (h.mask && !append_host(p, h.mask))
+        return -1;
     struct curl_slist *l = curl_slist_append(p->req_hdrs, "Expect:");
     if (l)
         p->req_hdrs = l;

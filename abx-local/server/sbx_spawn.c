@@ -276,6 +276,13 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
     add(a, "--proc");
     add(a, "/proc");
     add_proc_cover(a);
+    /* Its own boot id (sbxdir.c), from its root: a bind of the host's
+     * folder would name it in the sandbox's mountinfo. */
+    if (host_proc_has("sys/kernel/random/boot_id")) {
+        add(a, "--ro-bind");
+        add(a, ABXL_STAGE_ROOT "/run/abx/boot_id");
+        add(a, "/proc/sys/kernel/random/boot_id");
+    }
     add(a, "--cap-drop");
     add(a, "ALL");
     for (size_t i = 0; i < ABXL_SANDBOX_NCAPS; i++) {

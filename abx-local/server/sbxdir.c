@@ -64,6 +64,22 @@ out:
     return rc;
 }
 
+/* run/boot_id: the sandbox's /proc/sys/kernel/random/boot_id (a random
+ * UUID, as the kernel makes one at boot), shown over the host's by bwrap:
+ * a sandbox learns nothing of the host's, and each boot has its own. */
+static int write_boot_id(const struct abxl_sbx *s, char *p, size_t n)
+{
+    char hex[33], text[64];
+    if (abxl_random_hex(hex, 16) != 0)
+        return -1;
+    hex[12] = '4';   /* version 4 */
+    hex[16] = "89ab"[hex[16] % 4];   /* the RFC 4122 variant */
+    abxl_fmt(text, sizeof text, "%.8s-%.4s-%.4s-%.4s-%.12s\n", hex, hex + 8, hex + 12, hex + 16,
+             hex + 20);
+    abxl_fmt(p, n, "%s/run/boot_id", s->dir);
+    return abxl_write_small(p, text, 0444);
+}
+
 /* The sandbox's own /etc files, copied into its root's upper layer by
  * sandbox-enter: its hostname is its id, as on E2B. */
 static int write_etc(const struct abxl_sbx *s, char *p, size_t n, const char **what)
@@ -102,6 +118,9 @@ int abxl_sbxdir_prepare(const struct abxl_sbx *s, const struct abxl_tmpl *t,
             goto fail;
     }
     if (write_etc(s, p, sizeof p, &what) != 0)
+        goto fail;
+    what = "run/boot_id";
+    if (write_boot_id(s, p, sizeof p) != 0)
         goto fail;
     what = "run/config.json";
     snprintf(p, sizeof p, "%s/run/config.json", s->dir);

@@ -22,6 +22,7 @@
 #define ABXL_ENVD_PORT 49983
 #define ABXL_MAX_TIMEOUT_S 86400
 #define ABXL_BODY_CAP ((size_t)1024 * 1024)
+#define ABXL_MASK_HOST_MAX 253   /* network.maskRequestHost: a DNS name's length */
 /* Sandbox uids and gids 0..COUNT-1 are host ids BASE.. (userns.c); the
  * template roots in the cache are owned accordingly (rootfs_shift.c). */
 #define ABXL_UID_BASE 1879048192UL
@@ -84,6 +85,7 @@ enum abxl_switch {
     ABXL_SW_GATEWAY_ERRORS,
     ABXL_SW_FC_MESSAGES,
     ABXL_SW_LIST_PAGE_50,
+    ABXL_SW_MASK_HOST,
     ABXL_SW_COUNT
 };
 bool abxl_sw(enum abxl_switch s);

@@ -3,6 +3,7 @@
 // only network.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { e2b, newSandbox, dataFetch, eventually } from './lib.mjs'
 
 test('two sandboxes are isolated from each other', async (t) => {
@@ -11,6 +12,16 @@ test('two sandboxes are isolated from each other', async (t) => {
   const ha = (await a.commands.run('hostname')).stdout.trim()
   const hb = (await b.commands.run('hostname')).stdout.trim()
   assert.notEqual(ha, hb)
+
+  // A boot id of its own: a random UUID, not the host's (which the runner
+  // reads here, on the host), another in the other sandbox.
+  const bootId = async (s) => (await s.commands.run('cat /proc/sys/kernel/random/boot_id')).stdout.trim()
+  const [ba, bb] = [await bootId(a), await bootId(b)]
+  const host = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+  assert.match(ba, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  assert.notEqual(ba, bb)
+  assert.notEqual(ba, host)
+  assert.notEqual(bb, host)
 
   await a.files.write('/home/user/only-a.txt', 'a')
   assert.equal(await b.files.exists('/home/user/only-a.txt'), false)

@@ -154,6 +154,33 @@ test('non-secure sandbox: unsigned file URLs work, no access token', async (t) =
   assert.equal(await res.text(), 'open')
 })
 
+// network.maskRequestHost (E2B's own SDK test): the Host header the
+// sandbox's server sees, ${PORT} the port; FC ignores the option.
+test('maskRequestHost: the Host the sandbox server sees (FC: ignored)', async (t) => {
+  const sbx = await newSandbox(t, { network: { maskRequestHost: 'custom-host.example.com:${PORT}' } },
+    'code-interpreter-v1')
+  const echo = 'import http.server\n' +
+    'class H(http.server.BaseHTTPRequestHandler):\n' +
+    '    def do_GET(self):\n' +
+    '        b = (self.headers.get("Host") or "").encode()\n' +
+    '        self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)\n' +
+    '    def log_message(self, *a): pass\n' +
+    'http.server.HTTPServer(("", 8003), H).serve_forever()\n'
+  await sbx.files.write('host_echo.py', echo)
+  const server = await sbx.commands.run('python3 host_echo.py', { background: true, timeoutMs: 0 })
+  try {
+    const res = await eventually(async () => {
+      const r = await dataFetch(sbx, 8003, '/')
+      return r.status === 200 ? r : null
+    }, { what: 'the Host echo on 8003' })
+    const host = await res.text()
+    if (FC) assert.doesNotMatch(host, /custom-host/)
+    else assert.equal(host, 'custom-host.example.com:8003')
+  } finally {
+    await server.kill()
+  }
+})
+
 // network.allowPublicTraffic=false (both clouds): user ports want header
 // e2b-traffic-access-token (403 without); the token comes from create and
 // connect only, never from getInfo/list. envd is exempt on E2B (it has its

@@ -3,7 +3,7 @@
 // code-interpreter-v1.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { newSandbox, dataFetch } from './lib.mjs'
+import { e2b, newSandbox, dataFetch } from './lib.mjs'
 
 async function call (sbx, method, path, body) {
   const res = await dataFetch(sbx, 8080, path, {
@@ -16,6 +16,14 @@ async function call (sbx, method, path, body) {
   try { json = JSON.parse(text) } catch { json = undefined }
   return { status: res.status, json, text }
 }
+
+// Template.exists (GET /templates/aliases/{alias}): E2B's base is an alias
+// there, a template's id is a name here; an alias; and a name nobody has.
+test('Template.exists: a template, an alias, not a missing name', async () => {
+  assert.equal(await e2b.Template.exists('base'), true)
+  assert.equal(await e2b.Template.exists('code-interpreter'), true)
+  assert.equal(await e2b.Template.exists('no-such-template-abx'), false)
+})
 
 test('python-hello: agent-sandbox-server answers in the sandbox', async (t) => {
   const secret = 'e2b_' + 'feedc0de'.repeat(5)

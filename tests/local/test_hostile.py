@@ -22,6 +22,7 @@ import glob
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -414,13 +415,33 @@ INSIDE = [("Content-Length with Transfer-Encoding", "Content-Length: %d\r\nTrans
 def envd_framing_inside(s, sid):
     for name, headers, body in INSIDE:
         req = "POST /health HTTP/1.1\r\nHost: envd\r\n%s\r\n%s" % (headers, body)
-        # bash's /dev/tcp; timeout ends a connection envd kept open.
-        code, out = sh(s, sid, "timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/49983; "
-                               "printf \"%s\" >&3; cat <&3'; echo \"status=$?\"" % req)
+        # bash's /dev/tcp; the request in one write (bash's printf writes
+        # a line at a time, and envd may close after the first lines);
+        # timeout ends a connection envd kept open.
+        code, out = sh(s, sid, "printf \"%s\" > /tmp/req && timeout 5 bash -c 'trap \"\" PIPE; "
+                               "exec 3<>/dev/tcp/127.0.0.1/49983; cat /tmp/req >&3; cat <&3'; "
+                               "echo \"status=$?\"" % req)
         check(out.startswith("HTTP/1.1 400") and out.count("HTTP/1.") == 1 and
               "status=0" in out,
               "inside the sandbox, to envd: %s -> one 400, connection closed (%r)"
               % (name, out[:80]))
+
+
+
+def boot_id(s, sid):
+    """/proc/sys/kernel/random/boot_id: a UUID of the sandbox's own, not
+    the host's, another in another sandbox."""
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        host = f.read().strip()
+    other = s.create("base", timeout=60)["sandboxID"]
+    ids = []
+    for x in (sid, other):
+        code, out = sh(s, x, "cat /proc/sys/kernel/random/boot_id")
+        ids.append(out.strip() if code == 0 else "")
+    s.kill(other)
+    uuid = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+    check(all(re.fullmatch(uuid, x) for x in ids) and host not in ids and ids[0] != ids[1],
+          "boot_id: a random UUID of each sandbox's own, not the host's (%r)" % ids)
 
 
 # ---- what a dead server leaves ----
@@ -470,6 +491,7 @@ def main():
         sid = s.create("base", timeout=300)["sandboxID"]
         user_namespace(s, sid)
         kernel_settings(s, sid)
+        boot_id(s, sid)
         syscalls(s, sid)
         environment(s, sid)
         descriptors(s, sid, s.state_dir)

@@ -287,8 +287,9 @@ def run_checks(s, m, base_root, ci_root, base_fp):
           and os.listdir(host_side + "/lower") == []
           and all(os.listdir(host_side + "/ro/" + k) == [] for k in os.listdir(host_side + "/ro"))
           and sorted(os.listdir(host_side + "/etc")) == ["hostname", "hosts", "resolv.conf"]
-          and os.listdir(host_side + "/run") == ["config.json"],
-          "host-side sandbox folder: empty mount points, /etc seeds, run/config.json: %r"
+          and sorted(os.listdir(host_side + "/run")) == ["boot_id", "config.json"],
+          "host-side sandbox folder: empty mount points, /etc seeds, run/config.json and "
+          "boot_id: %r"
           % sorted(os.listdir(host_side)))
     check(host_mounts_naming(a) == [], "no mount of the sandbox on the host while it runs")
     code, out, _ = s.run(a, "cat /proc/mounts /proc/self/mountinfo", user="root")

@@ -15,7 +15,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from abxlocal import LOCAL_BIN, Server  # noqa: E402
-from abxtest import check, done  # noqa: E402
+from abxtest import check, done, until  # noqa: E402
 
 ENVD = 49983
 
@@ -240,10 +240,51 @@ def flags():
     check("envd 0.5.2, profile fc" in r.stdout, "ABX_LOCAL_PROFILE=fc selects fc (%r)" % r.stdout)
 
 
+# Answers one request on 8080 with the Host it got (E2B's own test of
+# maskRequestHost does the same).
+HOST_ECHO = r'''
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = (self.headers.get("Host") or "").encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+http.server.HTTPServer(("", 8080), H).serve_forever()
+'''
+
+
+def mask_request_host(s, fc):
+    """mask-request-host: e2b sets the Host the sandbox's server sees
+    (${PORT}: the port), FC ignores the option."""
+    name = "fc" if fc else "e2b"
+    mask = "custom-host.example.com:${PORT}"
+    sid = s.create("code-interpreter-v1", network={"maskRequestHost": mask})["sandboxID"]
+    code, _, err = s.run(sid, "cat > /tmp/h.py <<'EOF'\n%s\nEOF\n"
+                              "nohup python3 /tmp/h.py >/dev/null 2>&1 &" % HOST_ECHO)
+    check(code == 0, "%s: a server that echoes Host started (%s)" % (name, err[-200:]))
+
+    def ask():
+        r = s.data_request(sid, 8080, "GET", "/", headers={"Host": "client.test"})
+        return r if r[0] == 200 else None
+    got = until(ask, 10, step=0.1) or s.data_request(sid, 8080, "GET", "/")
+    want = "client.test" if fc else "custom-host.example.com:8080"
+    check(got[0] == 200 and got[1].decode() == want,
+          "%s: the sandbox's server sees Host %r (%s %r)" % (name, want, got[0], got[1][:80]))
+    st, _, _, text = s.request("POST", "/sandboxes", {"templateID": "base",
+                                                      "network": {"maskRequestHost": 8080}})
+    check(st == 400 and b"maskRequestHost" in text,
+          "%s: a maskRequestHost that is not a string -> 400 naming it (%d)" % (name, st))
+    s.kill(sid)
+
+
 def main():
     for fc in (True, False):
         with Server(extra=["--profile", "fc" if fc else "e2b"]) as s:
             per_profile(s, fc)
+            mask_request_host(s, fc)
             if not fc:
                 auto_resume(s)
     flags()

@@ -1,5 +1,6 @@
-"""abx-local: GET /templates (upstream E2B's Template objects) and GET
-/templates/{id} (id or alias: the template and its builds) on both
+"""abx-local: GET /templates (upstream E2B's Template objects), GET
+/templates/{id} (id or alias: the template and its builds) and GET
+/templates/aliases/{alias} (E2B's TemplateAliasResponse) on both
 profiles, with a private templates dir: fields and types, aliases, the
 profile's envdVersion, broken definitions left out, 404 / 401 / 405 shapes
 and per-profile wording."""
@@ -89,6 +90,20 @@ def run(s, fc):
         eq(b.get("envdVersion"), envd, what + ": build envdVersion")
         eq((b.get("cpuCount"), b.get("memoryMB"), b.get("diskSizeMB")), (3, 768, 2048),
            what + ": build sizes")
+
+    # ---- GET /templates/aliases/{alias}: the SDKs' Template.exists ----
+    for ref, want in (("full", "full-v1"), ("full-alias", "full-v1"), ("base", "base")):
+        st, d, _, _ = s.request("GET", "/templates/aliases/" + ref)
+        eq((st, d), (200, {"templateID": want, "public": True}),
+           "%s: GET /templates/aliases/%s" % (name, ref))
+    st, js, _, _ = s.request("GET", "/templates/aliases/no-such-alias")
+    check(err_shape(st, js, 404) and "no-such-alias" in js["message"],
+          "%s: an unknown alias -> 404 naming it (%d)" % (name, st))
+    st, js, _, _ = s.request("GET", "/templates/aliases/full", key="e2b_00")
+    check(err_shape(st, js, 401), "%s: GET /templates/aliases/{alias} with a bad key -> 401"
+          % name)
+    st, js, _, _ = s.request("GET", "/templates/aliases/")
+    check(err_shape(st, js, 404), "%s: GET /templates/aliases/ -> 404" % name)
 
     # ---- errors, worded like /sandboxes on each profile ----
     st, js, _, _ = s.request("GET", "/templates/no-such-template")
