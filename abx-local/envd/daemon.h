@@ -30,6 +30,7 @@ struct abxl_envd_config {
     char *start_cmd;     /* NULL: no template start command */
     char *start_user;
     char *start_cwd;
+    long disk_mb;        /* the sandbox's disk, for ENOSPC's message; 0: unknown */
 };
 
 extern struct abxl_envd_config abxl_envd_cfg;

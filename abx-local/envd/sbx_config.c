@@ -53,6 +53,11 @@ int abxl_envd_config_load(const char *file, char *err, size_t errlen)
         snprintf(err, errlen, "config %s is not a JSON object", file);
         goto out;
     }
+    const cJSON *disk = cJSON_GetObjectItemCaseSensitive(o, "diskSizeMB");
+    abxl_envd_cfg.disk_mb = cJSON_IsNumber(disk) && disk->valuedouble > 0 &&
+                                    disk->valuedouble < 1e9
+                                ? (long)disk->valuedouble
+                                : 0;
     if (dup_field(o, "sandboxID", &abxl_envd_cfg.sandbox_id, "", err, errlen) ||
         dup_field(o, "templateID", &abxl_envd_cfg.template_id, "", err, errlen) ||
         dup_field(o, "accessToken", &abxl_envd_cfg.access_token, NULL, err,

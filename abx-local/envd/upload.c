@@ -12,7 +12,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -58,12 +57,11 @@ static void fail(struct abxl_envd_upload *up, unsigned status, const char *fmt,
 static void fail_errno(struct abxl_envd_upload *up, int e, const char *what,
                        const char *path)
 {
-    struct statvfs vfs;
-    if ((e == ENOSPC || e == EDQUOT) && up->fd >= 0 && fstatvfs(up->fd, &vfs) == 0)
-        /* The cap by name: the size of the disk the sandbox filled. */
-        fail(up, 507, "not enough disk space available: the disk is %llu MiB, %llu MiB free",
-             (unsigned long long)vfs.f_blocks * vfs.f_frsize >> 20,
-             (unsigned long long)vfs.f_bavail * vfs.f_frsize >> 20);
+    if ((e == ENOSPC || e == EDQUOT) && abxl_envd_cfg.disk_mb > 0)
+        /* The cap by name, as the sandbox was created with it (under
+         * gVisor, statfs inside tells its overlay's size, not the disk's). */
+        fail(up, 507, "not enough disk space available: the sandbox's disk is %ld MiB",
+             abxl_envd_cfg.disk_mb);
     else if (e == ENOSPC || e == EDQUOT)
         fail(up, 507, "not enough disk space available");
     else if (e == EACCES || e == EPERM || e == EROFS)   /* a client error */

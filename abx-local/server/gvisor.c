@@ -74,7 +74,7 @@ static cJSON *process(void)
     return p;
 }
 
-int abxl_gvisor_bundle(const struct abxl_sbx *s, char *err, size_t errlen)
+int abxl_gvisor_bundle(const struct abxl_sbx *s, bool app, char *err, size_t errlen)
 {
     static const char *const nosuid[] = {"nosuid", "noexec", "nodev"};
     static const char *const pts[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666",
@@ -104,6 +104,15 @@ int abxl_gvisor_bundle(const struct abxl_sbx *s, char *err, size_t errlen)
     cJSON_AddItemToArray(mounts, mount_of("/dev", "tmpfs", "tmpfs", nosuid, 1));
     cJSON_AddItemToArray(mounts, mount_of("/dev/pts", "devpts", "devpts", pts, 5));
     cJSON_AddItemToArray(mounts, mount_of("/dev/shm", "tmpfs", "shm", shm, 3));
+    /* The read-only binds sandbox-enter made in the root, as mounts of
+     * their own: gVisor's overlay (--overlay2=root:self) covers the root
+     * only, so these stay read-only, as under bwrap. */
+    static const char *const ro[] = {"rbind", "ro", "nosuid", "nodev"};
+    const char *const dests[] = {"/opt/abx/bin", "/run/abx", app ? "/opt/abx/app" : NULL};
+    for (size_t i = 0; i < sizeof dests / sizeof dests[0] && dests[i]; i++) {
+        abxl_fmt(path, sizeof path, "%s%s", ABXL_STAGE_ROOT, dests[i]);
+        cJSON_AddItemToArray(mounts, mount_of(dests[i], "bind", path, ro, 4));
+    }
     cJSON_AddItemToObject(spec, "mounts", mounts);
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         cJSON *o = cJSON_CreateObject();
@@ -140,14 +149,18 @@ out:
 
 /* runsc's command line after `--` of sandbox-enter: its state with the
  * sandbox, the namespace's network as its own, our overlay as the root
- * (no second overlay of gVisor's), our cgroups (none of its own). */
+ * with gVisor's own overlay over it (its default, root:self: what the
+ * sandbox writes lands in a file in our root, so on the sandbox's disk;
+ * a gofer root alone has no extended attributes and looks like a network
+ * file system to envd, so no file metadata and no watch), our cgroups
+ * (none of its own). */
 void abxl_gvisor_argv(const struct abxl_sbx *s, void (*add)(void *a, const char *), void *a)
 {
     add(a, abxl_cfg.runsc);
     add(a, "--root=" ABXL_STAGE_SBX "/runsc");
     add(a, "--network=host");
     add(a, "--platform=ptrace");
-    add(a, "--overlay2=none");
+    add(a, "--overlay2=root:self");
     add(a, "--ignore-cgroups");
     add(a, "run");
     add(a, "--bundle");

@@ -235,9 +235,7 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
     add_cat(a, "", s->dir, "/run");
     add(a, "/run/abx");
     char p[4400];
-    snprintf(p, sizeof p, "%s/app", t->dir);
-    struct stat st;
-    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (abxl_tmpl_app(t, p, sizeof p)) {
         add(a, "--ro");
         add(a, p);
         add(a, "/opt/abx/app");

@@ -44,6 +44,7 @@ static int write_config(const struct abxl_sbx *s, const struct abxl_tmpl *t,
     }
     cJSON_AddStringToObject(c, "sandboxID", s->id);
     cJSON_AddStringToObject(c, "templateID", s->template_id);
+    cJSON_AddNumberToObject(c, "diskSizeMB", s->disk_mb > 0 ? s->disk_mb : 1024);
     cJSON_AddItemToObject(c, "envVars", ev);
     ev = NULL;
     if (s->access_token[0])
@@ -129,7 +130,7 @@ int abxl_sbxdir_prepare(const struct abxl_sbx *s, const struct abxl_tmpl *t,
         chown(p, (uid_t)s->uid_base, (gid_t)s->uid_base) != 0)
         goto fail;
     if (abxl_gvisor())
-        return abxl_gvisor_bundle(s, err, errlen);
+        return abxl_gvisor_bundle(s, abxl_tmpl_app(t, p, sizeof p), err, errlen);
     return 0;
 fail:
     snprintf(err, errlen, "cannot prepare sandbox folder (%s): %s", what, strerror(errno));

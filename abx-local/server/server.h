@@ -139,6 +139,9 @@ struct abxl_tmpl {
 };
 /* 0 found, 1 not found, -1 broken template (err filled). */
 int abxl_tmpl_find(const char *name, struct abxl_tmpl *out, char *err, size_t errlen);
+/* Whether the template ships an app (its app/ folder, shown read-only at
+ * /opt/abx/app); path set to it. */
+bool abxl_tmpl_app(const struct abxl_tmpl *t, char *path, size_t n);
 void abxl_tmpl_free(struct abxl_tmpl *t);
 /* Every template, shipped then imported; ok < 0: broken, t->dir holds the
  * reason. Stops at fn's first non-zero return, which it returns. t is
@@ -258,7 +261,7 @@ struct abxl_sbx;
 extern const char *const abxl_sandbox_caps[ABXL_SANDBOX_NCAPS];
 void abxl_envd_cmdline(void (*add)(void *a, const char *w), void *a);
 bool abxl_gvisor(void);
-int abxl_gvisor_bundle(const struct abxl_sbx *s, char *err, size_t errlen);
+int abxl_gvisor_bundle(const struct abxl_sbx *s, bool app, char *err, size_t errlen);
 void abxl_gvisor_argv(const struct abxl_sbx *s, void (*add)(void *a, const char *w), void *a);
 void abxl_seccomp_print(void);   /* `abx-local seccomp`: the refused calls and why */
 size_t abxl_seccomp_denied_count(void);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "server.h"
 
@@ -255,4 +256,10 @@ void abxl_tmpl_free(struct abxl_tmpl *t)
     t->env_vars = NULL;
     t->start = NULL;
     t->packages = NULL;
+}
+
+bool abxl_tmpl_app(const struct abxl_tmpl *t, char *path, size_t n)
+{
+    struct stat st;
+    return abxl_fmt(path, n, "%s/app", t->dir) == 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
