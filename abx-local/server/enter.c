@@ -11,7 +11,7 @@
  *    host) it mounts a disk of N MiB at DIR/disk (disk.c: a loop-mounted
  *    file system, or a tmpfs with --disk-tmpfs) and, over DIR/root, an
  *    overlay whose lower layer is the template root and whose upper layer
- *    lives on that tmpfs, seeded with DIR/etc/{hostname,hosts,resolv.conf}.
+ *    lives on that disk, seeded with DIR/etc/{hostname,hosts,resolv.conf}.
  * 3. It binds each SRC read-only at DEST inside that root (envd, the app,
  *    envd's config), refusing a DEST reached through a symlink.
  * 4. It makes the root reachable as ABXL_STAGE_ROOT: a tmpfs over /tmp of
@@ -202,11 +202,12 @@ static int make_root(const struct enter_args *a, uid_t owner)
     abxl_fmt(etc, sizeof etc, "%s/etc", upper);
     abxl_fmt(low, sizeof low, "%s/lower", a->dir);
     /* The disk's root and the upper layer belong to the sandbox's root. */
-    abxl_fmt(opts, sizeof opts, "size=%ldm,mode=0755,uid=%u,gid=%u", a->disk_mb,
-             (unsigned)owner, (unsigned)owner);
-    if (a->disk_tmpfs && mount("abx-disk", disk, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
-        return die("cannot mount the sandbox disk (tmpfs) at", disk);
-    if (!a->disk_tmpfs && abxl_disk_mount(a->dir, a->disk_mb, owner, opts, sizeof opts) != 0) {
+    if (a->disk_tmpfs) {
+        abxl_fmt(opts, sizeof opts, "size=%ldm,mode=0755,uid=%u,gid=%u", a->disk_mb,
+                 (unsigned)owner, (unsigned)owner);
+        if (mount("abx-disk", disk, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
+            return die("cannot mount the sandbox disk (tmpfs) at", disk);
+    } else if (abxl_disk_mount(a->dir, a->disk_mb, owner, opts, sizeof opts) != 0) {
         abxl_log(ABXL_LOG_ERROR, "sandbox root: %s", opts);
         return 125;
     }

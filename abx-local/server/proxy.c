@@ -243,9 +243,8 @@ static bool append_host(struct px *p, const char *mask)
 {
     static const char var[] = "${PORT}";
     char line[ABXL_MASK_HOST_MAX * 2 + 64], port[16];
-    size_t n = 0;
     snprintf(port, sizeof port, "%d", p->port);
-    n = (size_t)snprintf(line, sizeof line, "Host: ");
+    size_t n = (size_t)snprintf(line, sizeof line, "Host: ");
     for (const char *c = mask; *c && n + sizeof port < sizeof line;) {
         bool is_var = strncmp(c, var, sizeof var - 1) == 0;
         const char *piece = is_var ? port : c;

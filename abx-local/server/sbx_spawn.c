@@ -214,7 +214,7 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
     add(a, "--lower");
     add(a, t->rootfs);
     add(a, "--disk-mb");
-    snprintf(num, sizeof num, "%d", s->disk_mb > 0 ? s->disk_mb : 1024);
+    snprintf(num, sizeof num, "%d", s->disk_mb);
     add(a, num);
     if (abxl_cfg.disk_tmpfs)
         add(a, "--disk-tmpfs");

@@ -44,7 +44,7 @@ static int write_config(const struct abxl_sbx *s, const struct abxl_tmpl *t,
     }
     cJSON_AddStringToObject(c, "sandboxID", s->id);
     cJSON_AddStringToObject(c, "templateID", s->template_id);
-    cJSON_AddNumberToObject(c, "diskSizeMB", s->disk_mb > 0 ? s->disk_mb : 1024);
+    cJSON_AddNumberToObject(c, "diskSizeMB", s->disk_mb);
     cJSON_AddItemToObject(c, "envVars", ev);
     ev = NULL;
     if (s->access_token[0])

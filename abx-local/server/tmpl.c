@@ -144,6 +144,8 @@ static int load(const char *dir, struct abxl_tmpl *t, char *err, size_t errlen)
     t->cpu_count = int_field(o, "cpuCount", 2);
     t->memory_mb = int_field(o, "memoryMB", 512);
     t->disk_mb = int_field(o, "diskSizeMB", 1024);
+    if (t->disk_mb < 1)
+        t->disk_mb = 1024;   /* a disk of 0 MiB holds no root */
     cJSON_Delete(o);
     return 0;
 }

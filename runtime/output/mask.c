@@ -11,6 +11,7 @@
 
 #include "b64.h"
 #include "escape.h"
+#include "mask_noise.h"
 
 struct pattern {
     unsigned char *bytes;
@@ -47,10 +48,6 @@ static const char marker[] = ABX_MASK_MARKER;
  * marker: still no fragment, but no unbounded buffering either. */
 #define MASK_CHAIN_LIMIT ((size_t)64 * 1024)
 
-/* One noise sequence is at most this long (an ANSI CSI sequence). */
-#define NOISE_RUN_MAX 32
-/* A dump line's end: spaces and its text column ("  |e2b_0123456789ab|"). */
-#define DUMP_TAIL_MAX 64
 
 struct abx_mask *abx_mask_new(void)
 {
@@ -378,170 +375,9 @@ size_t abx_mask_max_form_len(struct abx_mask *m)
 
 /* ---- scanning ---------------------------------------------------------- */
 
-static int hexdigit(unsigned char c)
-{
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-/* The token of toks that s[j..) starts with: its length; 0 if none, -1
- * if s ends inside one (never when final). */
-static long token_at(const char *const *toks, const unsigned char *s, size_t len, size_t j,
-                     int final)
-{
-    int partial = 0;
-
-    for (const char *const *t = toks; *t; t++) {
-        size_t n, k;
-
-        if ((unsigned char)(*t)[0] != s[j])
-            continue;
-        n = strlen(*t);
-
-        for (k = 0; k < n && j + k < len && s[j + k] == (unsigned char)(*t)[k]; k++)
-            ;
-        if (k == n)
-            return (long)n;
-        partial |= j + k == len;
-    }
-    return partial && !final ? -1 : 0;
-}
-
-/* A line break as a channel spells it: raw, escaped for JSON (once or
- * inside another JSON string), or for XML. Worker messages are masked
- * JSON-encoded, reports as written. */
-static const char *const breaks[] = {
-    "\n", "\r", "\\n", "\\r", "\\\\n", "\\\\r", "\\u000a", "\\u000d", "\\u000A", "\\u000D",
-    "&#10;", "&#13;", "&#xa;", "&#xd;", "&#xA;", "&#xD;", NULL};
-/* ESC, the start of an ANSI sequence, spelled likewise ("#x1B": how
- * escape.c writes a character XML cannot hold). */
-static const char *const escs[] = {"\x1b", "\\u001b", "\\u001B", "\\\\u001b", "\\\\u001B",
-                                   "&#27;", "&#x1b;", "&#x1B;", "#x1B", NULL};
-
-/* The bytes noise_at's noise starts with. */
-static const unsigned char noise_first[256] = {['\n'] = 1, ['\r'] = 1, [0x1b] = 1, [' '] = 1,
-                                               ['\\'] = 1, ['&'] = 1, ['#'] = 1};
-
-/* After a line break: a dump's offset column ("00000010: " of xxd,
- * "00000010  " of hexdump -C, "0000020 " of od), its length; 0 if none,
- * -1 if it may go on past len. */
-static long offset_at(const unsigned char *s, size_t len, size_t j, int final)
-{
-    size_t k = j, sp;
-
-    while (k < len && k - j < 16 && hexdigit(s[k]))
-        k++;
-    if (k >= len)
-        return final ? 0 : -1;
-    if (k - j < 4 || (s[k] != ':' && s[k] != ' '))
-        return 0;
-    k += s[k] == ':';
-    for (sp = k; k < len && s[k] == ' ' && k - sp < 3; k++)
-        ;
-    if (k >= len && !final)
-        return -1;
-    return k > sp ? (long)(k - j) : 0;
-}
-
-/* Bytes a tool may put inside a value it prints without changing it: line
- * breaks (fold, base64 -w, xxd -p, od), ANSI CSI sequences (grep
- * --color), and a hex dump's layout (xxd, hexdump -C, od): the spaces
- * between bytes or groups, and from a line's last byte to the next one's
- * first, the text column, the line break and the offset column (*dump
- * set). want: the pattern's next byte. Length of the noise at s[j..), 0
- * if none; -1 if it may go on past len (never when final). */
-static long noise_at(const unsigned char *s, size_t len, size_t j, int final,
-                     unsigned char want, int *dump)
-{
-    size_t k, e;
-    long n, off;
-
-    if ((n = token_at(breaks, s, len, j, final)) != 0) {
-        if (n < 0)
-            return -1;
-        off = j + (size_t)n < len ? offset_at(s, len, j + (size_t)n, final) : (final ? 0 : -1);
-        if (off < 0)
-            return -1;
-        *dump |= off > 0;
-        return n + off;
-    }
-    if (s[j] == ' ') {
-        for (k = j; k < len && s[k] == ' ' && k - j < 3; k++)
-            ;
-        if (k >= len)
-            return final ? 0 : -1;
-        if (s[k] == want)
-            return (long)(k - j);
-        if (k - j < 2)
-            return 0;
-        /* Two spaces or more, a text column, up to the line break. */
-        for (e = k; e < len && e - j < DUMP_TAIL_MAX; e++) {
-            n = token_at(breaks, s, len, e, final);
-            if (n < 0)
-                return -1;
-            if (n > 0) {
-                *dump = 1;
-                return (long)(e - j);
-            }
-        }
-        return e >= len && !final ? -1 : 0;
-    }
-    if ((n = token_at(escs, s, len, j, final)) <= 0)
-        return n;
-    k = j + (size_t)n;
-    if (k >= len)
-        return final ? 0 : -1;
-    if (s[k] != '[')
-        return 0;
-    /* ESC [ parameters (0x30-0x3f), intermediates (0x20-0x2f), final. */
-    for (k++; k < len && k - j < NOISE_RUN_MAX; k++) {
-        if (s[k] >= 0x40 && s[k] <= 0x7e)
-            return (long)(k - j + 1);
-        if (s[k] < 0x20 || s[k] > 0x3f)
-            return 0;
-    }
-    return k >= len && !final ? -1 : 0;
-}
-
-/* pt at s[p..), its first i bytes matched and s[p + i] not its next
- * byte: noise (noise_at) there and between its later bytes is skipped.
- * A match through a dump's layout goes on to the end of its last line
- * (that line's text column shows the value's last bytes). The length it
- * spans in s, 0 if it does not match, -1 if undecided (not final, and s
- * ends while it still may match). */
-static long match_noisy(const struct pattern *pt, const unsigned char *s,
-                        size_t len, size_t p, size_t i, int final)
-{
-    size_t j = p + i, skipped = 0;
-    int dump = 0;
-    long n = 0;
-
-    while (i < pt->len) {
-        if (j >= len)
-            return final ? 0 : -1;
-        if (s[j] == pt->bytes[i]) {
-            i++;
-            j++;
-            continue;
-        }
-        n = noise_at(s, len, j, final, pt->bytes[i], &dump);
-        if (n < 0)
-            return -1;
-        skipped += (size_t)n;
-        if (n == 0 || skipped > ABX_MASK_NOISE_MAX)
-            return 0;
-        j += (size_t)n;
-    }
-    while (dump && j < len && j - p < pt->len + ABX_MASK_NOISE_MAX &&
-           (n = token_at(breaks, s, len, j, final)) == 0)
-        j++;
-    if (dump && (n < 0 || (j >= len && !final)))
-        return -1;
-    return (long)(j - p);
-}
-
 /* Longest pattern fully matching at s[p..), 0 if none, -1 if undecided:
  * not final and a longer pattern matches every byte up to the end.
- * Noise (noise_at) after a pattern's first two bytes is part of its
+ * Noise (mask_noise.c) after a pattern's first two bytes is part of its
  * match: a line ending in one byte that may start a form is emitted, not
  * held for the next line (add_wrapped covers a break there). */
 static long match_at(const struct abx_mask *m, const unsigned char *s,
@@ -570,8 +406,8 @@ static long match_at(const struct abx_mask *m, const unsigned char *s,
         if (k == avail) {
             if (!final)
                 return -1;
-        } else if (k >= 2 && noise_first[s[p + k]] &&
-                   (r = match_noisy(pt, s, len, p, k, final)) != 0) {
+        } else if (k >= 2 && abx_mask_noise_first[s[p + k]] &&
+                   (r = abx_mask_match_noisy(pt->bytes, pt->len, s, len, p, k, final)) != 0) {
             return r;
         }
     }
