@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from glib import main, rc_is, Run  # noqa: E402
 from abxtest import check, load_json  # noqa: E402
 
-CASE = "cases/test_accidental.lua"
+CASE = "cases/test_accidental.lua"   # its forms: cases/accidental_forms.tsv
 IDS = ["f%02d" % i for i in range(1, 16)]
 CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 JSON_ESC = re.compile(r"\\(u[0-9a-fA-F]{4}|[nrt\"/\\bf])")
@@ -137,14 +137,18 @@ def body(p):
     tools_leak(p)
 
 
+def forms():
+    """(id, command) of each line of cases/accidental_forms.tsv."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases",
+                           "accidental_forms.tsv")) as f:
+        return [tuple(ln.rstrip("\n").split("\t")[::2]) for ln in f if ln.startswith("f")]
+
+
 def tools_leak(p):
     """The decoder finds the key in what each tool prints, unmasked."""
     sid = p.create(timeout=120)["sandboxID"]
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), CASE)) as f:
-        lua = f.read()
-    cmds = re.findall(r'\{ "(f\d\d)", "[^"]*", (.*) \},\n', lua)
-    hexpr = re.search(r'^local HEX = (".*")$', lua, re.M)
-    check(len(cmds) == len(IDS), "the driver reads every form's command (%d)" % len(cmds))
+    cmds = forms()
+    check([fid for fid, _ in cmds] == IDS, "every form's command is read (%d)" % len(cmds))
     for tool in ("xxd", "hexdump"):
         with open("/usr/bin/" + tool, "rb") as f:
             data = f.read()
@@ -153,25 +157,12 @@ def tools_leak(p):
                                          "Authorization": "Basic dXNlcjo="})[:3]
         check(st == 200, "%s copied into the sandbox (%s)" % (tool, st))
     p.run(sid, "chmod +x /home/user/bin/*")
-    for fid, expr in cmds:
-        cmd = lua_string(expr, {"HEX": lua_string(hexpr.group(1), {})} if hexpr else {})
+    for fid, cmd in cmds:
         code, out, err = p.run(sid, "export K=%s PATH=/home/user/bin:/usr/bin:/bin; %s"
                                % (p.key, cmd))
         check(code == 0 and gives_away(out, p.key), "%s unmasked gives the key away (%s %s)"
               % (fid, code, err[-200:]))
     p.kill(sid)
-
-
-def lua_string(expr, local):
-    """A Lua expression of string literals and locals joined by .."""
-    parts = []
-    for tok in re.findall(r'"((?:[^"\\]|\\.)*)"|(\w+)', expr):
-        if tok[0] or not tok[1]:
-            parts.append(re.sub(r"\\(.)", lambda m: {"n": "\n"}.get(m.group(1), m.group(1)),
-                                tok[0]))
-        else:
-            parts.append(local[tok[1]])
-    return "".join(parts)
 
 
 main(body)

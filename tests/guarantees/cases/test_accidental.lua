@@ -7,26 +7,13 @@
 local e2e = require "e2e"
 local test = e2e.test
 
-local HEX = "od -An -tx1 -v | tr -d ' \\n'"
-
--- { id, what, command }: ids are plain, for the driver to find each test.
-local FORMS = {
-  { "f01", "env | base64", "env | base64" },
-  { "f02", "base64 -w 20", "printf 'KEY=%s\\n' \"$K\" | base64 -w 20" },
-  { "f03", "base64, the key 1 byte in", "printf 'AKEY=%s\\n' \"$K\" | base64" },
-  { "f04", "base64, the key 2 bytes in", "printf 'ABKEY=%s\\n' \"$K\" | base64" },
-  { "f05", "xxd", "env | xxd" },
-  { "f06", "xxd -p", "printf %s \"$K\" | xxd -p" },
-  { "f07", "hexdump -C", "env | hexdump -C" },
-  { "f08", "od -An -tx1", "printf %s \"$K\" | od -An -tx1" },
-  { "f09", "od -tx1", "env | od -tx1" },
-  { "f10", "colon-separated hex", "printf %s \"$K\" | " .. HEX .. " | sed 's/../&:/g; s/:$//'" },
-  { "f11", "space-separated hex", "printf %s \"$K\" | od -An -tx1 -v | tr -d '\\n'" },
-  { "f12", "fold -w 16", "printf '%s\\n' \"$K\" | fold -w 16" },
-  { "f13", "grep --color", "env | grep --color=always e2b_" },
-  { "f14", "\\xNN escapes", "printf %s \"$K\" | " .. HEX .. " | sed 's/../\\\\x&/g'" },
-  { "f15", "the part after e2b_", "printf '%s\\n' \"${K#e2b_}\"" },
-}
+-- { id, what, command } from accidental_forms.tsv (the driver reads it too).
+local FORMS = {}
+for line in io.lines("cases/accidental_forms.tsv") do
+  local id, what, cmd = line:match("^(f%d%d)\t([^\t]+)\t(.+)$")
+  if id then FORMS[#FORMS + 1] = { id, what, cmd } end
+end
+assert(#FORMS > 0, "cases/accidental_forms.tsv: no form")
 
 local function put_tool(sbx, name)
   local f = assert(io.open("/usr/bin/" .. name, "rb"))
