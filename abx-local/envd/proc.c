@@ -47,6 +47,7 @@ struct proc {
     int reaped;  /* waitpid done: the pid no longer exists */
     int out_cancel;  /* KILL/TERM sent: the end no longer waits for output EOF */
     int64_t exit_ms;
+    int go;  /* its waiter's start: 1 spawned, -1 spawn failed (the waiter frees it) */
     struct abx_buf end_env;  /* envelope of the end event once exited */
     struct sub subs[MAX_SUBS];
     int nsubs;
@@ -55,6 +56,7 @@ struct proc {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t reaped_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t go_cv = PTHREAD_COND_INITIALIZER;
 static struct proc *procs;
 
 /* SIGKILL cannot be caught, so the process is gone within moments; wait
@@ -369,6 +371,33 @@ static void *waiter(void *arg)
     return NULL;
 }
 
+/* The waiter exists before its process: a command that forks until
+ * the sandbox's process cap leaves envd no task for a thread made after
+ * it started, and its output and end would be lost. */
+static void *waiter_entry(void *arg)
+{
+    struct proc *p = arg;
+    pthread_mutex_lock(&mu);
+    while (p->go == 0)
+        pthread_cond_wait(&go_cv, &mu);
+    int go = p->go;
+    pthread_mutex_unlock(&mu);
+    if (go > 0)
+        return waiter(p);
+    cJSON_Delete(p->config);
+    free(p->tag);
+    free(p);
+    return NULL;
+}
+
+static void waiter_go(struct proc *p, int go)
+{
+    pthread_mutex_lock(&mu);
+    p->go = go;
+    pthread_cond_broadcast(&go_cv);
+    pthread_mutex_unlock(&mu);
+}
+
 /* The ProcessConfig as List reports it. */
 static cJSON *config_json(const struct abxl_envd_spawn *sp)
 {
@@ -405,8 +434,19 @@ int abxl_envd_proc_start(const struct abxl_envd_spawn *sp, struct abxl_envd_stre
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    if (abxl_envd_spawn(sp, &ch, err, errlen))
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, waiter_entry, p);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start a thread to watch the process: %s (is the "
+                 "sandbox at its process cap?)", strerror(rc));
         goto fail;
+    }
+    if (abxl_envd_spawn(sp, &ch, err, errlen)) {
+        waiter_go(p, -1);
+        return -1;
+    }
     p->pid = ch.pid;
     p->keeper = ch.keeper;
     p->ctl_fd = ch.ctl_fd;
@@ -432,19 +472,7 @@ int abxl_envd_proc_start(const struct abxl_envd_spawn *sp, struct abxl_envd_stre
     pthread_mutex_unlock(&mu);
     abx_buf_free(&env);
     *pid = (uint32_t)p->pid;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, waiter, p) != 0) {
-        /* Without its waiter the process cannot be tracked: end it. */
-        abxl_envd_keeper_end(p->keeper);
-        abxl_envd_keeper_release(p->keeper, p->ctl_fd, 0);
-        p->ctl_fd = -1;
-        pthread_mutex_lock(&mu);
-        finish_locked(p, 9);
-        p->done = 1;
-        pthread_mutex_unlock(&mu);
-    }
-    pthread_attr_destroy(&attr);
+    waiter_go(p, 1);
     return 0;
 fail:
     cJSON_Delete(p->config);

@@ -8,6 +8,8 @@
 #include "log.h"
 #include "server.h"
 
+#define ID_CHARS "abcdefghijklmnopqrstuvwxyz0123456789-"
+
 /* Exact match of method against a "GET, DELETE" list. */
 static bool method_in(const char *list, const char *method)
 {
@@ -99,6 +101,11 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
     if (sub == NULL && strcmp(method, "DELETE") == 0) {
         struct abxl_faults f;
         abxl_faults_get(&f);
+        /* Said before the wait, so a test can act while a delete hangs. */
+        if (f.delete_delay_ms > 0)
+            abxl_log(ABXL_LOG_INFO, "holding DELETE of sandbox %.64s for %ld ms (fault "
+                     "injection)", strspn(id, ID_CHARS) == strlen(id) ? id : "(bad id)",
+                     f.delete_delay_ms);
         abxl_sleep_ms(f.delete_delay_ms);
     }
     struct abxl_sbx *s = abxl_reg_get(id);

@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import abxlocal  # noqa: E402
 from abxlocal import scenario_main  # noqa: E402
-from abxtest import by_id, check, proc_stat, remove, run_reported, scratch  # noqa: E402
+from abxtest import by_id, check, proc_stat, remove, run_reported, scratch, until  # noqa: E402
 
 
 def e2e_env(server, run_id, **extra):
@@ -212,19 +212,25 @@ def sc_group_term(binary, server):
             out.append(line)
             if not line or line.startswith("created"):
                 break
-        time.sleep(0.7)  # in the scope's delete now
+        # the signal lands while the scope's delete is held, not before
+        held = until(lambda: "holding DELETE of sandbox" in server.stderr(), 30, step=0.05)
+        check(held, "the teardown's delete reached the platform")
         os.killpg(p.pid, signal.SIGTERM)
         rest, _ = p.communicate(timeout=60)
         text = "".join(out) + rest
-        check(p.returncode == 2, "interrupted exit code: %d" % p.returncode)
-        if not check("worker crashed" not in text, "no worker crash"):
+        ok = check(p.returncode == 2, "interrupted exit code: %d" % p.returncode)
+        ok &= check("worker crashed" not in text, "no worker crash")
+        try:
+            with open(os.path.join(work, "report.json")) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            doc = {"unreadable": str(e)}
+        got = {t["nodeid"]: t["outcome"] for t in doc.get("tests", [])} or doc
+        ok &= check(got.get("cases/test_teardown.lua::signal during teardown") == "passed",
+                    "the test kept its outcome: %r" % got)
+        ok &= check(tagged(server, run_id) == [], "nothing left")
+        if not ok:
             print(text[-3000:])
-        with open(os.path.join(work, "report.json")) as f:
-            doc = json.load(f)
-        got = {t["nodeid"]: t["outcome"] for t in doc.get("tests", [])}
-        check(got.get("cases/test_teardown.lua::signal during teardown") == "passed",
-              "the test kept its outcome: %r" % got)
-        check(tagged(server, run_id) == [], "nothing left")
     finally:
         server.request("POST", "/admin/faults", body={"deleteDelayMs": 0})
         remove(work)

@@ -107,8 +107,9 @@ except OSError as e:
 print(json.dumps(got))
 '''
 
-# Forks sleepers until the kernel refuses one; prints how many.
-SLEEPERS = """import os
+# Forks sleepers until the kernel refuses one; prints how many after a
+# moment at the cap (envd must not need a new task for it then).
+SLEEPERS = """import os, time
 n = 0
 while n < 2000:
     try:
@@ -121,6 +122,7 @@ while n < 2000:
         os.dup2(null, 2)
         os.execvp("sleep", ["sleep", "300"])
     n += 1
+time.sleep(0.5)
 print(n)"""
 
 KINDS = ("inotify", "mqueue", "signals", "pipes")
@@ -154,8 +156,12 @@ def fair_caps():
     with Server(extra=["--profile", "e2b", "--max-pids", "600"]) as s:
         hog, other = (s.create("base", timeout=300)["sandboxID"] for _ in range(2))
         try:   # sleepers until fork fails (bash would retry it for a minute)
-            _, out, _ = s.run(hog, "python3 -c '%s'" % SLEEPERS, user="user", timeout=60)
-            print("     the hog started %s sleepers" % out.strip())
+            code, out, err, end = s.run_end(hog, "python3 -c '%s'" % SLEEPERS, user="user",
+                                            timeout=60)[:4]
+            # its waiter predates it, or envd finds no task for one
+            check(code == 0 and out.strip().isdigit(), "the hog's command ends and says "
+                  "how many sleepers it started: %s (exit %s, end %s, stderr %r)"
+                  % (out.strip(), code, end, err[-300:]))
         except (OSError, RuntimeError, ValueError) as e:
             print("     (the hog's command: %s)" % type(e).__name__)
         n = len(pidns_procs(pid_ns(s.sandbox_pid(hog))))
