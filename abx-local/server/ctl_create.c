@@ -114,12 +114,13 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
     }
     long timeout = v2 ? 300 : 15;   /* NewSandboxV2 / NewSandbox defaults */
     bool secure = false, internet = true, auto_pause = false, auto_resume = false;
-    bool public_traffic = true;
+    bool public_traffic = true, pause_memory = true;
     const cJSON *meta, *envs, *net;
     if (abxl_body_int(o, "timeout", 1, ABXL_MAX_TIMEOUT_S, &timeout, err, sizeof err) < 0 ||
         abxl_body_bool(o, "secure", &secure, err, sizeof err) < 0 ||
         abxl_body_bool(o, "allow_internet_access", &internet, err, sizeof err) < 0 ||
         abxl_body_bool(o, "autoPause", &auto_pause, err, sizeof err) < 0 ||
+        abxl_body_bool(o, "autoPauseMemory", &pause_memory, err, sizeof err) < 0 ||
         abxl_body_map(o, "metadata", ABXL_KEYS_NONEMPTY, &meta, err, sizeof err) < 0 ||
         abxl_body_map(o, "envVars", ABXL_KEYS_ENV, &envs, err, sizeof err) < 0 ||
         get_auto_resume(o, &auto_resume, err, sizeof err) < 0 ||
@@ -192,6 +193,7 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
     s->disk_mb = t.disk_mb;
     s->allow_internet = internet;
     s->auto_pause = auto_pause;
+    s->auto_pause_fs = !pause_memory;
     s->auto_resume = auto_resume;
     s->timeout_ms = (int64_t)timeout * 1000;
     int sr = abxl_spawn(s, &t, envs, err, sizeof err);

@@ -30,6 +30,13 @@ static enum MHD_Result not_found(struct MHD_Connection *c, const char *id)
     return abxl_http_error(c, 404, "sandbox \"%.64s\" not found", id);
 }
 
+/* A filesystem-only paused sandbox that would not boot (it stays paused). */
+static enum MHD_Result boot_failed(struct MHD_Connection *c, const struct abxl_sbx *s)
+{
+    return abxl_http_error(c, 500, "sandbox %s could not boot again after its pause (abx-local's "
+                          "log says why)", s->id);
+}
+
 /* Reads {"timeout": n} for timeout/connect/resume: 0 to the maximum (the
  * API's schema says minimum 0; a negative one is refused). */
 static int body_timeout(struct MHD_Connection *c, const struct abx_buf *body, bool required,
@@ -164,7 +171,9 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
             goto out;
         int64_t end = abxl_now_ms() + (int64_t)t * 1000;
         int r = abxl_life_resume(s, end);
-        if (r < 0) {
+        if (r == -2) {
+            ret = boot_failed(c, s);
+        } else if (r < 0) {
             ret = not_found(c, id);
         } else if (r == 0) {
             ret = abxl_http_json(c, 201, abxl_json_sandbox(s));
@@ -178,7 +187,7 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
                            : abxl_http_json(c, 200, abxl_json_sandbox(s));
         }
     } else if (strcmp(sub, "pause") == 0) {
-        /* {"memory": bool}: E2B's option; here memory is always kept. */
+        /* {"memory": false}: a filesystem-only pause (life.c). */
         cJSON *o = abxl_body_parse(c, body, &ret);
         if (o == NULL && body->len)
             goto out;
@@ -190,7 +199,7 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
             ret = abxl_http_error(c, 400, "%s", err);
             goto out;
         }
-        int r = abxl_life_pause(s);
+        int r = memory ? abxl_life_pause(s) : abxl_life_pause_fs(s);
         ret = r < 0   ? not_found(c, id)
               : r > 0 ? abxl_http_error(c, 409, "sandbox %s is already paused", s->id)
                       : abxl_http_send(c, 204, NULL, "", 0);
@@ -198,7 +207,8 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
         if (body_timeout(c, body, false, 15, &t, &ret) != 0)
             goto out;
         int r = abxl_life_resume(s, abxl_now_ms() + (int64_t)t * 1000);
-        ret = r < 0   ? not_found(c, id)
+        ret = r == -2 ? boot_failed(c, s)
+              : r < 0 ? not_found(c, id)
               : r > 0 ? abxl_http_error(c, 409, "sandbox %s is already running", s->id)
                       : abxl_http_json(c, 201, abxl_json_sandbox(s));
     }

@@ -14,6 +14,7 @@
  * Where the machine has no loop devices (a container without /dev/loop*),
  * the server says so once and each disk is a tmpfs of that size, charged
  * to the sandbox's memory as before. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/loop.h>
@@ -125,12 +126,12 @@ out:
     return lfd;
 }
 
-int abxl_disk_mount(const char *dir, long mb, uid_t owner, char *err, size_t errlen)
+int abxl_disk_mount(const char *dir, long mb, uid_t owner, bool keep, char *err, size_t errlen)
 {
     char img[4400], at[4400], dev[64];
     abxl_fmt(img, sizeof img, "%s/disk.img", dir);
     abxl_fmt(at, sizeof at, "%s/disk", dir);
-    if (make_fs(img, mb, owner, err, errlen) != 0)
+    if (!keep && make_fs(img, mb, owner, err, errlen) != 0)
         return -1;
     int lfd = loop_attach(img, dev, sizeof dev, err, errlen);
     if (lfd < 0)
@@ -148,9 +149,46 @@ int abxl_disk_mount(const char *dir, long mb, uid_t owner, char *err, size_t err
     return rc;
 }
 
+/* Whether loop device dev is attached to the file (st_dev, st_ino). */
+static bool loop_backs(const char *dev, const struct stat *img)
+{
+    int fd = open(dev, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct loop_info64 li;
+    bool on = ioctl(fd, LOOP_GET_STATUS64, &li) == 0 && li.lo_device == img->st_dev &&
+              li.lo_inode == img->st_ino;
+    close(fd);
+    return on;
+}
+
+int abxl_disk_wait_free(const char *dir, long timeout_ms)
+{
+    char img[4400], dev[300];
+    struct stat st;
+    abxl_fmt(img, sizeof img, "%s/disk.img", dir);
+    if (stat(img, &st) != 0)
+        return 0;
+    for (int64_t end = abxl_now_ms() + timeout_ms;; abxl_sleep_ms(5)) {
+        bool used = false;
+        DIR *d = opendir("/sys/block");
+        struct dirent *e;
+        while (d && !used && (e = readdir(d)) != NULL)
+            if (strncmp(e->d_name, "loop", 4) == 0 &&
+                abxl_fmt(dev, sizeof dev, "/dev/%s", e->d_name) == 0)
+                used = loop_backs(dev, &st);
+        if (d)
+            closedir(d);
+        if (!used)
+            return 0;
+        if (abxl_now_ms() >= end)
+            return -1;
+    }
+}
+
 static int probe(void *base, char *msg, size_t n)
 {
-    return abxl_disk_mount(base, 16, 0, msg, n);
+    return abxl_disk_mount(base, 16, 0, false, msg, n);
 }
 
 /* Once, at start: the same steps on a 16 MiB disk under the state dir, in

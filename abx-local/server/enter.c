@@ -2,7 +2,7 @@
  * run as a fresh single-threaded process (the server forks and execs it
  * on its main thread, see sbx_spawn.c), as host root.
  *
- *   abx-local sandbox-enter --dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs]
+ *   abx-local sandbox-enter --dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs|--disk-keep]
  *       [--cgroup PROCS_FILE]... [--userns BASE COUNT] [--ro SRC DEST]...
  *       [--seccomp BPF_FILE] [--gvisor] -- BWRAP|RUNSC ARGS...
  *
@@ -12,6 +12,8 @@
  *    file system, or a tmpfs with --disk-tmpfs) and, over DIR/root, an
  *    overlay whose lower layer is the template root and whose upper layer
  *    lives on that disk, seeded with DIR/etc/{hostname,hosts,resolv.conf}.
+ *    --disk-keep mounts the disk DIR/disk.img already holds, as a
+ *    filesystem-only pause left it (life.c), and seeds nothing.
  * 3. It binds each SRC read-only at DEST inside that root (envd, the app,
  *    envd's config), refusing a DEST reached through a symlink.
  * 4. It makes the root reachable as ABXL_STAGE_ROOT: a tmpfs over /tmp of
@@ -132,7 +134,7 @@ struct enter_args {
     long disk_mb;
     unsigned long uid_base, uid_count;
     int ncg, nbind;
-    bool gvisor, disk_tmpfs;
+    bool gvisor, disk_tmpfs, disk_keep;
     char **bwrap;
 };
 
@@ -152,10 +154,12 @@ static int parse(int argc, char **argv, struct enter_args *a)
     int i;
     for (i = 2; i + 1 < argc && strcmp(argv[i], "--") != 0 && ok;) {
         const char *o = argv[i], *v = argv[i + 1];
-        bool gv = strcmp(o, "--gvisor") == 0, tm = strcmp(o, "--disk-tmpfs") == 0;
-        if (gv || tm) {
+        bool gv = strcmp(o, "--gvisor") == 0, tm = strcmp(o, "--disk-tmpfs") == 0,
+             kp = strcmp(o, "--disk-keep") == 0;
+        if (gv || tm || kp) {
             a->gvisor |= gv;
             a->disk_tmpfs |= tm;
+            a->disk_keep |= kp;
             i++;
             continue;
         }
@@ -181,11 +185,12 @@ static int parse(int argc, char **argv, struct enter_args *a)
     }
     if (!ok || i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc || a->dir == NULL ||
         a->lower == NULL || a->disk_mb <= 0 || !plain_path(a->dir) || !plain_path(a->lower) ||
+        (a->disk_keep && a->disk_tmpfs) ||
         (a->uid_base > 0 && (a->uid_count == 0 || a->uid_count > 65536 * 64))) {
         abxl_log_cmd("sandbox-enter", ABXL_LOG_ERROR, "internal command, used by the server: "
-                     "--dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs] [--cgroup FILE]... "
-                     "[--userns BASE COUNT] [--ro SRC DEST]... [--seccomp FILE] [--gvisor] -- "
-                     "BWRAP|RUNSC ARGS");
+                     "--dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs|--disk-keep] "
+                     "[--cgroup FILE]... [--userns BASE COUNT] [--ro SRC DEST]... "
+                     "[--seccomp FILE] [--gvisor] -- BWRAP|RUNSC ARGS");
         return -1;
     }
     a->bwrap = argv + i + 1;
@@ -207,15 +212,18 @@ static int make_root(const struct enter_args *a, uid_t owner)
                  (unsigned)owner, (unsigned)owner);
         if (mount("abx-disk", disk, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
             return die("cannot mount the sandbox disk (tmpfs) at", disk);
-    } else if (abxl_disk_mount(a->dir, a->disk_mb, owner, opts, sizeof opts) != 0) {
+    } else if (abxl_disk_mount(a->dir, a->disk_mb, owner, a->disk_keep, opts, sizeof opts) != 0) {
         abxl_log(ABXL_LOG_ERROR, "sandbox root: %s", opts);
         return 125;
     }
-    if (mkdir(upper, 0755) != 0 || mkdir(work, 0700) != 0 || mkdir(etc, 0755) != 0 ||
-        chown(upper, owner, owner) != 0 || chown(etc, owner, owner) != 0)
+    /* A kept disk (a boot after a filesystem-only pause) has its layer
+     * and /etc as the sandbox left them. */
+    if (!a->disk_keep &&
+        (mkdir(upper, 0755) != 0 || mkdir(work, 0700) != 0 || mkdir(etc, 0755) != 0 ||
+         chown(upper, owner, owner) != 0 || chown(etc, owner, owner) != 0))
         return die("cannot create the overlay folders in", disk);
     static const char *const seeds[] = {"hostname", "hosts", "resolv.conf"};
-    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++)
+    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0] && !a->disk_keep; k++)
         if (copy_seed(a->dir, upper, seeds[k], owner) != 0)
             return die("cannot write /etc file", seeds[k]);
     /* The overlay's options show in the sandbox's /proc/mounts: give them

@@ -577,11 +577,12 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abxl_req *r, co
                               "traffic access token in e2b-traffic-access-token", id);
     }
     pthread_mutex_lock(&abxl_reg_lock);
-    bool paused = s->state != ABXL_SBX_RUNNING, wake = paused && s->auto_resume;
+    bool paused = s->state != ABXL_SBX_RUNNING, wake = paused && s->auto_resume && !s->cold;
     int64_t end = abxl_now_ms() + s->timeout_ms;
     pthread_mutex_unlock(&abxl_reg_lock);
     /* lifecycle.autoResume: a request to a paused sandbox wakes it, for
-     * the timeout it was created with. */
+     * the timeout it was created with; not one paused without its memory,
+     * which E2B boots again on an explicit connect only (the SDKs say so). */
     if (wake && abxl_life_resume(s, end) >= 0) {
         abxl_log(ABXL_LOG_INFO, "sandbox %s resumed by a request (autoResume)", s->id);
         pthread_mutex_lock(&abxl_reg_lock);

@@ -204,7 +204,8 @@ static void add_proc_cover(struct argv_b *a)
  * the app and envd's config bound read-only in it, and enters the
  * sandbox's user namespace; bwrap then builds the sandbox on that root:
  * fresh /proc (runc's paths covered) and /dev, the seccomp filter. */
-static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct abxl_tmpl *t)
+static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct abxl_tmpl *t,
+                       bool keep_disk)
 {
     char num[32], cg[8][256];
     add(a, abxl_cfg.self_exe);
@@ -218,6 +219,8 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
     add(a, num);
     if (abxl_cfg.disk_tmpfs)
         add(a, "--disk-tmpfs");
+    if (keep_disk)
+        add(a, "--disk-keep");
     int ncg = abxl_cgroup_procs_files(s->id, cg, 8);
     for (int i = 0; i < ncg; i++) {
         add(a, "--cgroup");
@@ -344,31 +347,15 @@ static int write_pidfile(const struct abxl_sbx *s)
     return abxl_write_small(p, line, 0600);
 }
 
-int abxl_spawn(struct abxl_sbx *s, const struct abxl_tmpl *t, const cJSON *env_vars,
-              char *err, size_t errlen)
+/* Starts the sandbox's processes on its folder (made by abxl_spawn):
+ * sandbox-enter, then bwrap and envd. keep_disk: boot again on the disk
+ * a filesystem-only pause kept (life.c). */
+static int boot(struct abxl_sbx *s, const struct abxl_tmpl *t, bool keep_disk, char *err,
+                size_t errlen)
 {
     struct argv_b a = {.n = 0};
     int info[2] = {-1, -1}, log_fd = -1, rc = -1;
-    snprintf(s->dir, sizeof s->dir, "%s/%s", abxl_cfg.sandboxes_dir, s->id);
-    /* STARTING: invisible to the API, killed on shutdown. */
-    if (!abxl_reg_add(s, (size_t)abxl_cfg.max_sandboxes)) {
-        snprintf(err, errlen, "maximum number of concurrent sandboxes reached (%ld)",
-                 abxl_cfg.max_sandboxes);
-        rc = 1;
-        goto out;
-    }
-    s->uid_fd = abxl_uidrange_take(&s->uid_base, err, errlen);
-    if (s->uid_fd == -2) {
-        s->uid_fd = -1;
-        goto out;
-    }
-    if (abxl_sbxdir_prepare(s, t, env_vars, err, errlen) != 0)
-        goto out;
-    struct abxl_limits lim = {s->cpu_count, s->memory_mb, t->pids_limit};
-    s->cgroup = true;   /* a half-made one is removed by abxl_spawn_destroy */
-    if (abxl_cgroup_create(s->id, &lim, err, errlen) != 0)
-        goto out;
-    build_argv(&a, s, t);
+    build_argv(&a, s, t, keep_disk);
     if (!argv_ok(&a)) {
         snprintf(err, errlen, "out of memory building the bwrap command");
         goto out;
@@ -404,10 +391,20 @@ int abxl_spawn(struct abxl_sbx *s, const struct abxl_tmpl *t, const cJSON *env_v
     }
     s->pidfd = (int)syscall(SYS_pidfd_open, s->init_pid, 0);
     snprintf(p, sizeof p, "/proc/%d/ns/net", (int)s->init_pid);
-    s->netns_fd = open(p, O_RDONLY | O_CLOEXEC);
+    int net = open(p, O_RDONLY | O_CLOEXEC);
+    /* A second boot's namespace takes the first's descriptor number: a
+     * proxy that read the number meanwhile reaches this sandbox, never a
+     * closed (or reused) descriptor. */
+    if (net >= 0 && s->netns_fd >= 0) {
+        int r = dup3(net, s->netns_fd, O_CLOEXEC);
+        close(net);
+        net = r < 0 ? -1 : s->netns_fd;
+    } else if (net >= 0) {
+        s->netns_fd = net;
+    }
     snprintf(p, sizeof p, "/proc/%d/ns/pid", (int)s->init_pid);
     struct stat st;
-    if (s->pidfd < 0 || s->netns_fd < 0 || stat(p, &st) != 0) {
+    if (s->pidfd < 0 || net < 0 || stat(p, &st) != 0) {
         char tail[256];
         abxl_spawn_log_tail(s, tail, sizeof tail);
         snprintf(err, errlen, "sandbox exited at start: %s", tail[0] ? tail : "no output");
@@ -428,6 +425,39 @@ out:
         close(log_fd);
     free_argv(&a);
     return rc;
+}
+
+int abxl_spawn(struct abxl_sbx *s, const struct abxl_tmpl *t, const cJSON *env_vars,
+              char *err, size_t errlen)
+{
+    snprintf(s->dir, sizeof s->dir, "%s/%s", abxl_cfg.sandboxes_dir, s->id);
+    /* STARTING: invisible to the API, killed on shutdown. */
+    if (!abxl_reg_add(s, (size_t)abxl_cfg.max_sandboxes)) {
+        snprintf(err, errlen, "maximum number of concurrent sandboxes reached (%ld)",
+                 abxl_cfg.max_sandboxes);
+        return 1;
+    }
+    s->uid_fd = abxl_uidrange_take(&s->uid_base, err, errlen);
+    if (s->uid_fd == -2) {
+        s->uid_fd = -1;
+        return -1;
+    }
+    if (abxl_sbxdir_prepare(s, t, env_vars, err, errlen) != 0)
+        return -1;
+    struct abxl_limits lim = {s->cpu_count, s->memory_mb, t->pids_limit};
+    s->cgroup = true;   /* a half-made one is removed by abxl_spawn_destroy */
+    if (abxl_cgroup_create(s->id, &lim, err, errlen) != 0)
+        return -1;
+    return boot(s, t, false, err, errlen);
+}
+
+int abxl_spawn_reboot(struct abxl_sbx *s, const struct abxl_tmpl *t, char *err, size_t errlen)
+{
+    if (abxl_sbxdir_boot_id(s) != 0) {
+        snprintf(err, errlen, "cannot write the sandbox's new boot id: %s", strerror(errno));
+        return -1;
+    }
+    return boot(s, t, true, err, errlen);
 }
 
 int abxl_spawn_wait_ready(struct abxl_sbx *s, const struct abxl_tmpl *t, char *err, size_t errlen)
@@ -489,7 +519,7 @@ void abxl_spawn_log_tail(const struct abxl_sbx *s, char *out, size_t n)
     snprintf(out, n, "%s", line ? line + 1 : buf);
 }
 
-void abxl_spawn_destroy(struct abxl_sbx *s)
+void abxl_spawn_halt(struct abxl_sbx *s)
 {
     /* SIGKILL to the namespace's pid 1 kills every process in it; a stopped
      * (paused) sandbox dies too. A frozen one keeps the signal pending
@@ -527,10 +557,21 @@ void abxl_spawn_destroy(struct abxl_sbx *s)
         }
         abxl_sleep_ms(5);
     }
-    if (s->cgroup)
-        abxl_cgroup_destroy(s->id);
+    if (s->pidfd >= 0) {
+        close(s->pidfd);
+        s->pidfd = -1;
+    }
+    s->init_pid = 0;
+    s->pidns_ino = 0;
     abxl_sbxlog_close(s->log);
     s->log = NULL;
+}
+
+void abxl_spawn_destroy(struct abxl_sbx *s)
+{
+    abxl_spawn_halt(s);
+    if (s->cgroup)
+        abxl_cgroup_destroy(s->id);
     if (s->dir[0] && abxl_rm_rf(s->dir) != 0)
         abxl_log(ABXL_LOG_ERROR, "sandbox %s: folder not fully removed", s->id);
     /* Its processes are gone: the uid range may serve another sandbox. */

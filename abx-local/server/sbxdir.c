@@ -81,6 +81,12 @@ static int write_boot_id(const struct abxl_sbx *s, char *p, size_t n)
     return abxl_write_small(p, text, 0444);
 }
 
+int abxl_sbxdir_boot_id(const struct abxl_sbx *s)
+{
+    char p[4400];
+    return write_boot_id(s, p, sizeof p);
+}
+
 /* The sandbox's own /etc files, copied into its root's upper layer by
  * sandbox-enter: its hostname is its id, as on E2B. */
 static int write_etc(const struct abxl_sbx *s, char *p, size_t n, const char **what)

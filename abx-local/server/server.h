@@ -204,8 +204,12 @@ int abxl_copy_fd(int in, int out);
 
 /* ---- sandbox disks (disk.c) ---- */
 /* In a private mount namespace, as host root: DIR/disk.img, an ext4 file
- * system of mb MiB whose root owner is owner, loop-mounted at DIR/disk. */
-int abxl_disk_mount(const char *dir, long mb, uid_t owner, char *err, size_t errlen);
+ * system of mb MiB whose root owner is owner, loop-mounted at DIR/disk;
+ * keep: the file system DIR/disk.img already holds. */
+int abxl_disk_mount(const char *dir, long mb, uid_t owner, bool keep, char *err, size_t errlen);
+/* Waits until no loop device holds DIR/disk.img (the last mount of it
+ * is gone and written back): 0, or -1 after timeout_ms. */
+int abxl_disk_wait_free(const char *dir, long timeout_ms);
 /* Whether abxl_disk_mount works on this machine (tried once, at start). */
 bool abxl_disk_check(char *err, size_t errlen);
 
@@ -288,6 +292,8 @@ struct abxl_sbx {
     cJSON *metadata;         /* object, owned, never NULL */
     int cpu_count, memory_mb, disk_mb;
     bool allow_internet, auto_pause, auto_resume;
+    bool auto_pause_fs;      /* autoPauseMemory: false, a filesystem-only auto-pause */
+    bool cold;               /* paused with its processes ended (life.c) */
     char traffic_token[65];  /* "" unless network.allowPublicTraffic=false */
     cJSON *network;          /* the create request's network object, or NULL */
     int64_t timeout_ms;      /* as created: what an autoResume wakes it for */
@@ -331,6 +337,8 @@ void abxl_abstime_in(struct timespec *ts, long ms);
 /* ---- spawner (sbx_spawn.c, procs.c, sbxdir.c) ---- */
 int abxl_sbxdir_prepare(const struct abxl_sbx *s, const struct abxl_tmpl *t,
                        const cJSON *env_vars, char *err, size_t errlen);
+/* A new run/boot_id, for a boot after a filesystem-only pause. */
+int abxl_sbxdir_boot_id(const struct abxl_sbx *s);
 /* Start time (clock ticks since boot) of pid, 0 if it does not exist. */
 unsigned long long abxl_proc_starttime(pid_t pid);
 int abxl_spawn_check_machine(char *err, size_t errlen);
@@ -340,6 +348,12 @@ int abxl_overlay_check(char *err, size_t errlen);
  * (err filled), or 1 when --max-sandboxes are running (s not registered). */
 int abxl_spawn(struct abxl_sbx *s, const struct abxl_tmpl *t, const cJSON *env_vars,
               char *err, size_t errlen);
+/* Boots a sandbox stopped by abxl_spawn_halt again on its kept disk,
+ * with a new boot id. 0 or -1 (err filled). */
+int abxl_spawn_reboot(struct abxl_sbx *s, const struct abxl_tmpl *t, char *err, size_t errlen);
+/* Ends every process of the sandbox; its folder, disk, cgroup and uid
+ * range stay. */
+void abxl_spawn_halt(struct abxl_sbx *s);
 /* Waits for envd /health then the template ready check. */
 int abxl_spawn_wait_ready(struct abxl_sbx *s, const struct abxl_tmpl *t,
                          char *err, size_t errlen);
@@ -363,7 +377,10 @@ void abxl_spawner_stop(void);
 /* ---- lifecycle helpers (life.c) ---- */
 void abxl_life_kill(struct abxl_sbx *s);   /* claim + destroy; s stays referenced */
 int abxl_life_pause(struct abxl_sbx *s);   /* 0, 1 already paused, -1 gone */
-int abxl_life_resume(struct abxl_sbx *s, int64_t end_ms); /* 0, 1 running, -1 */
+/* A filesystem-only pause (memory: false): as abxl_life_pause. */
+int abxl_life_pause_fs(struct abxl_sbx *s);
+/* 0, 1 running, -1 gone, -2 a filesystem-only paused one failed to boot. */
+int abxl_life_resume(struct abxl_sbx *s, int64_t end_ms);
 void abxl_life_kill_all(void);
 int abxl_reaper_start(void);
 void abxl_reaper_stop(void);

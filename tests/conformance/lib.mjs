@@ -39,6 +39,9 @@ export const API_URL = process.env.E2B_API_URL
 export const PROFILE = process.env.ABX_LOCAL_PROFILE || 'e2b'
 if (PROFILE !== 'e2b' && PROFILE !== 'fc') throw new Error(`ABX_LOCAL_PROFILE must be e2b or fc, not '${PROFILE}'`)
 export const FC = PROFILE === 'fc'
+// The sandbox runtime the server was started with (the same variable
+// selects it): gVisor keeps memory on a filesystem-only pause.
+export const GVISOR = process.env.ABX_LOCAL_RUNTIME === 'gvisor'
 
 // A raw control-plane request with the API key (what the SDK sends as
 // X-API-KEY). Returns {status, headers, text, json}; json is undefined when

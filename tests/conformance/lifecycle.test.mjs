@@ -6,7 +6,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
   Sandbox, e2b, newSandbox, listIds, rejectsWith, RUN_ID, sleep, FC, PROFILE, platformProfile,
-  apiFetch, apiMessage, dataFetch, versionAtLeast
+  apiFetch, apiMessage, dataFetch, versionAtLeast, eventually, GVISOR
 } from './lib.mjs'
 
 // Sandbox ids are opaque: E2B's are 20 lower-case alphanumerics, FC's docs
@@ -277,6 +277,52 @@ test('lifecycle autoResume: reported by getInfo, a request wakes the paused sand
   assert.equal(body.code, 502)
   assert.equal(body.sandboxId, plain.sandboxId)
   assert.equal((await plain.getInfo()).state, 'paused')
+})
+
+// E2B's filesystem-only pause (keepMemory: false, and autoPauseMemory for
+// an auto-pause): the processes end, the files stay, and the next connect
+// boots the sandbox again, with a new boot id. FC: gated like pause.
+// gVisor: abx-local keeps memory there (docs/capabilities.md).
+test('pause without memory: files kept, processes gone, a new boot', async (t) => {
+  const bootId = async (s) => (await s.commands.run('cat /proc/sys/kernel/random/boot_id')).stdout.trim()
+  const sbx = await newSandbox(t)
+  if (FC) {
+    await assert.rejects(sbx.pause({ keepMemory: false }), (err) => {
+      assert.match(err.message, /^403: Forbidden: pause is available to allow-listed accounts only/)
+      return true
+    })
+    return
+  }
+  await sbx.files.write('keep.txt', 'kept')
+  const boot = await bootId(sbx)
+  const bg = await sbx.commands.run('sleep 120', { background: true, timeoutMs: 0 })
+  assert.equal(await sbx.pause({ keepMemory: false }), true)
+  assert.equal((await sbx.getInfo()).state, 'paused')
+  const back = await Sandbox.connect(sbx.sandboxId)
+  assert.equal((await back.getInfo()).state, 'running')
+  assert.equal(await back.files.read('keep.txt'), 'kept')
+  const alive = (await back.commands.list()).some((p) => p.pid === bg.pid)
+  if (GVISOR) {
+    assert.ok(alive, 'gVisor: memory kept, the process lives on')
+    assert.equal(await bootId(back), boot)
+    return
+  }
+  assert.ok(!alive, 'the process ended with the pause')
+  assert.notEqual(await bootId(back), boot, 'a new boot id')
+  assert.equal((await back.commands.run('cat keep.txt')).stdout, 'kept')
+
+  // An auto-pause without memory: traffic does not wake it (E2B's SDK
+  // refuses autoResume with it: "must be resumed explicitly"), connect does.
+  const lifecycle = { onTimeout: { action: 'pause', keepMemory: false } }
+  const auto = await newSandbox(t, { lifecycle, timeoutMs: 4_000 })
+  await auto.files.write('woken.txt', 'still here')
+  const autoBoot = await bootId(auto)
+  await eventually(async () => (await auto.getInfo()).state === 'paused',
+    { timeoutMs: 30_000, what: 'the auto-pause' })
+  assert.equal((await dataFetch(auto, 49983, '/health')).status, 502, 'traffic does not wake it')
+  const woken = await Sandbox.connect(auto.sandboxId, { timeoutMs: 60_000 })
+  assert.equal(await woken.files.read('woken.txt'), 'still here')
+  assert.notEqual(await bootId(woken), autoBoot, 'connect booted it again')
 })
 
 // FC samples a minute apart and reports CPU and memory only (disk fields 0);
