@@ -17,6 +17,7 @@ struct abxl_envd_compat abxl_envd_compat = {
     .watch_network_mounts = 1,
     .proto_codec = 1,
     .signed_urls = 1,
+    .sudo = 1,
     .keepalive_default_s = 90,
     .keepalive_max_s = 0,
 };
@@ -47,6 +48,7 @@ int abxl_envd_compat_load(const cJSON *cfg, char *err, size_t errlen)
         {"watchNetworkMounts", offsetof(struct abxl_envd_compat, watch_network_mounts)},
         {"protoCodec", offsetof(struct abxl_envd_compat, proto_codec)},
         {"signedUrls", offsetof(struct abxl_envd_compat, signed_urls)},
+        {"sudo", offsetof(struct abxl_envd_compat, sudo)},
     };
     struct abxl_envd_compat c = abxl_envd_compat;
     struct abx_json_err je = {{0}};

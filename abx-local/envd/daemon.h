@@ -52,6 +52,7 @@ struct abxl_envd_compat {
     int watch_network_mounts;  /* allowNetworkMounts on watches honoured */
     int proto_codec;           /* 0: proto requests refused with HTTP 400 */
     int signed_urls;           /* a signature stands in for X-Access-Token */
+    int sudo;                  /* the sudo service (sudo.c) runs */
     int64_t keepalive_default_s;
     int64_t keepalive_max_s;   /* 0: requested intervals are not clamped */
 };
@@ -84,6 +85,10 @@ int abxl_envd_path_resolve(const char *in, const struct abxl_envd_user *u, char 
 /* mkdir -p of the parents of path (or of path itself with self=1), new
  * directories 0755 chowned to u. 0 or -1 (errno set). */
 int abxl_envd_mkdirs(const char *path, int self, const struct abxl_envd_user *u);
+
+/* ---- sudo.c ---- */
+/* Listens on ABXL_SUDO_SOCKET for the sandbox's sudo. 0, or -1 (err). */
+int abxl_envd_sudo_start(char *err, size_t errlen);
 
 /* ---- router.c ---- */
 int abxl_envd_http_start(const char *addr, unsigned port, char *err,
@@ -211,6 +216,8 @@ struct abxl_envd_spawn {
     unsigned rows, cols;
     const struct abxl_envd_user *user;
     int64_t deadline_ms;  /* absolute monotonic, 0 = none */
+    const int *stdio;     /* sudo.c: the client's 0-2, the caller's; NULL: pipes */
+    char *const *env;     /* sudo.c: the whole environment; NULL: envd's */
 };
 struct abxl_envd_selector {
     int by_tag;

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,10 +62,15 @@ pid_t abxl_envd_keeper_fork(void (*start)(void *arg), void *arg, int *ctl_fd)
         int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR2};
         for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
             sigaction(sigs[i], &ign, NULL);
-        prctl(PR_SET_NAME, "abx-keeper", 0, 0, 0);
-        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        /* Raw calls and _Fork (no atfork handlers): a sanitizer's prctl
+         * (PR_SET_NAME records the thread's name) and fork take its
+         * locks, which another thread of envd may have held at our fork;
+         * in this copy nobody would release them (keepers hung at 20
+         * sudo commands at once under ASan). */
+        syscall(SYS_prctl, PR_SET_NAME, "abx-keeper", 0, 0, 0);
+        syscall(SYS_prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         close(ctl[0]);
-        pid_t c = fork();
+        pid_t c = _Fork();
         if (c == 0)
             start(arg);   /* the command: never returns */
         if (c < 0) {

@@ -143,6 +143,9 @@ int main(int argc, char **argv)
     }
     abxl_log_banner("%s (as envd %s) listening on %s:%lu", ABXL_ENVD_VERSION,
                     abxl_envd_compat.version, addr, port);
+    /* Only as the sandbox's root: the service runs commands as root. */
+    if (abxl_envd_compat.sudo && geteuid() == 0 && abxl_envd_sudo_start(err, sizeof err))
+        abxl_log(ABXL_LOG_ERROR, "%s", err);
     run_start_command();
     while (sigwait(&term, &sig) != 0)
         ;

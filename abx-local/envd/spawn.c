@@ -90,6 +90,13 @@ static int build_env(const struct abxl_envd_spawn *sp, struct strv *e)
 {
     const char *path = getenv("PATH");
 
+    if (sp->env) {
+        for (char *const *v = sp->env; *v; v++)
+            if (strv_push(e, strdup(*v)))
+                return -1;
+        return 0;
+    }
+
     if (env_set(e, "PATH", path && *path ? path : DEFAULT_PATH) ||
         env_set(e, "HOME", sp->user->home) ||
         env_set(e, "USER", sp->user->name) ||
@@ -253,20 +260,26 @@ int abxl_envd_spawn(const struct abxl_envd_spawn *sp, struct abxl_envd_child *ch
         snprintf(err, errlen, "cannot open a pty: %s", strerror(errno));
         goto out;
     }
+    int piped = sp->stdio == NULL;
     if (pipe2(rep, O_CLOEXEC) ||
-        (!sp->hidden && !sp->pty &&
+        (piped && !sp->hidden && !sp->pty &&
          (pipe2(out, O_CLOEXEC) || pipe2(er, O_CLOEXEC))) ||
-        (sp->stdin_pipe && !sp->pty && pipe2(in, O_CLOEXEC))) {
+        (piped && sp->stdin_pipe && !sp->pty && pipe2(in, O_CLOEXEC))) {
         snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));
         goto out;
     }
-    if (!sp->stdin_pipe && !sp->pty &&
+    if (piped && !sp->stdin_pipe && !sp->pty &&
         (in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
         snprintf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
         goto out;
     }
     struct child_args ca = {sp, cwd, in[0], out[1], er[1], ch->pty_slave, rep[1], argv.v,
                             envp.v};
+    if (!piped) {   /* the caller's: not closed here */
+        ca.in = sp->stdio[0];
+        ca.out = sp->stdio[1];
+        ca.err = sp->stdio[2];
+    }
     keeper = abxl_envd_keeper_fork(start_child, &ca, &ctl);
     if (keeper < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));

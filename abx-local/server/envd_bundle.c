@@ -73,25 +73,26 @@ static void on_ldd(const char *line, void *arg)
     add_lib(l, path, base);
 }
 
-/* abx-keeper (static), from beside abx-envd, if it is there: each
- * command's keeper (envd's keeper.c). Without it envd keeps its commands
- * in forks of itself. */
-static int copy_keeper(char *err, size_t errlen)
+/* A static helper from beside abx-envd, if it is there, into the bundle
+ * as `as`: abx-keeper, each command's keeper (envd's keeper.c; without it
+ * envd keeps its commands in forks of itself), and abx-sudo, the
+ * sandbox's sudo (/usr/bin/sudo points at it; envd serves it). */
+static int copy_helper(const char *name, const char *as, bool *have, char *err, size_t errlen)
 {
     char src[4200], dst[4400];
     const char *slash = strrchr(abxl_cfg.envd_path, '/');
     int dirlen = slash ? (int)(slash - abxl_cfg.envd_path) : 1;
-    abxl_cfg.envd_keeper = false;
-    abxl_fmt(src, sizeof src, "%.*s/abx-keeper", dirlen, slash ? abxl_cfg.envd_path : ".");
+    *have = false;
+    abxl_fmt(src, sizeof src, "%.*s/%s", dirlen, slash ? abxl_cfg.envd_path : ".", name);
     if (access(src, X_OK) != 0)
         return 0;
-    abxl_fmt(dst, sizeof dst, "%s/abx-keeper", abxl_cfg.envd_bundle);
+    abxl_fmt(dst, sizeof dst, "%s/%s", abxl_cfg.envd_bundle, as);
     if (copy_file(src, dst, 0755) != 0) {
         abxl_fmt(err, errlen, "cannot copy %s into %s: %s", src, abxl_cfg.envd_bundle,
                  strerror(errno));
         return -1;
     }
-    abxl_cfg.envd_keeper = true;
+    *have = true;
     return 0;
 }
 
@@ -109,7 +110,9 @@ int abxl_envd_bundle(char *err, size_t errlen)
                 strerror(errno));
         return -1;
     }
-    if (copy_keeper(err, errlen) != 0)
+    bool sudo;
+    if (copy_helper("abx-keeper", "abx-keeper", &abxl_cfg.envd_keeper, err, errlen) != 0 ||
+        copy_helper("abx-sudo", "sudo", &sudo, err, errlen) != 0)
         return -1;
     abxl_cfg.envd_loader[0] = '\0';
     char *argv[] = {"ldd", abxl_cfg.envd_path, NULL};

@@ -52,6 +52,9 @@ static const struct sw table[ABXL_SW_COUNT] = {
                             "control-plane error messages in other words (assumed)"},
     [ABXL_SW_LIST_PAGE_50] = {"list-page-50", false, true,
                              "list pages hold 50 sandboxes by default, not 100 (assumed)"},
+    [ABXL_SW_SUDO] = {"sudo", true, false,
+                     "sudo works for a template's default user, served by envd (off: no "
+                     "sudo service; FC's documentation names none)"},
     [ABXL_SW_MASK_HOST] = {"mask-request-host", true, false,
                           "network.maskRequestHost is the Host of requests the data plane "
                           "forwards, ${PORT} their port (off: ignored, as FC does)"},
@@ -125,6 +128,7 @@ cJSON *abxl_profile_envd_compat(void)
     cJSON_AddBoolToObject(o, "watchNetworkMounts", modern);
     cJSON_AddBoolToObject(o, "protoCodec", on[ABXL_SW_PROTO_CODEC]);
     cJSON_AddBoolToObject(o, "signedUrls", on[ABXL_SW_SIGNED_URLS]);
+    cJSON_AddBoolToObject(o, "sudo", on[ABXL_SW_SUDO]);
     cJSON_AddNumberToObject(o, "keepaliveDefaultS", ka ? 30 : 90);
     cJSON_AddNumberToObject(o, "keepaliveMaxS", ka ? 60 : 0);
     return o;

@@ -18,7 +18,7 @@
 #include "server.h"
 
 /* Part of every key: bump when the customize step or the layout changes. */
-#define ROOTFS_FORMAT "abx-rootfs-3"   /* 3: owned by the sandbox uids */
+#define ROOTFS_FORMAT "abx-rootfs-4"   /* 3: owned by the sandbox uids; 4: /usr/bin/sudo */
 
 int abxl_rootfs_paths(struct abxl_tmpl *t)
 {

@@ -1,7 +1,7 @@
 /* The last step of every template root filesystem, built or imported:
  * the users envd expects (root, and user 1000 at /home/user), the
- * template's home/ files, and the mount points abx-local binds into every
- * sandbox. Runs chroot'ed in a child, so an image's symlinks (an /etc that
+ * template's home/ files, the mount points abx-local binds into every
+ * sandbox, and /usr/bin/sudo. Runs chroot'ed in a child, so an image's symlinks (an /etc that
  * points at /etc) resolve inside the root, never onto the host. */
 #include <errno.h>
 #include <fcntl.h>
@@ -102,6 +102,23 @@ static int ensure_shadow(int efd)
     return 0;
 }
 
+/* /usr/bin/sudo is abx-local's (abx-local/sudo, bound with envd at
+ * /opt/abx/bin): a setuid sudo cannot work where every process has
+ * no_new_privs, so an image's own is replaced. */
+static int ensure_sudo(int efd)
+{
+    static const char target[] = "/opt/abx/bin/sudo";
+    char got[sizeof target + 1];
+    ssize_t n = readlink("/usr/bin/sudo", got, sizeof got);
+    if (n == (ssize_t)sizeof target - 1 && memcmp(got, target, (size_t)n) == 0)
+        return 0;
+    if ((mkdir("/usr", 0755) != 0 && errno != EEXIST) ||
+        (mkdir("/usr/bin", 0755) != 0 && errno != EEXIST) ||
+        (unlink("/usr/bin/sudo") != 0 && errno != ENOENT) || symlink(target, "/usr/bin/sudo") != 0)
+        return fail(efd, "/usr/bin/sudo");
+    return 0;
+}
+
 static int in_root(int home_fd, int efd)
 {
     static const struct {
@@ -125,7 +142,7 @@ static int in_root(int home_fd, int efd)
         ensure_entry("/etc/group", "user:x:1000:\n", false, efd) != 0 ||
         ensure_shadow(efd) != 0 ||
         ensure_entry("/etc/shadow", "user:*:20000:0:99999:7:::\n", true, efd) != 0 ||
-        ensure_entry("/etc/gshadow", "user:!::\n", true, efd) != 0)
+        ensure_entry("/etc/gshadow", "user:!::\n", true, efd) != 0 || ensure_sudo(efd) != 0)
         return -1;
     if (home_fd >= 0) {
         int dfd = open("/home/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);

@@ -86,6 +86,7 @@ enum abxl_switch {
     ABXL_SW_FC_MESSAGES,
     ABXL_SW_LIST_PAGE_50,
     ABXL_SW_MASK_HOST,
+    ABXL_SW_SUDO,
     ABXL_SW_COUNT
 };
 bool abxl_sw(enum abxl_switch s);

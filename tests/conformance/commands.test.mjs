@@ -1,7 +1,7 @@
 // commands through the official SDK (as E2B's own SDK tests of commands).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { e2b, newSandbox, rejectsWith, eventually } from './lib.mjs'
+import { e2b, newSandbox, rejectsWith, eventually, FC } from './lib.mjs'
 
 test('run foreground command', async (t) => {
   const sbx = await newSandbox(t)
@@ -46,6 +46,27 @@ test('envs, cwd and user', async (t) => {
   assert.equal((await sbx.commands.run('echo $E2B_SANDBOX')).stdout, 'true\n')
   assert.equal((await sbx.commands.run('echo $E2B_SANDBOX_ID')).stdout, `${sbx.sandboxId}\n`)
   await assert.rejects(sbx.commands.run('pwd', { cwd: '/does/not/exist' }), e2b.SandboxError)
+})
+
+// E2B's base lets its user sudo (E2B's own test: a variable given to one
+// command does not reach a later `sudo echo "$FOO"`). abx-local's sudo is
+// served by envd (docs/security.md "sudo"); the fc profile has none.
+test('sudo runs as root; one command\'s envs do not leak into the next', async (t) => {
+  const sbx = await newSandbox(t)
+  if (FC) {
+    await assert.rejects(sbx.commands.run('sudo id'), (err) => {
+      assert.ok(err instanceof e2b.CommandExitError, `got ${err.constructor.name}: ${err.message}`)
+      assert.equal(err.exitCode, 1)
+      assert.match(err.stderr, /no sudo service/)
+      return true
+    })
+    return
+  }
+  assert.equal((await sbx.commands.run('whoami')).stdout, 'user\n')
+  assert.equal((await sbx.commands.run('sudo whoami')).stdout, 'root\n')
+  assert.equal((await sbx.commands.run('echo "$FOO"', { envs: { FOO: 'bar' } })).stdout, 'bar\n')
+  assert.equal((await sbx.commands.run('sudo echo "$FOO"')).stdout, '\n')
+  await assert.rejects(sbx.commands.run('sudo sh -c "exit 3"'), (err) => err.exitCode === 3)
 })
 
 test('timeout: fast command succeeds, slow one times out', async (t) => {
