@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -40,10 +41,21 @@ static int sessions;
 
 struct session {
     int sock, stdio[3];
+    bool counted;   /* holds one of the MAX_SESSIONS */
     uid_t peer;
     char *buf;   /* the request, NUL-terminated strings */
     size_t len;
 };
+
+static void uncount(struct session *s)
+{
+    if (!s->counted)
+        return;
+    pthread_mutex_lock(&mu);
+    sessions--;
+    pthread_mutex_unlock(&mu);
+    s->counted = false;
+}
 
 static void session_free(struct session *s)
 {
@@ -52,11 +64,9 @@ static void session_free(struct session *s)
     for (int i = 0; i < 3; i++)
         if (s->stdio[i] >= 0)
             close(s->stdio[i]);
+    uncount(s);
     free(s->buf);
     free(s);
-    pthread_mutex_lock(&mu);
-    sessions--;
-    pthread_mutex_unlock(&mu);
 }
 
 static void refuse(int sock, const char *msg)
@@ -293,7 +303,9 @@ static void serve(struct session *s)
     }
     close(s->sock);
     s->sock = -1;
-    /* What the command left running lives on, as after a Process/Start. */
+    /* What the command left running lives on, as after a Process/Start,
+     * and no longer counts against the sudo commands running. */
+    uncount(s);
     abxl_envd_keeper_release(ch.keeper, ch.ctl_fd, 0);
 out:
     cJSON_Delete(args);
@@ -341,6 +353,31 @@ static int receive(struct session *s)
     return 0;
 }
 
+/* Reads and drops a request (its descriptors closed), so that the
+ * refusal that follows reaches the client: a socket closed with a
+ * request unread resets the connection, and the answer with it. */
+static void drain(int c)
+{
+    char buf[512];
+    union {
+        char b[CMSG_SPACE(8 * sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {buf, sizeof buf};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b,
+                       .msg_controllen = sizeof ctl.b};
+    struct pollfd p = {c, POLLIN, 0};
+    if (poll(&p, 1, 1000) <= 0 || recvmsg(c, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) < 0)
+        return;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+            for (size_t i = 0; i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
+                close(fd);
+            }
+}
+
 static void *session_main(void *arg)
 {
     struct session *s = arg;
@@ -369,23 +406,23 @@ static void *accept_main(void *arg)
         struct session *s = calloc(1, sizeof *s);
         int on = 1;
         /* Who is asking: SCM_CREDENTIALS, which the kernel checks against
-         * the sender's ids (gVisor's SO_PEERCRED names the listener). */
+         * the sender's ids (gVisor's SO_PEERCRED names the listener). A
+         * client that connects and says nothing is let go after 10 s. */
+        struct timeval tv = {10, 0};
         setsockopt(c, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+        setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         pthread_mutex_lock(&mu);
-        bool room = sessions < MAX_SESSIONS;
+        bool room = s != NULL && sessions < MAX_SESSIONS;
         sessions += room;
         pthread_mutex_unlock(&mu);
-        if (s == NULL || !room) {
-            refuse(c, room ? "out of memory" : "too many sudo commands at once (32)");
+        if (!room) {
+            drain(c);
+            refuse(c, s ? "too many sudo commands at once (32)" : "out of memory");
             close(c);
             free(s);
-            if (room) {
-                pthread_mutex_lock(&mu);
-                sessions--;
-                pthread_mutex_unlock(&mu);
-            }
             continue;
         }
+        s->counted = true;
         s->sock = c;
         s->stdio[0] = s->stdio[1] = s->stdio[2] = -1;
         s->buf = malloc(ABXL_SUDO_MAX);
@@ -416,7 +453,7 @@ int abxl_envd_sudo_start(char *err, size_t errlen)
     pthread_t t;
     int on = 1;
     if (rc != 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0 ||
-        listen(fd, 16) != 0 ||
+        listen(fd, SOMAXCONN) != 0 ||
         pthread_create(&t, NULL, accept_main, (void *)(intptr_t)fd) != 0) {
         snprintf(err, errlen, "sudo service on %s: %s", ABXL_SUDO_SOCKET, strerror(errno));
         if (fd >= 0)

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -217,9 +218,19 @@ int main(int argc, char **argv)
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     snprintf(a.sun_path, sizeof a.sun_path, "%s", ABXL_SUDO_SOCKET);
-    if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) != 0) {
-        abxl_log(ABXL_LOG_ERROR, "this sandbox has no sudo service (%s: %s)", ABXL_SUDO_SOCKET,
-                 strerror(errno));
+    int rc = s < 0 ? -1 : connect(s, (struct sockaddr *)&a, sizeof a);
+    /* A full backlog: Linux makes connect wait, gVisor says EAGAIN. */
+    for (int tries = 0; rc != 0 && errno == EAGAIN && tries < 200; tries++) {
+        struct timespec ms = {0, 50000000};
+        nanosleep(&ms, NULL);
+        rc = connect(s, (struct sockaddr *)&a, sizeof a);
+    }
+    if (rc != 0) {
+        if (errno == ENOENT || errno == ECONNREFUSED)
+            abxl_log(ABXL_LOG_ERROR, "this sandbox has no sudo service (%s: %s)",
+                     ABXL_SUDO_SOCKET, strerror(errno));
+        else
+            abxl_log(ABXL_LOG_ERROR, "cannot reach the sudo service: %s", strerror(errno));
         return 1;
     }
     if (send_req(s, &r) != 0) {

@@ -80,6 +80,24 @@ def e2b(s):
     left = until(lambda: run(s, sid, ROOT_SLEEPS)[1].strip() == "0", 10, step=0.2)
     check(left, "the deadline of a command running sudo ends what sudo started (%s)"
           % run(s, sid, ROOT_SLEEPS)[1].strip())
+    # What a sudo command leaves running does not hold one of the 32
+    # places of the commands running: 40 leave a sleep, then one more runs.
+    code, out, err = run(s, sid, "for i in $(seq 1 40); do sudo sh -c 'sleep 300 "
+                         ">/dev/null 2>&1 &' || echo refused; done; sudo echo ran; "
+                         + ROOT_SLEEPS)
+    check(out.split() == ["ran", "40"], "sudo commands that left 40 sleeps behind free "
+          "their places (%r %r)" % (out, err[-200:]))
+    run(s, sid, "for p in /proc/[0-9]*; do [ \"$(cat $p/comm 2>/dev/null)\" = sleep ] && "
+        "sudo kill ${p#/proc/}; done")
+    # At most 32 run at once; the 33rd and later are told why. The 32
+    # wait for a file made once the refusals are in.
+    code, out, err = run(s, sid, "rm -f /tmp/go /tmp/refused; for i in $(seq 1 36); do "
+                         "sudo sh -c 'while [ ! -e /tmp/go ]; do sleep 0.1; done' "
+                         "2>>/tmp/refused & done; for t in $(seq 1 300); do "
+                         "[ \"$(grep -c . /tmp/refused 2>/dev/null)\" -ge 4 ] && break; "
+                         "sleep 0.1; done; touch /tmp/go; wait; cat /tmp/refused")
+    check(out == "sudo: too many sudo commands at once (32)\n" * 4,
+          "36 at once: 32 run, 4 are told why (%r %r)" % (out, err[-200:]))
     # Many at once, each gets its own answer.
     code, out, _ = run(s, sid, "p=; for i in $(seq 1 20); do sudo sh -c \"exit $i\" & "
                        "p=\"$p $!\"; done; r=0; for j in $p; do wait $j; r=$((r + $?)); done; "
