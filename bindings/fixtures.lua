@@ -27,14 +27,16 @@ local function server_answers(sbx, port)
 end
 
 -- The server template is built by hand on a cloud (README): where it does
--- not exist, every test of the file is skipped with one reason (the
--- fixture's failure is kept for its scope, so it is one create).
+-- not exist, every test of the file fails naming it and the fix (the
+-- fixture's failure is kept for its scope, so it is one create). Not a
+-- skip: a wrong name would otherwise give a green run.
 e2e.fixture("server_sandbox", { scope = "file", needs_platform = true }, function()
   local tmpl = sandbox.server_template
   local ok, sbx = pcall(sandbox.create, { template = tmpl })
   if not ok then
     if type(sbx) == "table" and sbx.class == "NotFound" and sbx.status == 404 then
-      e2e.skip(sfmt("template %s not found: build it, see README", tmpl))
+      e2e.fail(sfmt("template %s not found on the platform (E2E_SERVER_TEMPLATE): build and "
+        .. "deploy it (docs/fc-server-template.md) or name one that exists", tmpl))
     end
     error(sbx, 0)
   end

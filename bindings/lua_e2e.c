@@ -158,6 +158,8 @@ static void set_config(lua_State *L, const struct abx_e2e_host *h)
     lua_setfield(L, -2, "capture");
     lua_pushboolean(L, h->has_credentials);
     lua_setfield(L, -2, "has_credentials");
+    lua_pushboolean(L, h->allow_skips);
+    lua_setfield(L, -2, "allow_skips");
     lua_pushstring(L, h->missing_credentials ? h->missing_credentials : "");
     lua_setfield(L, -2, "missing_credentials");
     lua_pushstring(L, h->run_id ? h->run_id : "");

@@ -44,6 +44,7 @@ struct abx_e2e_host {
     const char *server_template;  /* E2E_SERVER_TEMPLATE (python-hello) */
     long server_port;          /* E2E_SERVER_PORT (8080) */
     long short_ttl;            /* E2E_SHORT_TTL, s (20): TTL-expiry tests */
+    int allow_skips;          /* --allow-skips (prelude.lua: unexplained skips) */
     int keep_failed;           /* --keep-failed */
     /* Capabilities (docs/capabilities.md): platform kind ("fc", "e2b")
      * and the declared set (1u << enum abx_cap). */

@@ -138,7 +138,7 @@ end
 -- Inside a test or fixture: skip now unless every capability is declared.
 function M.requires(...)
   local miss = missing_caps(cap_list({ ... }, "requires", 2))
-  if #miss > 0 then M.skip(caps_reason(miss)) end
+  if #miss > 0 then M._skip_declared(caps_reason(miss)) end
 end
 
 -- Skips unless the sandbox's envd is at least `min` (a gated feature the
@@ -152,7 +152,7 @@ function M.requires_envd(sbx, min, what)
   local c, err = core.envd_version_cmp(v, min)
   if c == nil then error("requires_envd: " .. err, 2) end
   if c < 0 then
-    M.skip(sfmt("requires envd %s or later%s (the sandbox reports %s)", min,
+    M._skip_declared(sfmt("requires envd %s or later%s (the sandbox reports %s)", min,
       what and (" for " .. tostring(what)) or "", v))
   end
 end
@@ -724,6 +724,14 @@ function M._run(i)
     r.no_rerun = err.fixture_scope ~= nil or nil
     if err.class == "Interrupted" then
       r.outcome = "interrupted"
+    elseif err.class == "Skipped" and not err.declared and not core.config.allow_skips then
+      -- Green means ran: a skip the declared capabilities (requires), the
+      -- credentials or the test's own skip = "why" do not explain fails.
+      r.outcome = "failed"
+      r.message = sfmt("skipped for a reason no declared capability explains: %s "
+        .. "(declare it: requires = {...} or skip = \"why\"; --allow-skips keeps it a skip)",
+        err.message)
+      r.longrepr = (err.where and (err.where .. ": ") or "") .. r.message
     elseif err.class == "Skipped" then
       r.outcome, r.reason, r.skip_loc = "skipped", err.message, err.where
       r.longrepr = nil

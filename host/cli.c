@@ -48,6 +48,9 @@ static const char HELP[] =
     "                       reruns = N)\n"
     "  --reruns-delay S     seconds to wait before each rerun (default 0)\n"
     "  --fail-on-flaky      a flaky test fails the run (exit 1)\n"
+    "  --allow-skips        a test that skips itself (e2e.skip) for a reason\n"
+    "                       no declared capability explains stays SKIPPED;\n"
+    "                       by default it FAILS: green means it ran\n"
     "  --timeout S          per-test timeout in seconds (default 300; 0 =\n"
     "                       none); teardown gets its own budget (min(S,60))\n"
     "  --max-memory MB      Lua heap ceiling per worker (default 2048;\n"
@@ -524,6 +527,8 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
             o->continue_on_collection_errors = 1;
         } else if (strcmp(a, "--fail-on-flaky") == 0) {
             o->fail_on_flaky = 1;
+        } else if (strcmp(a, "--allow-skips") == 0) {
+            o->allow_skips = 1;
         } else if (is_opt(a, "--max-memory")) {
             if (!(v = value(argc, argv, &i, "--max-memory")) ||
                 abx_parse_long(v, 0, 1L << 30, &o->max_memory_mb) != 0)

@@ -177,12 +177,14 @@ static void templates_section(struct abx_doc *d)
         abx_doc_warn(d, "template code-interpreter-v1 not listed: the code "
                         "execution tests (code_sandbox) fail unless it "
                         "exists as a public template");
+    /* A run fails without it (green means ran): a problem, not a warning. */
     if (d->server == ABX_DOC_MISSING)
-        abx_doc_warn(
+        abx_doc_problem(
             d,
-            "server template %s (E2E_SERVER_TEMPLATE) not found: test_06 will "
-            "be skipped: build it, see README (Running against FC Agent "
-            "Sandbox)",
+            "build and deploy it (docs/fc-server-template.md), or set "
+            "E2E_SERVER_TEMPLATE to a template that exists",
+            "server template %s (E2E_SERVER_TEMPLATE) not found: the tests "
+            "that need it will fail",
             server);
     cJSON_Delete(arr);
 }

@@ -101,7 +101,7 @@ static void skipped_tests(struct abx_doc *d, cJSON *sec, cJSON *const *skips)
         print_ids(d, skips[i]);
     }
     if (d->server == ABX_DOC_MISSING) {
-        abx_doc_line(d, "tests skipped without the server template %s (%d):",
+        abx_doc_line(d, "tests that fail without the server template %s (%d):",
                      e->server_template, cJSON_GetArraySize(srv));
         print_ids(d, srv);
     }

@@ -37,6 +37,7 @@ struct abx_opts {
     long reruns;               /* --reruns N (0: none) */
     double reruns_delay;       /* --reruns-delay S */
     int fail_on_flaky;         /* --fail-on-flaky */
+    int allow_skips;           /* --allow-skips: an unexplained skip stays a skip */
     int lf, ff;
     int lfnf_none;             /* --lfnf none: no failures -> run nothing */
     int collect_only;

@@ -54,6 +54,7 @@ void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
     abx_host.server_port = e->server_port;
     abx_host.short_ttl = e->short_ttl;
     abx_host.keep_failed = o->keep_failed;
+    abx_host.allow_skips = o->allow_skips;
     abx_host.local_platform = o->local;
     snprintf(kind, sizeof kind, "%s", e->platform_kind);
     abx_host.platform_kind = kind;

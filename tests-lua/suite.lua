@@ -9,15 +9,17 @@ function M.sh_quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
 
--- Calls fn(...), which creates a sandbox of `template`; when the platform
--- answers NotFound (404) the template does not exist there, and the test
--- is skipped saying so (the server template is built by hand on a cloud).
+-- Calls fn(...), which creates a sandbox of the server template; when the
+-- platform answers NotFound (404) it does not exist there: a set-up
+-- mistake the test fails on, naming the fix (never a skip: green means
+-- the tests ran).
 function M.with_template(template, fn, ...)
   local res = table.pack(pcall(fn, ...))
   if res[1] then return table.unpack(res, 2, res.n) end
   local err = res[2]
   if type(err) == "table" and err.class == "NotFound" and err.status == 404 then
-    e2e.skip(string.format("template %s not found: build it, see README", template))
+    e2e.fail(string.format("template %s not found on the platform (E2E_SERVER_TEMPLATE): "
+      .. "build and deploy it (docs/fc-server-template.md) or name one that exists", template))
   end
   error(err, 0)
 end

@@ -252,18 +252,18 @@ def no_credentials(ctx):
 def missing_server_template(ctx):
     env = {"ABX_LOCAL_BIN": ctx.local_wrapper(), "E2E_SERVER_TEMPLATE": "no-such-template"}
     rc, out, err = ctx.run(["--local", "--profile", "fc"], env)
-    check(rc == 0, "missing_server_template: exit 0 (%d)" % rc)
+    check(rc == 1, "missing_server_template: exit 1, a problem (%d)" % rc)
     check("no-such-template (E2E_SERVER_TEMPLATE): missing" in section(out, "templates"),
           "missing_server_template: said missing")
-    warn = [ln for ln in out.splitlines() if "WARNING:" in ln]
-    check(len(warn) == 1 and "no-such-template" in warn[0] and "test_06 will be skipped"
-          in warn[0], "missing_server_template: one warning naming it (%r)" % warn)
-    m = re.search(r"tests skipped without the server template no-such-template \((\d+)\):",
+    check("server template no-such-template (E2E_SERVER_TEMPLATE) not found: the tests that "
+          "need it will fail" in out and "docs/fc-server-template.md" in out,
+          "missing_server_template: a problem naming it and the fix")
+    m = re.search(r"tests that fail without the server template no-such-template \((\d+)\):",
                   out)
     check(m is not None and int(m.group(1)) > 0 and
           "tests-lua/test_06_server_sdk.lua::" in section(out, "capabilities"),
           "missing_server_template: test_06's tests listed")
-    check(closing(out) == (0, 1), "missing_server_template: 0 problems, 1 warning (%r)"
+    check(closing(out) == (1, 0), "missing_server_template: 1 problem, 0 warnings (%r)"
           % (closing(out),))
     check_not_printed(out + err, {"abx-local's key": LOCAL_KEY}, "missing_server_template")
 
@@ -286,7 +286,10 @@ def missing_base(ctx):
               "missing_base: the create decides")
         check(any("template named base" in f for f in fix_lines(out)),
               "missing_base: FIX names the template (%r)" % fix_lines(out))
-        check(closing(out) == (1, 2), "missing_base: 1 problem, 2 warnings (%r)"
+        # base is missing (the problem); code-interpreter-v1 is not listed
+        # (a warning); the server template is missing too (a problem now:
+        # its tests would fail)
+        check(closing(out) == (2, 1), "missing_base: 2 problems, 1 warning (%r)"
               % (closing(out),))
         check_not_printed(out + err, {"the server's key": s.key}, "missing_base")
         st, lst, _, _ = s.request("GET", "/v2/sandboxes")

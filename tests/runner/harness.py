@@ -167,12 +167,41 @@ def sc_skip_credentials(c):
 
 
 C = "cases/test_caps.lua::"
+S = "cases/test_skips.lua::"
+
+
+def sc_skips(c):
+    """Green means ran: a skip that a declared capability (requires), the
+    envd the platform reports (requires_envd), the credentials or the
+    test's own skip = "why" explain is a skip; any other e2e.skip, a
+    fixture's included, fails the test naming its reason, and the run
+    with it. --allow-skips keeps them skips."""
+    p, doc = c.json_run("cases/test_skips.lua")
+    must(p.returncode == 1, f"exit code {p.returncode}, want 1")
+    expect_outcomes(outcomes(doc), {
+        S + "declared skip": "skipped", S + "requires skips": "skipped",
+        S + "requires at run time": "skipped", S + "envd below the gate": "skipped",
+        S + "unexplained skip": "failed", S + "a fixture's skip": "failed"})
+    t = by_id(doc)
+    must(t[S + "unexplained skip"]["message"] == "skipped for a reason no declared capability "
+         "explains: decided at runtime (declare it: requires = {...} or skip = \"why\"; "
+         "--allow-skips keeps it a skip)", str(t[S + "unexplained skip"].get("message")))
+    must("a fixture's own skip" in t[S + "a fixture's skip"]["message"],
+         str(t[S + "a fixture's skip"].get("message")))
+    p, doc = c.json_run("cases/test_skips.lua", "--allow-skips")
+    must(p.returncode == 0, f"--allow-skips: exit code {p.returncode}, want 0")
+    must(set(outcomes(doc).values()) == {"skipped"}, "--allow-skips: " + str(outcomes(doc)))
+    must(by_id(doc)[S + "unexplained skip"]["reason"] == "decided at runtime",
+         str(by_id(doc)[S + "unexplained skip"].get("reason")))
 
 
 def sc_caps(c):
     """Capabilities: fc (the default) declares none, e2b all; E2E_CAPS
-    adjusts; a missing one skips naming it (terminal -r s, JSON, JUnit)."""
-    p, doc = c.json_run("cases/test_caps.lua", "-rs", "--junitxml", "out/caps.xml")
+    adjusts; a missing one skips naming it (terminal -r s, JSON, JUnit).
+    A file fixture's own skip is kept for the file like an error (here
+    with --allow-skips: without, it fails its tests, sc_skips)."""
+    p, doc = c.json_run("cases/test_caps.lua", "-rs", "--junitxml", "out/caps.xml",
+                        "--allow-skips")
     got, tests = outcomes(doc), by_id(doc)
     expect_outcomes(got, {
         C + "needs pause": "skipped", C + "signed::inherits the group's": "skipped",

@@ -18,7 +18,7 @@ end)
 
 test("static skip", { skip = "not supported here" }, function() error("must not run") end)
 
-test("runtime skip", function() e2e.skip("decided at runtime") end)
+test("runtime skip", function() e2e.requires("pause") end)
 
 test("known issue fails", { known_issue = "KI-001: product returns 500" }, function()
   expect(500):eq(200)
