@@ -133,7 +133,7 @@ static const char HELP[] =
     "E2E_SHORT_TTL (20 s, lifetime of the sandboxes TTL tests wait out),\n"
     "E2E_PLATFORM (fc or e2b: the documented capability set; fc),\n"
     "E2E_CAPS (+name,-name adjusting it: pause, signed-urls, e2b-proxy,\n"
-    "e2b-messages, file-metadata, auto-resume), E2E_DEFAULT_USER (user),\n"
+    "e2b-messages), E2E_DEFAULT_USER (user),\n"
     "from the environment, then tests-lua/.env, .env, client-sdk/.env.\n"
     "Without credentials, tests that need the platform are skipped.\n"
     "\n"

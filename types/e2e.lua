@@ -165,7 +165,5 @@ function e2e.expect(v, label) end
 ---| "signed-urls" # Signed file URLs honoured on secure sandboxes.
 ---| "e2b-proxy" # E2B's exact data-plane error bodies (JSON 502s, its HTML page).
 ---| "e2b-messages" # E2B's exact error message wording.
----| "file-metadata" # Custom file metadata (envd 0.6.2 or later).
----| "auto-resume" # autoResume: a paused sandbox wakes on a request.
 
 return e2e

@@ -16,10 +16,6 @@ static const struct {
                                         "(JSON 502s, its HTML page)"},
     [ABX_CAP_E2B_MESSAGES] = {"e2b-messages", "E2B's exact error message "
                                               "wording"},
-    [ABX_CAP_FILE_METADATA] = {"file-metadata", "custom file metadata "
-                                                "(envd 0.6.2 or later)"},
-    [ABX_CAP_AUTO_RESUME] = {"auto-resume", "autoResume: a paused sandbox "
-                                            "wakes on a request"},
 };
 
 const char *abx_cap_name(int cap)

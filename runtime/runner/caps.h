@@ -13,8 +13,6 @@ enum abx_cap {
     ABX_CAP_SIGNED_URLS,    /* signed file URLs honoured on secure sandboxes */
     ABX_CAP_E2B_PROXY,      /* E2B's exact data-plane error bodies */
     ABX_CAP_E2B_MESSAGES,   /* E2B's exact error message wording */
-    ABX_CAP_FILE_METADATA,  /* custom file metadata (envd >= 0.6.2) */
-    ABX_CAP_AUTO_RESUME,    /* autoResume: a paused sandbox wakes on traffic */
     ABX_CAP_COUNT
 };
 

@@ -149,8 +149,7 @@ def local(ctx, profile):
     caps = section(out, "capabilities")
     check(re.search(r"platform %s .*capability set: %s" % (profile, "none" if fc else "pause"),
                     caps) is not None, "%s: the platform and its set" % what)
-    for name in ("pause", "signed-urls", "e2b-proxy", "e2b-messages", "file-metadata",
-                 "auto-resume"):
+    for name in ("pause", "signed-urls", "e2b-proxy", "e2b-messages"):
         state = "absent" if fc else "present"
         check(re.search(r"^  %s +%s " % (name, state), caps, re.M) is not None,
               "%s: %s %s" % (what, name, state))

@@ -62,8 +62,8 @@ static void adjust(void)
     CHECK_STR(out, "signed-urls");
     abx_caps_format(0, out, sizeof out);
     CHECK_STR(out, "none");
-    abx_caps_format(BIT(ABX_CAP_AUTO_RESUME) | BIT(ABX_CAP_PAUSE), out, sizeof out);
-    CHECK_STR(out, "pause, auto-resume");
+    abx_caps_format(BIT(ABX_CAP_E2B_MESSAGES) | BIT(ABX_CAP_PAUSE), out, sizeof out);
+    CHECK_STR(out, "pause, e2b-messages");
     abx_caps_format((1u << ABX_CAP_COUNT) - 1, out, 10);   /* cut, terminated */
     CHECK(strlen(out) < 10);
 }
