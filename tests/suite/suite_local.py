@@ -20,8 +20,10 @@ ready skip file), then checks:
   - abx-e2e exited 0;
   - with --expect-skips FILE: the skipped tests of the run (its JSON
     report) are exactly those FILE lists, each with a skip message starting with the
-    reason FILE gives. FILE has one `NODE-ID<TAB>REASON-PREFIX` a line;
-    blank lines and lines starting with # are ignored. A difference is
+    reason FILE gives. FILE has one `NODE-ID<TAB>REASON-PREFIX` a line
+    (or two spaces for the tab); blank lines and lines starting with #
+    are ignored. DOC.md#NAME reads the fenced block after the line
+    `<!-- skips:NAME -->` of DOC.md (docs/capabilities.md#fc). A difference is
     printed both ways: unexpectedly skipped, expected but not skipped,
     reason mismatch;
   - with --compare-with OTHER-DIR (the other profile's output directory),
@@ -210,7 +212,7 @@ def check_timeline(out, created):
 
 def write_skipped(out, profile, skips):
     """DIR/skipped.txt: what the run skipped, in the --expect-skips format
-    (to start or update tests/suite/skips.<profile>.txt from)."""
+    (to start or update the lists of docs/capabilities.md from)."""
     lines = ["# Skipped by the run in %s%s (suite_local.py)\n" % (
         out, ", profile " + profile if profile else "")]
     for nodeid in sorted(skips):
@@ -221,25 +223,46 @@ def write_skipped(out, profile, skips):
     os.replace(tmp, os.path.join(out, SKIPPED_FILE))
 
 
+def skip_lines(path):
+    """(line number, text) of an --expect-skips file; for DOC.md#NAME, of
+    the fenced block after the line `<!-- skips:NAME -->` in DOC.md (the
+    docs are the list: docs/capabilities.md explains each skip)."""
+    path, _, name = path.partition("#")
+    with open(path, encoding="utf-8") as f:
+        lines = [l.rstrip("\r\n") for l in f]
+    if not name:
+        return list(enumerate(lines, 1))
+    marker = "<!-- skips:%s -->" % name
+    if marker not in lines:
+        raise OSError("no %s in %s" % (marker, path))
+    i = lines.index(marker) + 1
+    while i < len(lines) and not lines[i].startswith("```"):
+        i += 1
+    out = []
+    for n in range(i + 1, len(lines)):
+        if lines[n].startswith("```"):
+            return out
+        out.append((n + 1, lines[n]))
+    raise OSError("the block after %s in %s does not end" % (marker, path))
+
+
 def read_expected(path, problems):
-    """{node id: reason prefix} of an --expect-skips file."""
+    """{node id: reason prefix} of an --expect-skips file: one
+    NODE-ID<TAB or two spaces>REASON-PREFIX a line."""
     want = {}
     try:
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                line = line.rstrip("\r\n")
-                if not line.strip() or line.lstrip().startswith("#"):
-                    continue
-                nodeid, tab, reason = line.partition("\t")
-                nodeid, reason = nodeid.strip(), reason.strip()
-                if not tab or not nodeid or not reason:
-                    problems.append("%s:%d: want NODE-ID<TAB>REASON-PREFIX, "
-                                    "got %r" % (path, n, line))
-                elif nodeid in want:
-                    problems.append("%s:%d: %s listed twice" % (
-                        path, n, nodeid))
-                else:
-                    want[nodeid] = reason
+        for n, line in skip_lines(path):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            parts = re.split(r"\t| {2,}", line.strip(), maxsplit=1)
+            nodeid, reason = parts[0], parts[1].strip() if len(parts) > 1 else ""
+            if not nodeid or not reason:
+                problems.append("%s:%d: want NODE-ID<TAB>REASON-PREFIX, "
+                                "got %r" % (path, n, line))
+            elif nodeid in want:
+                problems.append("%s:%d: %s listed twice" % (path, n, nodeid))
+            else:
+                want[nodeid] = reason
     except (OSError, UnicodeDecodeError) as e:
         problems.append("%s: %s" % (path, e))
     return want
