@@ -146,6 +146,19 @@ static char *shell_words(const struct session *s, size_t off)
     return out;
 }
 
+/* The variables sudo sets itself: -E keeps the caller's others only. */
+static const char *const own_vars[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "SUDO_"};
+
+static bool sudo_sets(const char *kv)
+{
+    for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0]; i++) {
+        size_t n = strlen(own_vars[i]);
+        if (strncmp(kv, own_vars[i], n) == 0 && (own_vars[i][n - 1] == '_' || kv[n] == '='))
+            return true;
+    }
+    return false;
+}
+
 /* Builds the command's argv and environment from the request; "" or why
  * it is refused. */
 static const char *parse(struct session *s, struct abxl_envd_user *u, char *shell,
@@ -157,16 +170,15 @@ static const char *parse(struct session *s, struct abxl_envd_user *u, char *shel
     *cwd = next(s, &off);
     if (!magic || strcmp(magic, ABXL_SUDO_MAGIC) != 0 || !flags || !user || !*cwd)
         return "a request this envd does not understand";
-    struct abxl_envd_user me;
     struct passwd pw, *res = NULL;
-    char pbuf[4096];
+    char pbuf[4096], me[64];
     if (getpwuid_r(s->peer, &pw, pbuf, sizeof pbuf, &res) != 0 || res == NULL ||
-        snprintf(me.name, sizeof me.name, "%s", pw.pw_name) >= (int)sizeof me.name)
+        snprintf(me, sizeof me, "%s", pw.pw_name) >= (int)sizeof me)
         return "you do not exist in the passwd database";
     gid_t my_gid = pw.pw_gid;
-    if (s->peer != 0 && strcmp(me.name, abxl_envd_cfg.default_user) != 0) {
+    if (s->peer != 0 && strcmp(me, abxl_envd_cfg.default_user) != 0) {
         snprintf(err, errlen, "%s is not in the sudoers file (only root and %s may sudo "
-                 "here)", me.name, abxl_envd_cfg.default_user);
+                 "here)", me, abxl_envd_cfg.default_user);
         return err;
     }
     if (abxl_envd_user_lookup(*user ? user : "root", u, err, errlen) != 0)
@@ -180,21 +192,16 @@ static const char *parse(struct session *s, struct abxl_envd_user *u, char *shel
     while ((v = next(s, &off)) != NULL && *v) {
         if (strncmp(v, "TERM=", 5) == 0)
             term = v + 5;
-        if (keep && strncmp(v, "SUDO_", 5) != 0)
+        if (keep && !sudo_sets(v))
             push(env, strdup(v));
     }
     if (v == NULL)
         return "a request this envd does not understand";
     char num[32];
     static const char *const set[] = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "SUDO_USER"};
-    const char *val[] = {SECURE_PATH, u->home, u->name, u->name, shell, me.name};
-    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) {
-        for (int k = 0; k < env->n; k++)   /* -E: sudo's own win */
-            if (strncmp(env->v[k], set[i], strlen(set[i])) == 0 &&
-                env->v[k][strlen(set[i])] == '=')
-                env->v[k][0] = '\0';
+    const char *val[] = {SECURE_PATH, u->home, u->name, u->name, shell, me};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
         push(env, joined(set[i], val[i]));
-    }
     snprintf(num, sizeof num, "%u", (unsigned)s->peer);
     push(env, joined("SUDO_UID", num));
     snprintf(num, sizeof num, "%u", (unsigned)my_gid);
@@ -231,7 +238,7 @@ static void serve(struct session *s)
     struct abxl_envd_user u;
     struct abxl_envd_spawn sp;
     struct abxl_envd_child ch;
-    struct strs argv = {.n = 0}, env = {.n = 0}, clean = {.n = 0};
+    struct strs argv = {.n = 0}, env = {.n = 0};
     char shell[256], err[512];
     const char *cwd;
     cJSON *args = NULL;
@@ -240,16 +247,13 @@ static void serve(struct session *s)
         refuse(s->sock, why);
         goto out;
     }
-    for (int i = 0; i < env.n; i++)   /* without the entries -E's overrides blanked */
-        if (env.v[i][0])
-            push(&clean, strdup(env.v[i]));
     args = cJSON_CreateArray();
     for (int i = 1; args && i < argv.n; i++)
         if (!cJSON_AddItemToArray(args, cJSON_CreateString(argv.v[i]))) {
             cJSON_Delete(args);
             args = NULL;
         }
-    if (args == NULL || clean.full) {
+    if (args == NULL) {
         refuse(s->sock, "out of memory");
         goto out;
     }
@@ -259,7 +263,7 @@ static void serve(struct session *s)
     sp.cwd = cwd;
     sp.user = &u;
     sp.stdio = s->stdio;
-    sp.env = clean.v;
+    sp.env = env.v;
     if (abxl_envd_spawn(&sp, &ch, err, sizeof err) != 0) {
         /* sudo's words for a command that is not there */
         if (strncmp(err, "exec: ", 6) == 0 && strstr(err, "not found"))
@@ -311,7 +315,6 @@ out:
     cJSON_Delete(args);
     strs_free(&argv);
     strs_free(&env);
-    strs_free(&clean);
 }
 
 /* Reads the request and the client's descriptors off a new connection. */
