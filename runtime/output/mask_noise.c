@@ -76,19 +76,41 @@ static long offset_at(const unsigned char *s, size_t len, size_t j, int final)
     return k > sp ? (long)(k - j) : 0;
 }
 
+/* The text column from s[k] to the line break: its length up to the
+ * break (the break is noise of its own), 0 if none within DUMP_TAIL_MAX
+ * of j, -1 if it may go on past len. */
+static long text_column(const unsigned char *s, size_t len, size_t j, size_t k, int final)
+{
+    size_t e;
+    long n;
+
+    for (e = k; e < len && e - j < DUMP_TAIL_MAX; e++) {
+        n = token_at(breaks, s, len, e, final);
+        if (n < 0)
+            return -1;
+        if (n > 0)
+            return (long)(e - j);
+    }
+    return e >= len && !final ? -1 : 0;
+}
+
 /* Bytes a tool may put inside a value it prints without changing it: line
  * breaks (fold, base64 -w, xxd -p, od), ANSI CSI sequences (grep
  * --color), and a hex dump's layout (xxd, hexdump -C, od): the spaces
  * between bytes or groups, and from a line's last byte to the next one's
  * first, the text column, the line break and the offset column (*dump
  * set). want: the pattern's next byte. Length of the noise at s[j..), 0
- * if none; -1 if it may go on past len (never when final). */
+ * if none; -1 if it may go on past len (never when final). Two spaces and
+ * want may be hexdump -C's middle gap or a text column that starts with
+ * want ("6535  3da5..."): the gap is returned and the text column, when
+ * there is one, in *alt, for the caller to try if the gap leads nowhere. */
 static long noise_at(const unsigned char *s, size_t len, size_t j, int final,
-                     unsigned char want, int *dump)
+                     unsigned char want, int *dump, long *alt)
 {
-    size_t k, e;
+    size_t k;
     long n, off;
 
+    *alt = 0;
     if ((n = token_at(breaks, s, len, j, final)) != 0) {
         if (n < 0)
             return -1;
@@ -103,21 +125,17 @@ static long noise_at(const unsigned char *s, size_t len, size_t j, int final,
             ;
         if (k >= len)
             return final ? 0 : -1;
-        if (s[k] == want)
+        if (s[k] == want) {
+            if (k - j >= 2 && (n = text_column(s, len, j, k, final)) != 0)
+                *alt = n;
             return (long)(k - j);
+        }
         if (k - j < 2)
             return 0;
         /* Two spaces or more, a text column, up to the line break. */
-        for (e = k; e < len && e - j < DUMP_TAIL_MAX; e++) {
-            n = token_at(breaks, s, len, e, final);
-            if (n < 0)
-                return -1;
-            if (n > 0) {
-                *dump = 1;
-                return (long)(e - j);
-            }
-        }
-        return e >= len && !final ? -1 : 0;
+        n = text_column(s, len, j, k, final);
+        *dump |= n > 0;
+        return n;
     }
     if ((n = token_at(escs, s, len, j, final)) <= 0)
         return n;
@@ -136,18 +154,16 @@ static long noise_at(const unsigned char *s, size_t len, size_t j, int final,
     return k >= len && !final ? -1 : 0;
 }
 
-/* pat at s[p..), its first i bytes matched and s[p + i] not its next
- * byte: noise (noise_at) there and between its later bytes is skipped.
- * A match through a dump's layout goes on to the end of its last line
- * (that line's text column shows the value's last bytes). The length it
- * spans in s, 0 if it does not match, -1 if undecided (not final, and s
- * ends while it still may match). */
-long abx_mask_match_noisy(const unsigned char *pat, size_t plen, const unsigned char *s,
-                          size_t len, size_t p, size_t i, int final)
+/* Tries of the alternative reading (noise_at's *alt) one match may nest:
+ * the wrong reading dies within a few bytes, this bounds a crafted one. */
+#define ALT_DEPTH_MAX 8
+
+/* match_noisy from s[j] and pat[i], skipped bytes of noise so far. */
+static long match_from(const unsigned char *pat, size_t plen, const unsigned char *s,
+                       size_t len, size_t p, size_t i, size_t j, size_t skipped, int dump,
+                       int final, int depth)
 {
-    size_t j = p + i, skipped = 0;
-    int dump = 0;
-    long n = 0;
+    long n = 0, alt, r;
 
     while (i < plen) {
         if (j >= len)
@@ -157,9 +173,17 @@ long abx_mask_match_noisy(const unsigned char *pat, size_t plen, const unsigned 
             j++;
             continue;
         }
-        n = noise_at(s, len, j, final, pat[i], &dump);
+        n = noise_at(s, len, j, final, pat[i], &dump, &alt);
         if (n < 0)
             return -1;
+        if (alt > 0 && depth < ALT_DEPTH_MAX) {
+            r = match_from(pat, plen, s, len, p, i, j + (size_t)n, skipped + (size_t)n, dump,
+                           final, depth + 1);
+            if (r != 0)
+                return r;
+            n = alt;
+            dump = 1;
+        }
         skipped += (size_t)n;
         if (n == 0 || skipped > ABX_MASK_NOISE_MAX)
             return 0;
@@ -171,4 +195,16 @@ long abx_mask_match_noisy(const unsigned char *pat, size_t plen, const unsigned 
     if (dump && (n < 0 || (j >= len && !final)))
         return -1;
     return (long)(j - p);
+}
+
+/* pat at s[p..), its first i bytes matched and s[p + i] not its next
+ * byte: noise (noise_at) there and between its later bytes is skipped.
+ * A match through a dump's layout goes on to the end of its last line
+ * (that line's text column shows the value's last bytes). The length it
+ * spans in s, 0 if it does not match, -1 if undecided (not final, and s
+ * ends while it still may match). */
+long abx_mask_match_noisy(const unsigned char *pat, size_t plen, const unsigned char *s,
+                          size_t len, size_t p, size_t i, int final)
+{
+    return match_from(pat, plen, s, len, p, i, p + i, 0, 0, final, 0);
 }
