@@ -396,30 +396,19 @@ static int m_info(lua_State *L)
     return 1;
 }
 
-/* The sandbox at 1 for kill and is_running, which answer false for a
- * killed sandbox instead of raising: NULL (false pushed) then. */
-static struct abx_lsandbox *unless_killed(lua_State *L)
-{
-    struct abx_lsandbox *s = abx_lsandbox_check_open(L, 1);
-
-    if (!abx_lsandbox_killed(s))
-        return s;
-    lua_pushboolean(L, 0);
-    return NULL;
-}
-
+/* kill and is_running ask the platform even after a kill, as E2B's SDK
+ * does (false: gone), so a test of a kill checks the platform's answer,
+ * not the handle's memory of it. */
 static int m_kill(lua_State *L)
 {
-    struct abx_lsandbox *s = unless_killed(L);
+    struct abx_lsandbox *s = abx_lsandbox_check_open(L, 1);
     struct abx_err err;
     int rc;
 
-    if (!s)
-        return 1;
-    if (s->t)
+    if (s->t && !abx_lsandbox_killed(s))
         rc = abx_track_kill(s->t, &err);
     else
-        rc = abx_api_kill(abx_lsandbox_platform(L), s->own.sandbox_id, &err);
+        rc = abx_api_kill(abx_lsandbox_platform(L), abx_lsandbox_info(s)->sandbox_id, &err);
     if (rc >= 0)
         s->killed = 1;
     return bool_result(L, rc, &err);
@@ -442,12 +431,10 @@ static int m_set_timeout(lua_State *L)
 
 static int m_is_running(lua_State *L)
 {
-    struct abx_lsandbox *s = unless_killed(L);
+    struct abx_lsandbox *s = abx_lsandbox_check_open(L, 1);
     struct abx_err err;
     int rc;
 
-    if (!s)
-        return 1;
     abx_lsandbox_sync(L, s);
     abx_track_touch(s->t);
     rc = abx_envd_health(&s->envd, &err);

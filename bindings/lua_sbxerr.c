@@ -24,6 +24,10 @@ void abx_lerr_push(lua_State *L, const struct abx_err *e)
         lua_pushstring(L, e->code);
         lua_setfield(L, -2, "code");
     }
+    if (e->body_code) {
+        lua_pushinteger(L, e->body_code);
+        lua_setfield(L, -2, "body_code");
+    }
 }
 
 int abx_lerr_raise(lua_State *L, const struct abx_err *e)

@@ -24,6 +24,15 @@ function M.with_template(template, fn, ...)
   error(err, 0)
 end
 
+-- A NotFound as the platform gave it: status 404 and, when the error body
+-- carries an integer code, 404 there too (E2B's JS SDK tells "not found"
+-- by that code, not by the status). The message's id is the client's.
+function M.expect_not_found(err)
+  e2e.expect(err.status, "the platform's status"):eq(404)
+  e2e.expect(err.body_code == nil or err.body_code == 404,
+    "the error body's code agrees with its 404 (code " .. tostring(err.body_code) .. ")"):eq(true)
+end
+
 -- s with the first occurrence of the literal text `old` replaced by `new`
 -- (string.gsub would read `old` as a pattern: '-' and '.' in a sandbox id
 -- are pattern characters). Fails the test when `old` is absent.

@@ -155,8 +155,10 @@ describe("error mapping", function()
   test("connect to an unknown sandbox raises NotFound naming it", { platform = true }, function()
     local id = unknown_id()
     local err = expect(function() return sandbox.connect(id) end):raises("NotFound")
-    expect(err.status):eq(404)
     expect(err.message):contains(id)
+    -- The message's id is the client's; the platform's own answer is the
+    -- status and the body's code, which E2B's JS SDK reads.
+    suite.expect_not_found(err)
   end)
 
   test("kill of an unknown sandbox returns false", { platform = true }, function()

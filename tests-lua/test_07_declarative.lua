@@ -257,8 +257,18 @@ def main(kind):
       expect(ok):eq(false)
       expect(err):contains(c[2])
     end
-    expect(sandbox.list { metadata = { e2e = e2e.run_id, e2e_remote = "main",
-      e2e_test = FILE .. "::errors::unsendable arguments raise before any sandbox" } }):eq({})
+    -- The run's tags of this test find a sandbox made the same way (one
+    -- sendable call) and that one only: none was made for those above.
+    local filter = { e2e = e2e.run_id, e2e_remote = "main",
+      e2e_test = FILE .. "::errors::unsendable arguments raise before any sandbox" }
+    local call = fn:spawn(1)
+    local got = e2e.eventually(function()
+      local l = sandbox.list { metadata = filter }
+      return #l > 0 and l
+    end, { timeout = 30, message = "the sendable call's sandbox listed by the test's tags" })
+    expect(#got):eq(1)
+    expect(got[1].sandbox_id):eq(call.sandbox_id)
+    expect(call:wait()):eq(1)
   end)
 end)
 

@@ -10,6 +10,8 @@
 ---@field message string The human text, without the class prefix.
 ---@field status? integer The HTTP status of an operational failure, nil when none.
 ---@field code? string The wire code (Connect code name or API error_code), nil when none.
+---@field body_code? integer The integer `code` of the platform's JSON error body, nil when none
+--- (it must equal `status`: E2B's JS SDK reads it).
 ---@field traceback? string The Lua traceback where it was raised, added by the runner at a test's end.
 ---@field value? any Class `Error`: the value that was raised (a string, a foreign table, ...).
 

@@ -167,6 +167,8 @@ enum MHD_Result abxl_ctl_list(struct MHD_Connection *c, const char *uri, bool v2
             have_cursor = true;
         }
     }
+    struct abxl_faults f;
+    abxl_faults_get(&f);
     v = abxl_reg_all(&n, false);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -176,6 +178,7 @@ enum MHD_Result abxl_ctl_list(struct MHD_Connection *c, const char *uri, bool v2
         pthread_mutex_unlock(&abxl_reg_lock);
         bool keep = ((st == ABXL_SBX_RUNNING && want_run) ||
                      (st == ABXL_SBX_PAUSED && want_pause)) &&
+                    !(nf > 0 && f.list_filter_empty) &&
                     meta_match(s, flt, nf) && s->started_ms > after_ms &&
                     (tmpl[0] == '\0' || strcmp(tmpl, s->template_id) == 0 ||
                      strcmp(tmpl, s->alias) == 0);

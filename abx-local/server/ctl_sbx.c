@@ -128,8 +128,14 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
     if (sub == NULL && strcmp(method, "GET") == 0) {
         ret = abxl_http_json(c, 200, abxl_json_detail(s, false));
     } else if (sub == NULL) {
-        abxl_life_kill(s);
-        abxl_log(ABXL_LOG_INFO, "sandbox %s killed", s->id);
+        struct abxl_faults f;
+        abxl_faults_get(&f);
+        if (f.kill_ignored) {
+            abxl_log(ABXL_LOG_INFO, "ignoring DELETE of sandbox %s (fault injection)", s->id);
+        } else {
+            abxl_life_kill(s);
+            abxl_log(ABXL_LOG_INFO, "sandbox %s killed", s->id);
+        }
         ret = abxl_http_send(c, 204, NULL, "", 0);
     } else if (strcmp(sub, "metrics") == 0) {
         int64_t start, end;

@@ -39,6 +39,9 @@ static const struct setting {
      AT(drop_stream_after_bytes)},
     {"dropCreateReplies", "--fault-drop-create-replies", 0, 1000000, K_LONG,
      AT(drop_create_replies)},
+    {"killIgnored", "--fault-kill-ignored", 0, 1, K_INT, AT(kill_ignored)},
+    {"listFilterEmpty", "--fault-list-filter-empty", 0, 1, K_INT, AT(list_filter_empty)},
+    {"errorBodyCode", "--fault-error-body-code", 0, 599, K_INT, AT(error_body_code)},
 #undef AT
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])

@@ -58,7 +58,9 @@
     "  --allow-pause        pause/resume allowed (an allow-listed FC account)\n" \
     "  --fault-latency-ms N, --fault-create-latency-ms N, --fault-delete-delay-ms N,\n" \
     "  --fault-error-rate F, --fault-data-error-rate F, --fault-error-status N,\n" \
-    "  --fault-drop-stream-after N, --fault-drop-create-replies N\n" \
+    "  --fault-drop-stream-after N, --fault-drop-create-replies N,\n" \
+    "  --fault-kill-ignored 0|1, --fault-list-filter-empty 0|1,\n" \
+    "  --fault-error-body-code N\n" \
     "                       fault injection (also POST /admin/faults at run time)\n" \
     "  -h, --help           this help\n"
 

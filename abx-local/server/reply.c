@@ -75,7 +75,10 @@ static cJSON *error_body(unsigned status, const char *fmt, va_list ap)
         bool fc = abxl_sw(ABXL_SW_FC_MESSAGES);
         if (fc)
             snprintf(fcmsg, sizeof fcmsg, "%s: %s", fc_code(status), msg);
-        cJSON_AddNumberToObject(o, "code", status);
+        struct abxl_faults f;
+        abxl_faults_get(&f);
+        unsigned code = f.error_body_code ? (unsigned)f.error_body_code : status;
+        cJSON_AddNumberToObject(o, "code", code);
         cJSON_AddStringToObject(o, "message", fc ? fcmsg : msg);
     }
     return o;

@@ -105,6 +105,10 @@ struct abxl_faults {
     int error_status;
     long long drop_stream_after_bytes; /* 0 = off */
     long drop_create_replies;  /* next N creates succeed but answer 503 */
+    /* Platform answers a vacuous test would not notice (1 = on): */
+    int kill_ignored;          /* DELETE answers 204, the sandbox lives on */
+    int list_filter_empty;     /* a list with a metadata filter finds none */
+    int error_body_code;       /* error bodies' "code" (0: the status) */
 };
 void abxl_faults_get(struct abxl_faults *out);
 /* Applies the members present in obj; 0, or -1 with err naming the field. */

@@ -35,6 +35,7 @@ void abx_err_clear(struct abx_err *e)
     e->status = 0;
     e->code[0] = '\0';
     e->message[0] = '\0';
+    e->body_code = 0;
 }
 
 /* Copies at most cap bytes of s into out (size outlen), control bytes
@@ -84,6 +85,7 @@ void abx_err_set(struct abx_err *e, enum abx_errclass c, long status,
 
     e->cls = c;
     e->status = status;
+    e->body_code = 0;
     snprintf(e->code, sizeof e->code, "%s", code ? code : "");
     va_start(ap, fmt);
     vsnprintf(tmp, sizeof tmp, fmt, ap);
@@ -95,7 +97,8 @@ void abx_err_set(struct abx_err *e, enum abx_errclass c, long status,
 /* The readable part of an error body: its "message" string, else the
  * text itself; plus "error_code" when the API gives one. */
 static void body_message(const char *body, size_t len, long status,
-                         char *msg, size_t msglen, char *code, size_t codelen)
+                         char *msg, size_t msglen, char *code, size_t codelen,
+                         long *body_code)
 {
     cJSON *o = (body && len) ? cJSON_ParseWithLength(body, len) : NULL;
     const cJSON *m = cJSON_IsObject(o)
@@ -114,6 +117,11 @@ static void body_message(const char *body, size_t len, long status,
         clean_copy(msg, msglen, body, len, BODY_CAP);
     else
         snprintf(msg, msglen, "HTTP status %ld", status);
+    if (body_code) {
+        const cJSON *bc = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "code") : NULL;
+        double d = cJSON_IsNumber(bc) ? bc->valuedouble : 0;
+        *body_code = d >= 1 && d <= 999 && d == (double)(long)d ? (long)d : 0;
+    }
     if (code && cJSON_IsString(ec))
         clean_copy(code, codelen, ec->valuestring, strlen(ec->valuestring),
                    codelen);
@@ -135,8 +143,9 @@ void abx_err_from_api(struct abx_err *e, const char *what, long status,
 {
     char msg[BODY_CAP + 8], code[sizeof e->code], text[BODY_CAP + 32];
     enum abx_errclass c;
+    long body_code;
 
-    body_message(body, len, status, msg, sizeof msg, code, sizeof code);
+    body_message(body, len, status, msg, sizeof msg, code, sizeof code, &body_code);
     switch (status) {
     case 400: c = ABX_E_INVALID; break;
     case 401: c = ABX_E_AUTH; break;
@@ -146,6 +155,7 @@ void abx_err_from_api(struct abx_err *e, const char *what, long status,
     }
     snprintf(text, sizeof text, "%ld: %s", status, msg);
     set_with_what(e, c, status, code, what, text);
+    e->body_code = body_code;
 }
 
 void abx_err_from_envd_http(struct abx_err *e, const char *what,
@@ -154,7 +164,7 @@ void abx_err_from_envd_http(struct abx_err *e, const char *what,
     char msg[BODY_CAP + 8], text[BODY_CAP + 96];
     enum abx_errclass c;
 
-    body_message(body, len, status, msg, sizeof msg, NULL, 0);
+    body_message(body, len, status, msg, sizeof msg, NULL, 0, NULL);
     switch (status) {
     case 400: c = ABX_E_INVALID; break;
     case 401: c = ABX_E_AUTH; break;

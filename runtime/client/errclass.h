@@ -37,6 +37,9 @@ struct abx_err {
     long status;         /* HTTP status, 0 if none */
     char code[48];       /* Connect code name, API error_code, or "" */
     char message[1024];  /* human text, without the class prefix */
+    /* The integer "code" of a control-plane JSON error body, 0 if none:
+     * E2B's JS SDK tells "not found" by it, so it must equal status. */
+    long body_code;
 };
 
 /* "Authentication", "NotFound", ... ; "OK" for ABX_E_OK. */

@@ -107,6 +107,23 @@ static void test_api(void)
     abx_err_from_api(&e, NULL, 503, b, strlen(b));
     CHECK_STR(e.code, "sandbox_capacity_unavailable");
     CHECK_STR(e.message, "503: full");
+    CHECK_INT(e.body_code, 503);
+
+    /* The body's own integer code, as given (E2B's JS SDK reads it): a
+     * 404 whose body says 500 keeps 500; none, or not an integer: 0. */
+    static const struct {
+        const char *body;
+        long want;
+    } codes[] = {{"{\"code\":500,\"message\":\"x\"}", 500}, {"{\"message\":\"x\"}", 0},
+                 {"{\"code\":\"404\"}", 0},                {"{\"code\":404.5}", 0},
+                 {"not json", 0},                           {"{\"code\":1e300}", 0}};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        abx_err_from_api(&e, "connect sandbox x", 404, codes[i].body, strlen(codes[i].body));
+        CHECK_INT(e.status, 404);
+        CHECK_INT(e.body_code, codes[i].want);
+    }
+    abx_err_set(&e, ABX_E_SANDBOX, 500, "", "later");
+    CHECK_INT(e.body_code, 0);
 
     /* A long HTML page: capped, one line, cut on a UTF-8 boundary. */
     char page[5000];
