@@ -11,6 +11,9 @@
 #define ABX_DOCTOR_INT_H
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
+
+#include "envd.h"
 
 #include "host.h"
 
@@ -33,6 +36,9 @@ struct abx_doc {
     cJSON *problems, *warnings;
     int nproblems, nwarnings;
     int cp_ok; /* control plane reachable and authenticated */
+    /* e2e_test of the doctor's sandboxes: a node id as the suite's are,
+     * with the characters a platform might refuse in a metadata value. */
+    const char *tag_test_id;
     enum abx_doc_presence base, code, server;
 };
 
@@ -54,6 +60,16 @@ void abx_doc_str(cJSON *o, const char *key, const char *v);
 void abx_doctor_config(struct abx_doc *d);
 /* doctor_sbx.c: the "sandbox" and "clock skew" sections. */
 void abx_doctor_sandbox(struct abx_doc *d);
+/* doctor_probe.c: `bash -l -c cmd` as the default user, as commands.run
+ * does; its stdout (capped) and exit code. 0, or -1 with err. */
+int abx_doc_run(const struct abx_endpoint *ep, const char *cmd, char *out, size_t outlen,
+                int *exit_code, struct abx_err *err);
+/* In base's sandbox: default user, home and cwd, the suite's tools, an
+ * upload of the default run's largest size. */
+void abx_doc_probe_base(struct abx_doc *d, cJSON *sec, const struct abx_endpoint *ep);
+/* The server template's server (port, create-time envs) and
+ * code-interpreter-v1 (code on 49999), each in a sandbox of group. */
+void abx_doc_probe_templates(struct abx_doc *d, cJSON *sec, uint64_t group);
 /* doctor_caps.c: the "capabilities" section. */
 void abx_doctor_caps(struct abx_doc *d);
 

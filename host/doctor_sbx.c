@@ -1,9 +1,12 @@
-/* `abx-e2e doctor`: the "sandbox" and "clock skew" sections. ONE short
+/* `abx-e2e doctor`: the "sandbox" and "clock skew" sections. A short
  * sandbox of base, created as the suite creates them (abx_track_create:
- * tagged e2e=<run id>, in the run's ledger, the guardian watching), then
- * the data plane (envd /health, `echo ok` through envd, envdVersion) and
- * the sandbox's clock against ours; it is deleted whatever happened and
- * the run's sweep (ledger and tag) confirms nothing is left. */
+ * tagged e2e=<run id> and e2e_test=<a node id with ' : / [>, in the run's
+ * ledger, the guardian watching), then the data plane (envd /health,
+ * `echo ok` through envd, envdVersion), what the suite asks of base
+ * (doctor_probe.c) and the sandbox's clock against ours; then one sandbox
+ * of each other template the suite starts (doctor_probe.c). Each is
+ * deleted whatever happened and the run's sweep (ledger and tag) confirms
+ * nothing is left. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +20,12 @@
 #include "track.h"
 #include "wallclock.h"
 
-#define CMD_TIMEOUT 30.0 /* s for each command in the sandbox */
 #define HEALTH_WAIT 10.0 /* s: envd readiness is known-eventual */
+/* The suite tags each sandbox with its test's node id (file::group::name),
+ * and names hold any character: these are the ones a platform is most
+ * likely to refuse in a metadata value. */
+#define TAG_TEST_ID "tests-lua/test_doctor.lua::tags: ' : / [ ]::abx-e2e doctor's sandbox"
+#define PLAIN_TEST_ID "abx-e2e doctor"
 
 struct facts {
     char id[128];
@@ -27,48 +34,6 @@ struct facts {
     double skew, skew_unc; /* s: sandbox minus local, and its error bar */
     char skew_err[1100];
 };
-
-/* `bash -l -c cmd` as the default user, as commands.run does; its stdout
- * (capped) and exit code. 0, or -1 with err. */
-static int run_cmd(const struct abx_endpoint *ep, const char *cmd, char *out,
-                   size_t outlen, int *exit_code, struct abx_err *err)
-{
-    const char *args[] = {"-l", "-c", cmd, NULL};
-    struct abx_proc_cfg cfg;
-    struct abx_proc *pr;
-    double until = abx_http_now() + CMD_TIMEOUT;
-    size_t n = 0;
-    int rc = -1;
-
-    memset(&cfg, 0, sizeof cfg);
-    cfg.cmd = "/bin/bash";
-    cfg.args = args;
-    cfg.timeout = CMD_TIMEOUT;
-    out[0] = '\0';
-    if (!(pr = abx_proc_start(ep, &cfg, err)))
-        return -1;
-    for (;;) {
-        struct abx_proc_event ev;
-        int r = abx_proc_next(pr, &ev, until, err);
-
-        if (r == 0)
-            abx_err_set(err, ABX_E_TIMEOUT, 0, "",
-                        "`%s` did not end within %.0f s", cmd, CMD_TIMEOUT);
-        if (r <= 0)
-            break;
-        if (ev.type == ABX_PROC_STDOUT && n + 1 < outlen) {
-            size_t k = ev.len < outlen - 1 - n ? ev.len : outlen - 1 - n;
-            memcpy(out + n, ev.data, k);
-            out[n += k] = '\0';
-        } else if (ev.type == ABX_PROC_END) {
-            *exit_code = ev.exit_code;
-            rc = 0;
-            break;
-        }
-    }
-    abx_proc_close(pr);
-    return rc;
-}
 
 /* envd /health until it answers 2xx (HEALTH_WAIT at most). */
 static int health(const struct abx_endpoint *ep, struct abx_err *err)
@@ -98,7 +63,7 @@ static void clock_skew(const struct abx_endpoint *ep, struct facts *f)
     double t0 = abx_wall_clock(), t1, remote;
 
     abx_err_clear(&err);
-    if (run_cmd(ep, "date +%s.%N", out, sizeof out, &code, &err) != 0) {
+    if (abx_doc_run(ep, "date +%s.%N", out, sizeof out, &code, &err) != 0) {
         snprintf(f->skew_err, sizeof f->skew_err, "`date` failed: %s",
                  err.message);
         return;
@@ -156,7 +121,23 @@ static void probe(struct abx_doc *d, struct abx_tracked **t, struct facts *f)
     co.secure = 1; /* as sandbox.create's default */
     co.allow_internet = -1;
     t0 = abx_http_now();
-    *t = abx_track_create(abx_track_group_new(), "abx-e2e doctor", &co, &err);
+    *t = abx_track_create(abx_track_group_new(), d->tag_test_id, &co, &err);
+    if (!*t && err.cls == ABX_E_INVALID) {
+        /* Refused for the tag's characters? A plain one tells. */
+        struct abx_err err2;
+
+        *t = abx_track_create(abx_track_group_new(), PLAIN_TEST_ID, &co, &err2);
+        if (*t) {
+            abx_doc_problem(d, "the platform must accept any text as a metadata value (E2B "
+                            "does); until it does, avoid ' : / [ ] in the suite's file, "
+                            "group and test names",
+                            "a sandbox tagged e2e_test=%s is refused (every test's sandbox "
+                            "carries its node id): %s", TAG_TEST_ID, err.message);
+            d->tag_test_id = PLAIN_TEST_ID;
+        } else {
+            err = err2;
+        }
+    }
     f->create_s = abx_http_now() - t0;
     if (!*t && err.cls == ABX_E_NOT_FOUND) {
         abx_doc_problem(d, create_fix(err.cls),
@@ -209,7 +190,7 @@ static void probe(struct abx_doc *d, struct abx_tracked **t, struct facts *f)
         goto out;
     }
     abx_doc_line(d, "envd /health: ok");
-    if (run_cmd(&ep, "echo ok", out, sizeof out, &code, &err) != 0 ||
+    if (abx_doc_run(&ep, "echo ok", out, sizeof out, &code, &err) != 0 ||
         code != 0 || strcmp(out, "ok\n") != 0) {
         cJSON_AddBoolToObject(sec, "echo", 0);
         abx_doc_problem(
@@ -222,6 +203,7 @@ static void probe(struct abx_doc *d, struct abx_tracked **t, struct facts *f)
     }
     cJSON_AddBoolToObject(sec, "echo", 1);
     abx_doc_line(d, "`echo ok` through envd: ok");
+    abx_doc_probe_base(d, sec, &ep);
     clock_skew(&ep, f);
 out:
     abx_endpoint_free(&ep);
@@ -286,6 +268,7 @@ void abx_doctor_sandbox(struct abx_doc *d)
      * inherited; here it is ours, so free it instead of leaking it. */
     abx_http_shutdown();
     abx_sandboxes_worker_init();
+    d->tag_test_id = TAG_TEST_ID;
     probe(d, &t, &f);
     /* Deleted whatever happened above, also after ^C. */
     abx_http_set_cancel(NULL);
@@ -301,6 +284,9 @@ void abx_doctor_sandbox(struct abx_doc *d)
             abx_doc_problem(d, "abx-e2e cleanup --yes (its ledger lists it)",
                             "could not delete sandbox %s: %s", f.id,
                             err.message);
+        /* base works: the other templates are worth starting. */
+        if (f.skew_checked || f.skew_err[0])
+            abx_doc_probe_templates(d, sec, abx_track_group_new());
     }
     abx_sandboxes_worker_end();
     /* The sweep's account line goes to stderr with --json: stdout holds

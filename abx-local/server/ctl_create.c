@@ -66,6 +66,26 @@ static int get_network(const cJSON *o, const cJSON **net, bool *public_traffic, 
     return 1;
 }
 
+/* Fault injection (metadataPunctRefused): a platform that refuses
+ * metadata values holding ' or [, as the suite's node-id tags do. */
+static bool faulted_metadata(const cJSON *meta, char *err, size_t errlen)
+{
+    struct abxl_faults f;
+    const cJSON *it;
+
+    abxl_faults_get(&f);
+    if (!f.metadata_punct_refused)
+        return false;
+    cJSON_ArrayForEach(it, meta) {
+        if (cJSON_IsString(it) && strpbrk(it->valuestring, "'[") != NULL) {
+            snprintf(err, errlen, "metadata value of '%.64s' holds a character not allowed "
+                     "(fault injection)", it->string);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* FC reserves metadata keys starting "fc." for its extensions (VPC, OSS
  * mounts, RAM role): those are accepted (and have no effect here), any
  * other fc. key is refused. */
@@ -125,7 +145,7 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
         abxl_body_map(o, "envVars", ABXL_KEYS_ENV, &envs, err, sizeof err) < 0 ||
         get_auto_resume(o, &auto_resume, err, sizeof err) < 0 ||
         get_network(o, &net, &public_traffic, err, sizeof err) < 0 ||
-        reserved_metadata(meta, err, sizeof err) < 0) {
+        reserved_metadata(meta, err, sizeof err) < 0 || faulted_metadata(meta, err, sizeof err)) {
         ret = abxl_http_error(c, 400, "%s", err);
         goto out;
     }
@@ -196,7 +216,9 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
     s->auto_pause_fs = !pause_memory;
     s->auto_resume = auto_resume;
     s->timeout_ms = (int64_t)timeout * 1000;
-    int sr = abxl_spawn(s, &t, envs, err, sizeof err);
+    if (f.create_envs_dropped && envs)
+        abxl_log(ABXL_LOG_INFO, "dropping the envVars of a create (fault injection)");
+    int sr = abxl_spawn(s, &t, f.create_envs_dropped ? NULL : envs, err, sizeof err);
     if (sr > 0) {   /* lost a race for the last slot; nothing to clean up */
         ret = abxl_http_error(c, 429, "%s", err);
         goto out;

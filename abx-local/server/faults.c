@@ -42,6 +42,10 @@ static const struct setting {
     {"killIgnored", "--fault-kill-ignored", 0, 1, K_INT, AT(kill_ignored)},
     {"listFilterEmpty", "--fault-list-filter-empty", 0, 1, K_INT, AT(list_filter_empty)},
     {"errorBodyCode", "--fault-error-body-code", 0, 599, K_INT, AT(error_body_code)},
+    {"metadataPunctRefused", "--fault-metadata-punct-refused", 0, 1, K_INT,
+     AT(metadata_punct_refused)},
+    {"uploadMaxBytes", "--fault-upload-max-bytes", 0, 1e15, K_LLONG, AT(upload_max_bytes)},
+    {"createEnvsDropped", "--fault-create-envs-dropped", 0, 1, K_INT, AT(create_envs_dropped)},
 #undef AT
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])

@@ -60,7 +60,8 @@
     "  --fault-error-rate F, --fault-data-error-rate F, --fault-error-status N,\n" \
     "  --fault-drop-stream-after N, --fault-drop-create-replies N,\n" \
     "  --fault-kill-ignored 0|1, --fault-list-filter-empty 0|1,\n" \
-    "  --fault-error-body-code N\n" \
+    "  --fault-error-body-code N, --fault-metadata-punct-refused 0|1,\n" \
+    "  --fault-upload-max-bytes N, --fault-create-envs-dropped 0|1\n" \
     "                       fault injection (also POST /admin/faults at run time)\n" \
     "  -h, --help           this help\n"
 

@@ -593,6 +593,14 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abxl_req *r, co
         abxl_sbx_unref(s);
         return proxy_502(c, id, "The sandbox is paused", 0);
     }
+    struct abxl_faults f;
+    abxl_faults_get(&f);
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (f.upload_max_bytes > 0 && cl != NULL && strtoll(cl, NULL, 10) > f.upload_max_bytes) {
+        abxl_sbx_unref(s);
+        return abxl_http_error(c, 413, "request body over %lld bytes (fault injection)",
+                               f.upload_max_bytes);
+    }
     struct px *p = calloc(1, sizeof *p);
     if (p == NULL) {
         abxl_sbx_unref(s);
@@ -604,8 +612,6 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abxl_req *r, co
     p->s = s;
     p->port = port;
     p->content_length = -1;
-    struct abxl_faults f;
-    abxl_faults_get(&f);
     p->drop_after = f.drop_stream_after_bytes;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);

@@ -109,6 +109,10 @@ struct abxl_faults {
     int kill_ignored;          /* DELETE answers 204, the sandbox lives on */
     int list_filter_empty;     /* a list with a metadata filter finds none */
     int error_body_code;       /* error bodies' "code" (0: the status) */
+    /* Set-ups abx-e2e doctor must find broken: */
+    int metadata_punct_refused; /* a metadata value with ' or [ gets 400 */
+    long long upload_max_bytes; /* data-plane bodies over this get 413 */
+    int create_envs_dropped;    /* a create's envVars reach nothing */
 };
 void abxl_faults_get(struct abxl_faults *out);
 /* Applies the members present in obj; 0, or -1 with err naming the field. */

@@ -20,6 +20,12 @@ dropped from the environment. Scenarios:
                             exit 0, a warning naming it, test_06 listed
   missing_base              an abx-local without base: not listed, the create
                             says 404: exit 1, FIX naming the template
+  broken_tags, broken_server_port, broken_upload, broken_envs
+                            a set-up broken on purpose (metadata values with
+                            ' or [ refused, E2E_SERVER_PORT wrong, uploads
+                            capped at 1 MiB, a create's envs dropped): exit
+                            1, that one problem named with its FIX, the
+                            other checks passing, nothing left
 Standard library only."""
 
 import glob
@@ -138,8 +144,14 @@ def local(ctx, profile):
           "%s: data plane checked" % what)
     if m:
         check("sandbox %s killed" % m.group(1) in sb, "%s: its sandbox killed" % what)
-    check("sandboxes: 1 created, 1 deleted, 0 kept, 0 left" in out,
-          "%s: the sweep confirms nothing left" % what)
+    for line in ("default user user, home /home/user, cwd /home/user",
+                 "the tools the suite runs in base: all present", "upload of 10 MiB: ok",
+                 "server template python-hello: its server answers on port 8080",
+                 "an env given at create reaches the server",
+                 "code-interpreter-v1: `6 * 7` gives 42 on port 49999"):
+        check(line in sb, "%s: %s" % (what, line))
+    check("sandboxes: 3 created, 3 deleted, 0 kept, 0 left" in out,
+          "%s: the sweep confirms nothing left (base, server, code)" % what)
     runs = os.path.join(ctx.tmp, ".abx-e2e", "runs")
     left = [n for n in os.listdir(runs)] if os.path.isdir(runs) else []
     check(left == [], "%s: no ledger left (a clean run removes it): %r" % (what, left))
@@ -183,7 +195,12 @@ def local(ctx, profile):
           "%s --json: capabilities (%r)" % (what, jc.get("set")))
     check(js.get("config", {}).get("E2E_SANDBOX_TTL", {}).get("source") == ".env",
           "%s --json: config sources" % what)
-    check("sandboxes: 1 created" in err, "%s --json: the sweep's line on stderr" % what)
+    check(sbx.get("upload") is True and sbx.get("missingTools") == "" and
+          sbx.get("defaultUser") == "user" and sbx.get("server", {}).get("answers") is True and
+          sbx.get("server", {}).get("envReachesServer") is True and
+          sbx.get("codeInterpreter", {}).get("runsCode") is True,
+          "%s --json: what the suite needs, checked (%r)" % (what, sbx))
+    check("sandboxes: 3 created" in err, "%s --json: the sweep's line on stderr" % what)
     check_not_printed(out + err, secrets, what + " --json")
 
 
@@ -297,6 +314,48 @@ def missing_base(ctx):
         s.cleanup()
 
 
+# A set-up broken on purpose (abx-local's faults, or a setting): the one
+# problem doctor must name, and a text of its FIX line.
+BROKEN = {
+    "broken_tags": (["--fault-metadata-punct-refused", "1"], {},
+                    "a sandbox tagged e2e_test=tests-lua/test_doctor.lua::tags: ' : / [ ]",
+                    "accept any text as a metadata value"),
+    "broken_server_port": ([], {"E2E_SERVER_PORT": "8081"},
+                           "did not answer GET / on port 8081 within 60 s",
+                           "set E2E_SERVER_PORT to the port python-hello's server listens on"),
+    "broken_upload": (["--fault-upload-max-bytes", str(1 << 20)], {},
+                      "an upload of 10 MiB failed", "lift the body-size limit"),
+    "broken_envs": (["--fault-create-envs-dropped", "1"], {},
+                    "an env given at create does not reach the server in python-hello",
+                    "give a create's envVars to the sandbox's processes"),
+}
+
+
+def broken(ctx, name):
+    """One broken set-up: exit 1, exactly one problem, the one named, with
+    its fix; every other check still passes and nothing is left."""
+    flags, extra, problem, fix = BROKEN[name]
+    s = Server(extra=["--profile", "fc"] + flags)
+    try:
+        env = {k: s.env[k] for k in ("ABX_SANDBOX_BASE_URL", "ABX_SANDBOX_URL",
+                                     "ABX_SANDBOX_DOMAIN", "ABX_SANDBOX_API_KEY")}
+        env.update(extra)
+        rc, out, err = ctx.run([], env)
+        check(rc == 1, "%s: exit 1 (%d)" % (name, rc))
+        check(problem in out, "%s: the problem named (%r)" % (name, problem))
+        check(any(fix in f for f in fix_lines(out)),
+              "%s: its FIX (%r in %r)" % (name, fix, fix_lines(out)))
+        check(closing(out) == (1, 0), "%s: that one problem, no warning (%r)"
+              % (name, closing(out)))
+        check("sandboxes: 3 created, 3 deleted, 0 kept, 0 left" in out,
+              "%s: every template started, nothing left" % name)
+        check_not_printed(out + err, {"the server's key": s.key}, name)
+        st, lst, _, _ = s.request("GET", "/v2/sandboxes")
+        check(st == 200 and lst == [], "%s: nothing left on the platform" % name)
+    finally:
+        s.cleanup()
+
+
 SCENARIOS = {
     "local.fc": lambda c: local(c, "fc"),
     "local.e2b": lambda c: local(c, "e2b"),
@@ -306,6 +365,7 @@ SCENARIOS = {
     "missing_server_template": missing_server_template,
     "missing_base": missing_base,
 }
+SCENARIOS.update({n: (lambda c, n=n: broken(c, n)) for n in BROKEN})
 
 
 def main():

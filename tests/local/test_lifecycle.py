@@ -56,7 +56,9 @@ def cli_help():
             "--fault-latency-ms", "--fault-create-latency-ms", "--fault-delete-delay-ms",
             "--fault-error-rate", "--fault-data-error-rate", "--fault-error-status",
             "--fault-drop-stream-after", "--fault-drop-create-replies", "--fault-kill-ignored",
-            "--fault-list-filter-empty", "--fault-error-body-code", "-h", "--help"]
+            "--fault-list-filter-empty", "--fault-error-body-code",
+            "--fault-metadata-punct-refused", "--fault-upload-max-bytes",
+            "--fault-create-envs-dropped", "-h", "--help"]
     check(sorted(opts) == sorted(want), "serve --help lists serve's options (%s)" % sorted(opts))
     undescribed = [o for o, i in opts.items() if not described(lines, i)]
     check(undescribed == [], "serve --help: each option described (not: %s)" % undescribed)
