@@ -54,13 +54,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from mdfence import fences  # noqa: E402
 from abxtest import (CAPS, PLATFORM, Fail, check, done, remove, run_tee,  # noqa: E402
                      sandbox_counts, scratch, scrubbed_env, teller)
 
 SRC = os.path.dirname(os.path.dirname(HERE))
 DOCS = ["docs/authoring.md", "docs/authoring.zh-CN.md"]
 
-FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)\s*$")
 # A marker, strictly; LOOSE catches a line meant as one that does not parse.
 MARKER = {
     "lua": re.compile(r"^-- example: ([a-z0-9]+(?:-[a-z0-9]+)*)(?: \(([a-z-]+)\))?$"),
@@ -99,25 +99,9 @@ def extract(rel):
     """The examples of one Markdown file, in order."""
     with open(os.path.join(SRC, rel), encoding="utf-8") as f:
         lines = f.read().split("\n")
-    out, seen, i = [], {}, 0
-    while i < len(lines):
-        m = FENCE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        indent, fence, lang = m.group(1), m.group(2), m.group(3).lower()
-        start, body, i = i + 1, [], i + 1
-        while i < len(lines):
-            c = FENCE.match(lines[i])
-            if (c and c.group(2)[0] == fence[0] and len(c.group(2)) >= len(fence)
-                    and not c.group(3)):
-                break
-            body.append(lines[i][len(indent):] if lines[i].startswith(indent)
-                        else lines[i].lstrip())
-            i += 1
-        else:
-            raise Fail("%s:%d: unclosed code block" % (rel, start))
-        i += 1
+    out, seen = [], {}
+    for start, _, lang, body in fences(lines, rel):
+        start += 1  # the line after the fence (0-based): the marker's
         kind_lang = LANGS.get(lang)
         if not body or kind_lang is None:
             continue
