@@ -4,7 +4,7 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DABX_WERROR=ON
 ARGS    ?=
 
-.PHONY: all dev deps build build-sanitize test check-sanitize bench soak clean install \
+.PHONY: all dev deps build build-sanitize test check-sanitize bench soak vary-loop clean install \
         e2e e2e-all e2e-local e2e-local-all e2e-cleanup
 
 all: build
@@ -84,7 +84,7 @@ PROFILE_ARG = $(if $(PROFILE),--profile $(PROFILE))
 # choice for untrusted code); RUNTIME= (empty) leaves ABX_LOCAL_RUNTIME
 # to decide, else bubblewrap.
 RUNTIME ?=
-RUNTIME_ENV = $(if $(RUNTIME),ABX_LOCAL_RUNTIME=$(RUNTIME))
+RUNTIME_ENV = $(if $(RUNTIME),ABX_LOCAL_RUNTIME=$(RUNTIME)) $(if $(VARY),ABX_LOCAL_VARY=$(VARY))
 ROOTS = $(BUILD)/abx-local/server/abx-local template build $(PROFILE_ARG)
 
 e2e-local: build
@@ -108,6 +108,10 @@ e2e-cleanup: build
 SOAK_N ?= 10
 soak: build
 	scripts/soak.sh $(SOAK_N)
+
+# The fast suite at ten random --vary seeds, printed (suite.vary.loop).
+vary-loop: build
+	ctest --test-dir $(BUILD) --output-on-failure -L vary-loop $(ARGS)
 
 bench: build
 	@for b in bench/*.sh; do [ -x "$$b" ] && "$$b" $(BUILD) || true; done

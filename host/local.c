@@ -100,11 +100,11 @@ static void stderr_tail(char *out, size_t outlen)
 }
 
 /* Scans the stdout file: fills the four values and says if `ready` came. */
-static int scan_output(char vals[4][1024])
+static int scan_output(char vals[5][1024])
 {
-    static const char *const names[4] = {
+    static const char *const names[5] = {
         "ABX_SANDBOX_API_KEY", "ABX_SANDBOX_BASE_URL", "ABX_SANDBOX_DOMAIN",
-        "ABX_SANDBOX_URL"};
+        "ABX_SANDBOX_URL", "ABX_LOCAL_VARY"};
     char *data = NULL, *line, *save = NULL, e[256];
     size_t len = 0;
     int ready = 0, i;
@@ -117,7 +117,7 @@ static int scan_output(char vals[4][1024])
             ready = 1;
         if (strncmp(line, "export ", 7) != 0)
             continue;
-        for (i = 0; i < 4; i++) {
+        for (i = 0; i < 5; i++) {
             size_t nl = strlen(names[i]);
             if (strncmp(line + 7, names[i], nl) == 0 && line[7 + nl] == '=')
                 snprintf(vals[i], sizeof vals[i], "%s", line + 8 + nl);
@@ -178,7 +178,7 @@ fail:
 int abx_local_start(struct abx_env *e, char *err, size_t errlen)
 {
     struct timespec ts = {0, 50 * 1000 * 1000};
-    char bin[PATH_MAX], vals[4][1024], tail[2100], perr[512];
+    char bin[PATH_MAX], vals[5][1024], tail[2100], perr[512], vary[48] = "";
     const char *prof;
     double waited = 0;
     int status;
@@ -247,10 +247,13 @@ int abx_local_start(struct abx_env *e, char *err, size_t errlen)
     /* The header and reports name the cloud a local run stood in for. */
     const char *rt = getenv("ABX_LOCAL_RUNTIME");   /* abx-local's too: inherited */
     int gv = rt && strcmp(rt, "gvisor") == 0;
-    snprintf(e->endpoint, sizeof e->endpoint, "%.460s (abx-local, profile %.8s%s)", vals[1], prof,
-             gv ? ", runtime gvisor" : "");
-    abx_out_printf(ABX_OUT_STDERR, "abx-local: %s, data plane %s, profile %s%s\n", vals[1],
-                   vals[3][0] ? vals[3] : vals[2], prof, gv ? ", runtime gvisor" : "");
+    /* A varied run names its seed: a red one is replayed with VARY=N. */
+    if (vals[4][0])
+        snprintf(vary, sizeof vary, ", vary seed %.20s", vals[4]);
+    snprintf(e->endpoint, sizeof e->endpoint, "%.420s (abx-local, profile %.8s%s%s)", vals[1],
+             prof, gv ? ", runtime gvisor" : "", vary);
+    abx_out_printf(ABX_OUT_STDERR, "abx-local: %s, data plane %s, profile %s%s%s\n", vals[1],
+                   vals[3][0] ? vals[3] : vals[2], prof, gv ? ", runtime gvisor" : "", vary);
     return 0;
 fail:
     abx_local_stop();

@@ -59,9 +59,10 @@ pass() {
   [ "$prc" -eq 0 ] || rc=1
 }
 
-pass sanitize "$san" -L sanitize "$@"
+# vary-loop (suite.vary.loop, ten seeds): `make vary-loop`'s, not a pass's.
+pass sanitize "$san" -L sanitize -LE vary-loop "$@"
 ABX_SUITE_COMPARE_WITH=$(cd "$san" && pwd)/e2e/fc \
-  pass release "$build" -LE sanitize -FS abx_roots "$@"
+  pass release "$build" -LE 'sanitize|vary-loop' -FS abx_roots "$@"
 
 if [ "$total" -eq 0 ]; then
   echo "test: no case matched ($*)"

@@ -43,9 +43,14 @@ end
 
 local function end_at(sbx) return rfc3339(sbx:info().end_at) end
 
+-- id's entry in the list, while it is alive (running or paused): a platform
+-- may keep listing a killed sandbox a while as "terminated" (FC documents
+-- the state, not for how long).
 local function listed(id, filter)
   for _, info in ipairs(sandbox.list { metadata = filter }) do
-    if info.sandbox_id == id then return info end
+    if info.sandbox_id == id and (info.state == "running" or info.state == "paused") then
+      return info
+    end
   end
   return nil
 end

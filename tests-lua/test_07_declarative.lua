@@ -25,9 +25,11 @@ local function opts(extra)
   return o
 end
 
+-- id's entry while it is alive: a killed sandbox may stay listed a while
+-- as "terminated" (FC documents the state, not for how long).
 local function listed(id)
   for _, info in ipairs(sandbox.list { metadata = { e2e = e2e.run_id } }) do
-    if info.sandbox_id == id then return info end
+    if info.sandbox_id == id and info.state ~= "terminated" then return info end
   end
   return nil
 end
@@ -72,13 +74,15 @@ def main():
     return {"id": os.environ.get("E2B_SANDBOX_ID"), "seen": seen}
 ]] }
     local a, b = touch(), touch()
-    expect(a.id):type("string")
-    expect(b.id):type("string")
-    expect(a.id):ne(b.id)
     expect(b.seen, "a file the first call wrote, seen by the second"):eq(false)
+    -- E2B_SANDBOX_ID where the platform sets it (FC does not promise it)
+    if type(a.id) == "string" then
+      expect(b.id):type("string")
+      expect(a.id):ne(b.id)
+    end
     local w = whereami()
-    expect(w.cwd):eq(sandbox.default_home .. "/remote")
-    expect(w.id):ne(a.id)
+    expect(w.cwd):match("/remote$")
+    if type(w.id) == "string" then expect(w.id):ne(a.id) end
   end)
 
   test("the call's sandbox is tagged and gone after the call", opts(), function()
@@ -90,7 +94,7 @@ def main():
     expect(info.template_id == "code-interpreter-v1" or info.name == "code-interpreter-v1",
       "template code-interpreter-v1 (the default)"):eq(true)
     local r = call:wait()
-    expect(r.id):eq(call.sandbox_id)
+    if type(r.id) == "string" then expect(r.id):eq(call.sandbox_id) end
     gone(call.sandbox_id)
   end)
 
@@ -357,8 +361,8 @@ def main(i, secs):
     local ids, max_start, min_end = {}, -math.huge, math.huge
     for i, r in ipairs(res) do
       expect(r.i, "results in order"):eq(i)
-      expect(r.id):eq(calls[i].sandbox_id)
-      ids[r.id] = true
+      if type(r.id) == "string" then expect(r.id):eq(calls[i].sandbox_id) end
+      ids[calls[i].sandbox_id] = true
       max_start = math.max(max_start, r.start)
       min_end = math.min(min_end, r["end"])
     end

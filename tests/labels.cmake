@@ -19,7 +19,7 @@
 #   suite        a whole-suite run on abx-local
 #   conformance  the official E2B SDK (npm) against abx-local
 set(ABX_RELEASE_CASES
-    "^(conformance|templates|lint|docs)\\.|gvisor|^suite\\.(local\\.e2b|soak)$|^local\\.(rootfs|templates|fc_recipe)$")
+    "^(conformance|templates|lint|docs)\\.|gvisor|^suite\\.(local\\.e2b|local\\.vary|vary\\.loop|soak)$|^local\\.(rootfs|templates|fc_recipe)$")
 # Seconds a case took at a49c7bb (release build, alone; the soak with
 # its 60 s budget): ctest -j starts
 # the long ones first; measured costs (CTestCostData.txt) replace these

@@ -20,6 +20,9 @@ struct abxl_envd_compat abxl_envd_compat = {
     .sudo = 1,
     .keepalive_default_s = 90,
     .keepalive_max_s = 0,
+    .sandbox_id_env = 1,
+    .go_exit_text = 1,
+    .proc_list_full = 1,
 };
 
 /* The version goes into a response header: a short printable token. */
@@ -49,6 +52,9 @@ int abxl_envd_compat_load(const cJSON *cfg, char *err, size_t errlen)
         {"protoCodec", offsetof(struct abxl_envd_compat, proto_codec)},
         {"signedUrls", offsetof(struct abxl_envd_compat, signed_urls)},
         {"sudo", offsetof(struct abxl_envd_compat, sudo)},
+        {"sandboxIdEnv", offsetof(struct abxl_envd_compat, sandbox_id_env)},
+        {"goExitText", offsetof(struct abxl_envd_compat, go_exit_text)},
+        {"procListFull", offsetof(struct abxl_envd_compat, proc_list_full)},
     };
     struct abxl_envd_compat c = abxl_envd_compat;
     struct abx_json_err je = {{0}};
@@ -84,7 +90,9 @@ int abxl_envd_compat_load(const cJSON *cfg, char *err, size_t errlen)
                          c.keepalive_default_s, 1, 86400, &je) ==
             ABX_JSON_EBADTYPE ||
         abx_json_get_int(o, "keepaliveMaxS", &c.keepalive_max_s,
-                         c.keepalive_max_s, 0, 86400, &je) == ABX_JSON_EBADTYPE)
+                         c.keepalive_max_s, 0, 86400, &je) == ABX_JSON_EBADTYPE ||
+        abx_json_get_int(o, "uploadMaxBytes", &c.upload_max_bytes,
+                         c.upload_max_bytes, 0, (int64_t)1 << 40, &je) == ABX_JSON_EBADTYPE)
         goto out;
     abxl_envd_compat = c;
     rc = 0;

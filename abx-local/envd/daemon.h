@@ -55,6 +55,11 @@ struct abxl_envd_compat {
     int sudo;                  /* the sudo service (sudo.c) runs */
     int64_t keepalive_default_s;
     int64_t keepalive_max_s;   /* 0: requested intervals are not clamped */
+    int64_t upload_max_bytes;  /* a POST /files body above it: 413; 0 none */
+    /* Details no cloud promised, which abx-local's --vary draws: */
+    int sandbox_id_env;        /* E2B_SANDBOX_ID/E2B_TEMPLATE_ID set for commands */
+    int go_exit_text;          /* Go's "exit status N"/"signal: killed", exit -1 */
+    int proc_list_full;        /* process.List entries carry envs and cwd */
 };
 
 extern struct abxl_envd_compat abxl_envd_compat;

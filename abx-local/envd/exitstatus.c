@@ -1,5 +1,6 @@
 /* EndEvent of a process from its wait status, worded like envd's (Go's
- * ProcessState): "exit status N" or "signal: killed". */
+ * ProcessState): "exit status N" or "signal: killed", exit code -1 for a
+ * signal. Without compat goExitText, other words and 128+N (a shell's). */
 #include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -39,7 +40,8 @@ cJSON *abxl_envd_end_event(int status)
     if (WIFEXITED(status)) {
         int code = WEXITSTATUS(status);
 
-        snprintf(st, sizeof st, "exit status %d", code);
+        snprintf(st, sizeof st, abxl_envd_compat.go_exit_text ? "exit status %d"
+                                                              : "exited with code %d", code);
         if (code) /* proto3 JSON omits zero values */
             cJSON_AddNumberToObject(end, "exitCode", code);
         cJSON_AddTrueToObject(end, "exited");
@@ -50,12 +52,14 @@ cJSON *abxl_envd_end_event(int status)
         int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         const char *n = signame(sig);
 
-        if (n)
+        if (!abxl_envd_compat.go_exit_text)
+            snprintf(st, sizeof st, "terminated by signal %d", sig);
+        else if (n)
             snprintf(st, sizeof st, "signal: %s%s", n,
                      WCOREDUMP(status) ? " (core dumped)" : "");
         else
             snprintf(st, sizeof st, "signal: signal %d", sig);
-        cJSON_AddNumberToObject(end, "exitCode", -1);
+        cJSON_AddNumberToObject(end, "exitCode", abxl_envd_compat.go_exit_text ? -1 : 128 + sig);
         cJSON_AddStringToObject(end, "status", st);
         cJSON_AddStringToObject(end, "error", st);
     }

@@ -408,6 +408,8 @@ static cJSON *config_json(const struct abxl_envd_spawn *sp)
     cJSON_AddStringToObject(c, "cmd", sp->cmd);
     if (sp->args && cJSON_GetArraySize(sp->args) > 0)
         cJSON_AddItemToObject(c, "args", cJSON_Duplicate(sp->args, 1));
+    if (!abxl_envd_compat.proc_list_full)
+        return c;   /* cmd and args: what every envd reports */
     if (sp->envs && cJSON_GetArraySize(sp->envs) > 0)
         cJSON_AddItemToObject(c, "envs", cJSON_Duplicate(sp->envs, 1));
     if (sp->cwd)

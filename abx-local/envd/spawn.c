@@ -103,8 +103,9 @@ static int build_env(const struct abxl_envd_spawn *sp, struct strv *e)
         env_set(e, "LOGNAME", sp->user->name) ||
         env_add_object(e, abxl_envd_cfg.env_vars) ||
         env_set(e, "E2B_SANDBOX", "true") ||
-        env_set(e, "E2B_SANDBOX_ID", abxl_envd_cfg.sandbox_id) ||
-        env_set(e, "E2B_TEMPLATE_ID", abxl_envd_cfg.template_id) ||
+        (abxl_envd_compat.sandbox_id_env &&
+         (env_set(e, "E2B_SANDBOX_ID", abxl_envd_cfg.sandbox_id) ||
+          env_set(e, "E2B_TEMPLATE_ID", abxl_envd_cfg.template_id))) ||
         (sp->envs && env_add_object(e, sp->envs)))
         return -1;
     return 0;

@@ -34,6 +34,8 @@ struct abxl_envd_upload {
     char part_name[PATH_MAX]; /* its filename */
     cJSON *result;
     cJSON *meta;              /* X-Metadata-* to store, NULL if none */
+    uint64_t raw_bytes;       /* of the request body, as sent */
+    int answer_late;          /* refused, but answered once the body is read */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -228,11 +230,20 @@ static unsigned legacy_multipart(const char *ct, char *msg, size_t msglen)
     return 500;
 }
 
+/* The platform's cap on a request body (compat uploadMaxBytes; FC once
+ * documented 32 MiB with multipart overhead, "EntityTooLarge"). */
+static void too_large(struct abxl_envd_upload *up)
+{
+    fail(up, 413, "EntityTooLarge: the request body is above the limit of %lld bytes",
+         (long long)abxl_envd_compat.upload_max_bytes);
+}
+
 struct abxl_envd_upload *abxl_envd_upload_begin(struct MHD_Connection *c)
 {
     struct abxl_envd_upload *up = calloc(1, sizeof *up);
     const char *ct = abxl_envd_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
     const char *ce = abxl_envd_header(c, MHD_HTTP_HEADER_CONTENT_ENCODING);
+    const char *cl = abxl_envd_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
     unsigned status;
 
     if (!up)
@@ -248,6 +259,16 @@ struct abxl_envd_upload *abxl_envd_upload_begin(struct MHD_Connection *c)
          (status = legacy_multipart(ct, up->msg, sizeof up->msg))) ||
         (status = abxl_envd_files_user(c, &up->user, up->msg, sizeof up->msg))) {
         up->status = status;
+        return up;
+    }
+    /* A declared length above the cap is refused before a byte is written,
+     * and answered after the body is read and dropped, as a gateway with a
+     * lingering close does: answered early, MHD would close on the unread
+     * body and the sender could see a reset instead of the 413. */
+    if (abxl_envd_compat.upload_max_bytes > 0 && cl &&
+        strtoull(cl, NULL, 10) > (unsigned long long)abxl_envd_compat.upload_max_bytes) {
+        too_large(up);
+        up->answer_late = 1;
         return up;
     }
     up->path_param = abxl_envd_query(c, "path");
@@ -340,6 +361,12 @@ void abxl_envd_upload_data(struct abxl_envd_upload *up, const char *data, size_t
 {
     if (up->status)
         return;
+    up->raw_bytes += n;
+    if (abxl_envd_compat.upload_max_bytes > 0 &&
+        up->raw_bytes > (uint64_t)abxl_envd_compat.upload_max_bytes) {
+        too_large(up);
+        return;
+    }
     if (!up->z_init) {
         consume(up, data, n);
         return;
@@ -356,7 +383,7 @@ void abxl_envd_upload_data(struct abxl_envd_upload *up, const char *data, size_t
 
 int abxl_envd_upload_failed(const struct abxl_envd_upload *up)
 {
-    return up->status != 0;
+    return up->status != 0 && !up->answer_late;
 }
 
 enum MHD_Result abxl_envd_upload_finish(struct abxl_envd_upload *up,

@@ -34,6 +34,15 @@ static enum MHD_Result admin(struct MHD_Connection *c, const char *method,
     return abxl_http_json(c, 200, abxl_faults_json());
 }
 
+/* GET /admin/profile: the switches (profile.c) and the varied details (vary.c). */
+static cJSON *profile_reply(void)
+{
+    cJSON *o = abxl_profile_json();
+    if (o != NULL)
+        cJSON_AddItemToObject(o, "vary", abxl_vary_json());
+    return o;
+}
+
 static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, const char *uri,
                                 const struct abx_buf *body)
 {
@@ -65,7 +74,7 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, co
     if (is_admin)
         return admin(c, method, body);
     if (is_profile)   /* what this run imitates (docs/profiles.md) */
-        return strcmp(method, "GET") == 0 ? abxl_http_json(c, 200, abxl_profile_json())
+        return strcmp(method, "GET") == 0 ? abxl_http_json(c, 200, profile_reply())
                                           : abxl_http_405(c, "GET", method, path);
     if (is_tmpl)   /* ctl_templates.c: the error rate covers /sandboxes* only */
         return abxl_ctl_templates(c, method, path);

@@ -187,9 +187,16 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
         dup = abxl_reg_get(s->id);
         abxl_sbx_unref(dup);
     } while (dup != NULL);
-    snprintf(s->template_id, sizeof s->template_id, "%s", t.id);
-    snprintf(s->alias, sizeof s->alias, "%s",
-             strcmp(tid->valuestring, t.id) != 0 ? tid->valuestring : t.alias);
+    char pub[ABXL_TMPL_ID_MAX];
+    snprintf(s->template_id, sizeof s->template_id, "%s", abxl_tmpl_public_id(t.id, pub));
+    /* The alias is the name asked for; asked by id, the template's own
+     * (its first alias, or its name when the id is opaque). */
+    const char *alias = t.alias;
+    if (strcmp(tid->valuestring, s->template_id) != 0)
+        alias = tid->valuestring;
+    else if (!t.alias[0] && strcmp(s->template_id, t.id) != 0)
+        alias = t.id;
+    snprintf(s->alias, sizeof s->alias, "%s", alias);
     if ((secure && abxl_random_hex(s->access_token, 32) != 0) ||
         (!public_traffic && abxl_random_hex(s->traffic_token, 32) != 0)) {
         ret = abxl_http_error(c, 500, "no randomness for the access tokens");

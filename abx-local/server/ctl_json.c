@@ -63,7 +63,9 @@ cJSON *abxl_json_detail(const struct abxl_sbx *s, bool listed)
     cJSON_AddNumberToObject(o, "cpuCount", s->cpu_count);
     cJSON_AddNumberToObject(o, "memoryMB", s->memory_mb);
     cJSON_AddNumberToObject(o, "diskSizeMB", s->disk_mb);
-    cJSON_AddStringToObject(o, "state", n.state == ABXL_SBX_PAUSED ? "paused" : "running");
+    cJSON_AddStringToObject(o, "state", n.state == ABXL_SBX_PAUSED ? "paused"
+                                        : n.state == ABXL_SBX_DEAD ? "terminated"
+                                                                   : "running");
     cJSON_AddStringToObject(o, "envdVersion", abxl_envd_version());
     cJSON_AddItemToObject(o, "metadata", cJSON_Duplicate(s->metadata, 1));
     if (!listed) {

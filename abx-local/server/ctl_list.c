@@ -66,10 +66,43 @@ static int cmp_key(int64_t sa, const char *ia, int64_t sb, const char *ib, bool 
     return desc ? -c : c;
 }
 
+/* What the list is ordered by: the start time, or (--vary list-order=
+ * hashed) a hash of the id, an order no client can predict. */
+static int64_t order_key(const struct abxl_sbx *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    if (abxl_vary(ABXL_V_LIST_ORDER) != 2)
+        return s->started_ms;
+    for (const char *p = s->id; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return (int64_t)(h >> 1);
+}
+
 static int cmp_sbx(const void *a, const void *b, void *arg)
 {
     const struct abxl_sbx *x = *(struct abxl_sbx *const *)a, *y = *(struct abxl_sbx *const *)b;
-    return cmp_key(x->started_ms, x->id, y->started_ms, y->id, *(bool *)arg);
+    return cmp_key(order_key(x), x->id, order_key(y), y->id, *(bool *)arg);
+}
+
+/* The kept records of killed sandboxes that pass the filters, after v's
+ * n (v is reallocated); the rest are released. */
+static struct abxl_sbx **add_graves(struct abxl_sbx **v, size_t *n, const struct filter *f,
+                                    int nf, int64_t after_ms, const char *tmpl)
+{
+    size_t ng = 0;
+    struct abxl_sbx **g = abxl_grave_all(&ng), **w;
+    w = g ? realloc(v, (*n + ng + 1) * sizeof *v) : NULL;
+    for (size_t i = 0; i < ng; i++) {
+        struct abxl_sbx *s = g[i];
+        if (w && meta_match(s, f, nf) && s->started_ms > after_ms &&
+            (tmpl[0] == '\0' || strcmp(tmpl, s->template_id) == 0 ||
+             strcmp(tmpl, s->alias) == 0))
+            w[(*n)++] = s;
+        else
+            abxl_sbx_unref(s);
+    }
+    free(g);
+    return w ? w : v;
 }
 
 static int parse_rfc3339(const char *s, int64_t *ms)
@@ -92,7 +125,8 @@ enum MHD_Result abxl_ctl_list(struct MHD_Connection *c, const char *uri, bool v2
     char val[8192], err[256];
     struct filter *flt = calloc(MAX_FILTERS, sizeof *flt);
     int nf = 0, q;
-    bool want_run = true, want_pause = v2, desc = true;
+    bool want_run = true, want_pause = v2, state_given = false;
+    bool desc = abxl_vary(ABXL_V_LIST_ORDER) != 1;   /* newest first, as E2B */
     long limit = abxl_sw(ABXL_SW_LIST_PAGE_50) ? 50 : 100;
     int64_t after_ms = -1, cur_started = 0;
     char cur_id[ABXL_ID_MAX + 1] = "", tmpl[128] = "";
@@ -116,6 +150,7 @@ enum MHD_Result abxl_ctl_list(struct MHD_Connection *c, const char *uri, bool v2
             BADQ("query parameter 'state' is badly encoded");
         if (q > 0) {
             want_run = want_pause = false;
+            state_given = true;
             char *save = NULL;
             for (char *st = strtok_r(val, ",", &save); st; st = strtok_r(NULL, ",", &save)) {
                 if (strcmp(st, "running") == 0)
@@ -188,13 +223,15 @@ enum MHD_Result abxl_ctl_list(struct MHD_Connection *c, const char *uri, bool v2
             abxl_sbx_unref(s);
     }
     n = k;
+    if (!state_given && abxl_vary(ABXL_V_DEAD_LISTED) == 1)
+        v = add_graves(v, &n, flt, nf, after_ms, tmpl);
     qsort_r(v, n, sizeof *v, cmp_sbx, &desc);
     cJSON *arr = cJSON_CreateArray();
     size_t emitted = 0;
     const struct abxl_sbx *last = NULL;
     bool more = false;
     for (size_t i = 0; i < n && arr; i++) {
-        if (have_cursor && cmp_key(v[i]->started_ms, v[i]->id, cur_started, cur_id, desc) <= 0)
+        if (have_cursor && cmp_key(order_key(v[i]), v[i]->id, cur_started, cur_id, desc) <= 0)
             continue;
         if (v2 && emitted == (size_t)limit) {
             more = true;
@@ -207,7 +244,7 @@ enum MHD_Result abxl_ctl_list(struct MHD_Connection *c, const char *uri, bool v2
     char tok[128] = "";
     if (more && last) {
         char raw[64];
-        int len = snprintf(raw, sizeof raw, "%lld_%s", (long long)last->started_ms, last->id);
+        int len = snprintf(raw, sizeof raw, "%lld_%s", (long long)order_key(last), last->id);
         for (int i = 0; i < len && i < 60; i++)
             snprintf(tok + 2 * i, 3, "%02x", (unsigned char)raw[i]);
     }

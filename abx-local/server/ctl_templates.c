@@ -24,10 +24,13 @@ static int64_t mtime_ms(const char *path)
 
 /* Every alias of the definition in dir (struct abxl_tmpl keeps the first
  * only); an empty array when there are none. */
-static cJSON *aliases_of(const char *dir)
+static cJSON *aliases_of(const char *dir, const struct abxl_tmpl *t)
 {
-    char path[4200];
+    char path[4200], pub[ABXL_TMPL_ID_MAX];
     cJSON *out = cJSON_CreateArray(), *o = NULL;
+    /* An opaque id (--vary template-id): the name is the first alias. */
+    if (out && strcmp(abxl_tmpl_public_id(t->id, pub), t->id) != 0)
+        cJSON_AddItemToArray(out, cJSON_CreateString(t->id));
     if (abxl_fmt(path, sizeof path, "%s/template.json", dir) == 0) {
         char *text = abxl_read_text(path, TMPL_JSON_MAX);
         o = text ? cJSON_Parse(text) : NULL;
@@ -86,16 +89,17 @@ static void add_sizes(cJSON *o, const struct abxl_tmpl *t)
  * spawn history: lastSpawnedAt null, spawnCount 0. */
 static cJSON *template_json(const struct abxl_tmpl *t, const char *dir)
 {
+    char pub[ABXL_TMPL_ID_MAX];
     struct tinfo ti;
     info_of(t, dir, &ti);
     cJSON *o = cJSON_CreateObject();
     if (o == NULL)
         return NULL;
-    cJSON_AddStringToObject(o, "templateID", t->id);
+    cJSON_AddStringToObject(o, "templateID", abxl_tmpl_public_id(t->id, pub));
     cJSON_AddStringToObject(o, "buildID", ti.build_id);
     add_sizes(o, t);
     cJSON_AddBoolToObject(o, "public", ti.shipped);
-    cJSON_AddItemToObject(o, "aliases", aliases_of(dir));
+    cJSON_AddItemToObject(o, "aliases", aliases_of(dir, t));
     cJSON_AddStringToObject(o, "createdAt", ti.created);
     cJSON_AddStringToObject(o, "updatedAt", ti.updated);
     cJSON_AddNullToObject(o, "createdBy");
@@ -110,14 +114,15 @@ static cJSON *template_json(const struct abxl_tmpl *t, const char *dir)
 /* GET /templates/{id}: the template and its one build (the cached root). */
 static cJSON *detail_json(const struct abxl_tmpl *t)
 {
+    char pub[ABXL_TMPL_ID_MAX];
     struct tinfo ti;
     info_of(t, t->dir, &ti);
     cJSON *o = cJSON_CreateObject(), *builds, *b;
     if (o == NULL)
         return NULL;
-    cJSON_AddStringToObject(o, "templateID", t->id);
+    cJSON_AddStringToObject(o, "templateID", abxl_tmpl_public_id(t->id, pub));
     cJSON_AddBoolToObject(o, "public", ti.shipped);
-    cJSON_AddItemToObject(o, "aliases", aliases_of(t->dir));
+    cJSON_AddItemToObject(o, "aliases", aliases_of(t->dir, t));
     builds = cJSON_AddArrayToObject(o, "builds");
     if (builds && (b = cJSON_CreateObject()) != NULL) {
         cJSON_AddStringToObject(b, "buildID", ti.build_id);

@@ -4,7 +4,7 @@
  *
  *   abx-local sandbox-enter --dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs|--disk-keep]
  *       [--cgroup PROCS_FILE]... [--userns BASE COUNT] [--ro SRC DEST]...
- *       [--seccomp BPF_FILE] [--gvisor] -- BWRAP|RUNSC ARGS...
+ *       [--seccomp BPF_FILE] [--hide PATH]... [--gvisor] -- BWRAP|RUNSC ARGS...
  *
  * 1. It joins the sandbox's cgroups.
  * 2. In a mount namespace of its own (private: nothing propagates to the
@@ -15,7 +15,9 @@
  *    --disk-keep mounts the disk DIR/disk.img already holds, as a
  *    filesystem-only pause left it (life.c), and seeds nothing.
  * 3. It binds each SRC read-only at DEST inside that root (envd, the app,
- *    envd's config), refusing a DEST reached through a symlink.
+ *    envd's config), refusing a DEST reached through a symlink, and
+ *    removes each hidden PATH through the overlay (a whiteout in the upper
+ *    layer: the template root is untouched; --vary base-tools).
  * 4. It makes the root reachable as ABXL_STAGE_ROOT: a tmpfs over /tmp of
  *    this namespace holds it, so the sandbox's root needs no right to
  *    traverse the host's folders that lead to DIR.
@@ -104,6 +106,30 @@ static bool plain_path(const char *p)
  * read-only overlay of it (overlay wants two lower layers without an
  * upper: ro/empty is the second), whose mountinfo root is "/" and whose
  * options name only ro/K. */
+/* Removes path from the root (absent already: fine), never through a
+ * symlink: its folder is opened beneath the root without following any. */
+static int hide(int root_fd, const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
+    char dir[4096];
+    const char *rel = path + strspn(path, "/"), *slash = strrchr(rel, '/');
+    int fd = root_fd, rc = 0;
+    if (slash) {
+        if (abxl_fmt(dir, sizeof dir, "%.*s", (int)(slash - rel), rel) != 0)
+            return die("path too long:", path);
+        fd = (int)syscall(SYS_openat2, root_fd, dir, &how, sizeof how);
+        if (fd < 0)
+            return errno == ENOENT ? 0 : die("cannot open the folder of", path);
+        rel = slash + 1;
+    }
+    if (unlinkat(fd, rel, 0) != 0 && errno != ENOENT)
+        rc = die("cannot hide", path);
+    if (fd != root_fd)
+        close(fd);
+    return rc;
+}
+
 static int bind_ro(int root_fd, const char *root, int k, const char *src, const char *dest)
 {
     struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
@@ -130,10 +156,10 @@ static int bind_ro(int root_fd, const char *root, int k, const char *src, const 
 
 struct enter_args {
     const char *dir, *lower, *seccomp, *cgroups[MAX_CGROUPS];
-    const char *bind_src[MAX_BINDS], *bind_dst[MAX_BINDS];
+    const char *bind_src[MAX_BINDS], *bind_dst[MAX_BINDS], *hide[MAX_BINDS];
     long disk_mb;
     unsigned long uid_base, uid_count;
-    int ncg, nbind;
+    int ncg, nbind, nhide;
     bool gvisor, disk_tmpfs, disk_keep;
     char **bwrap;
 };
@@ -171,6 +197,8 @@ static int parse(int argc, char **argv, struct enter_args *a)
             a->disk_mb = (long)ulong_arg(v, &ok);
         else if (strcmp(o, "--seccomp") == 0)
             a->seccomp = v;
+        else if (strcmp(o, "--hide") == 0 && a->nhide < MAX_BINDS && v[0] == '/')
+            a->hide[a->nhide++] = v;
         else if (strcmp(o, "--cgroup") == 0 && a->ncg < MAX_CGROUPS)
             a->cgroups[a->ncg++] = v;
         else if (strcmp(o, "--userns") == 0 && i + 2 < argc) {
@@ -251,6 +279,8 @@ static int make_root(const struct enter_args *a, uid_t owner)
     int rc = 0;
     for (int k = 0; k < a->nbind && rc == 0; k++)
         rc = bind_ro(root_fd, "root", k, a->bind_src[k], a->bind_dst[k]);
+    for (int k = 0; k < a->nhide && rc == 0; k++)
+        rc = hide(root_fd, a->hide[k]);
     close(root_fd);
     return rc;
 }

@@ -24,6 +24,8 @@ void abxl_life_kill(struct abxl_sbx *s)
         pthread_cond_wait(&idle_cv, &abxl_reg_lock);
     pthread_mutex_unlock(&abxl_reg_lock);
     abxl_spawn_destroy(s);
+    if (abxl_vary(ABXL_V_DEAD_LISTED) == 1)
+        abxl_grave_add(s);
 }
 
 /* Takes s for a change to `to`: 0 taken (busy set), 1 already there or

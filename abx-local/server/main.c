@@ -55,6 +55,10 @@
     "                       (default $ABX_LOCAL_PROFILE, else e2b)\n" \
     "  --switch NAME=on|off\n" \
     "                       one profile difference on or off (abx-local switches)\n" \
+    "  --vary [SEED]        draw every detail FC never promised from SEED (default\n" \
+    "                       $ABX_LOCAL_VARY; without SEED a random one, logged)\n" \
+    "  --switch DETAIL=CHOICE\n" \
+    "                       one varied detail's choice, after --vary\n" \
     "  --allow-pause        pause/resume allowed (an allow-listed FC account)\n" \
     "  --fault-latency-ms N, --fault-create-latency-ms N, --fault-delete-delay-ms N,\n" \
     "  --fault-error-rate F, --fault-data-error-rate F, --fault-error-status N,\n" \
@@ -90,12 +94,15 @@ static const char serve_help[] =
     "exit codes: 0 stopped by SIGTERM/SIGINT, 1 could not start, 2 usage error.\n";
 
 static const char switches_help[] =
-    "usage: abx-local switches\n"
+    "usage: abx-local switches [--vary SEED]\n"
     "\n"
     "Prints every profile switch (a difference between upstream E2B and FC Agent\n"
     "Sandbox that abx-local imitates), whether it is on in each profile and what\n"
     "it decides. `abx-local serve --profile P --switch NAME=on|off` picks them.\n"
+    "Then every varied detail (what FC never promised) with its choices, the\n"
+    "first being upstream E2B's; `serve --vary SEED` draws one of each.\n"
     "\n"
+    "  --vary SEED          print only what SEED draws, DETAIL=CHOICE a line\n"
     "  -h, --help           this help\n";
 
 /* After a usage error: one line saying where the help is (the error itself
@@ -155,6 +162,16 @@ static int parse_args(int argc, char **argv)
             abxl_switch_set("pause=on", err, sizeof err);
             continue;
         }
+        /* --vary [SEED]: without a seed (or "random"), one is drawn and logged. */
+        if (strcmp(a, "--vary") == 0) {
+            bool has = i + 1 < argc && argv[i + 1][0] != '-';
+            if (abxl_vary_seed_set(has ? argv[i + 1] : "random", err, sizeof err) != 0) {
+                abxl_log_cmd("serve", ABXL_LOG_ERROR, "%s", err);
+                return usage_hint("serve");
+            }
+            i += has;
+            continue;
+        }
         size_t k;
         for (k = 0; k < sizeof opts / sizeof opts[0]; k++)
             if (strcmp(a, opts[k].flag) == 0)
@@ -210,8 +227,10 @@ static int parse_args(int argc, char **argv)
         }
         /* Profile flags are applied in order: --profile first resets all. */
         if (strcmp(a, "--profile") == 0 || strcmp(a, "--switch") == 0) {
-            if ((a[2] == 'p' ? abxl_profile_set(argv[i + 1], err, sizeof err)
-                             : abxl_switch_set(argv[i + 1], err, sizeof err)) != 0) {
+            int vr = a[2] == 's' ? abxl_vary_choice_set(argv[i + 1], err, sizeof err) : 1;
+            if (vr < 0 || (vr > 0 && (a[2] == 'p' ? abxl_profile_set(argv[i + 1], err, sizeof err)
+                                                  : abxl_switch_set(argv[i + 1], err,
+                                                                    sizeof err)) != 0)) {
                 abxl_log(ABXL_LOG_ERROR, "%s: %s", a, err);
                 return 2;
             }
@@ -388,6 +407,15 @@ static int serve(void)
     pthread_t sig_tid;
     pthread_create(&sig_tid, NULL, signal_main, &set);
     pthread_detach(sig_tid);
+    /* Logged before "ready": whoever reads the log once ready finds the
+     * seed and the settings in it. */
+    abxl_log(ABXL_LOG_INFO, "serving control plane on %s:%u, data plane on %s:%u "
+            "(profile %s, runtime %s, envd %s, templates %s, state %s)", host, cport, dhost,
+            dport, abxl_profile_name(), abxl_cfg.runtime, abxl_envd_version(),
+            abxl_cfg.templates_dir, abxl_cfg.state_dir);
+    abxl_vary_log();
+    if (abxl_vary_seed() >= 0)
+        abxl_out("export ABX_LOCAL_VARY=%lld\n", abxl_vary_seed());
     abxl_out("export ABX_SANDBOX_BASE_URL=http://%s:%u\n"
              "export ABX_SANDBOX_URL=http://%s:%u\n"
              "export ABX_SANDBOX_DOMAIN=%s\n"
@@ -400,10 +428,6 @@ static int serve(void)
              host, cport, dhost, dport, abxl_cfg.data_domain, abxl_cfg.api_key, host, cport, dhost,
              dport, abxl_cfg.data_domain, abxl_cfg.api_key);
     abxl_out_flush();
-    abxl_log(ABXL_LOG_INFO, "serving control plane on %s:%u, data plane on %s:%u "
-            "(profile %s, runtime %s, envd %s, templates %s, state %s)", host, cport, dhost,
-            dport, abxl_profile_name(), abxl_cfg.runtime, abxl_envd_version(),
-            abxl_cfg.templates_dir, abxl_cfg.state_dir);
     abxl_spawner_run();   /* until SIGTERM/SIGINT */
     abxl_reaper_stop();
     abxl_life_kill_all();
@@ -425,6 +449,11 @@ static int profile_default(void)
         abxl_log(ABXL_LOG_ERROR, "ABX_LOCAL_PROFILE: %s", err);
         return -1;
     }
+    p = getenv("ABX_LOCAL_VARY");
+    if (p && p[0] && abxl_vary_seed_set(p, err, sizeof err) != 0) {
+        abxl_log(ABXL_LOG_ERROR, "ABX_LOCAL_VARY: %s", err);
+        return -1;
+    }
     return 0;
 }
 
@@ -434,6 +463,16 @@ static int switches(int argc, char **argv)
         abxl_usage(switches_help, false);
         return 0;
     }
+    /* --vary SEED: the draw of that seed, DETAIL=CHOICE a line (for tools). */
+    if (argc == 4 && strcmp(argv[2], "--vary") == 0) {
+        char err[160];
+        if (abxl_vary_seed_set(argv[3], err, sizeof err) != 0) {
+            abxl_log_cmd("switches", ABXL_LOG_ERROR, "%s", err);
+            return usage_hint("switches");
+        }
+        abxl_vary_print_draw();
+        return 0;
+    }
     if (argc > 2) {
         abxl_log_cmd("switches", ABXL_LOG_ERROR, argv[2][0] == '-' ? "unknown option %s"
                                                                    : "unexpected argument %s",
@@ -441,6 +480,7 @@ static int switches(int argc, char **argv)
         return usage_hint("switches");
     }
     abxl_switches_print();
+    abxl_vary_print();
     return 0;
 }
 

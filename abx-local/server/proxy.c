@@ -1,7 +1,8 @@
 /* Data plane: routes a request to a port inside a sandbox and streams both
  * ways (libmicrohttpd thread-per-connection on our side, one libcurl
  * transfer on its own thread on the sandbox side, two bounded rings
- * between them). Nothing buffers a whole body. */
+ * between them). Nothing buffers a whole body, except the buffering
+ * gateway that --vary gateway=buffer puts before a sandbox's own ports. */
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include "server.h"
 
 #define RING_CAP (256 * 1024)
+#define GW_BODY_MAX (32LL << 20)   /* the buffering gateway's cap: FC's documented 32 MiB */
 #define MAX_RESP_HDRS 64
 
 struct ring {
@@ -39,6 +41,10 @@ struct px {
     char *resp_hdrs[MAX_RESP_HDRS];
     int n_resp_hdrs;
     pthread_t tid;
+    /* The buffering gateway: the whole body, then HTTP/1.0 upstream. */
+    bool gw, too_big;
+    char *gbuf;
+    size_t glen, gcap, gpos;
 };
 
 static void px_unref(struct px *p)
@@ -51,6 +57,7 @@ static void px_unref(struct px *p)
     if (p->curl)
         curl_easy_cleanup(p->curl);
     curl_slist_free_all(p->req_hdrs);
+    free(p->gbuf);
     for (int i = 0; i < p->n_resp_hdrs; i++)
         free(p->resp_hdrs[i]);
     abxl_sbx_unref(p->s);
@@ -117,6 +124,13 @@ static size_t up_read(char *buf, size_t size, size_t nitems, void *ud)
 {
     struct px *p = ud;
     size_t max = size * nitems, n = 0;
+    if (p->gw) {   /* complete before the transfer started: no lock */
+        n = p->glen - p->gpos < max ? p->glen - p->gpos : max;
+        if (n)
+            memcpy(buf, p->gbuf + p->gpos, n);
+        p->gpos += n;
+        return n;
+    }
     pthread_mutex_lock(&p->mu);
     while (p->req.len == 0 && !p->req_eof && !p->aborted)
         pthread_cond_wait(&p->cv, &p->mu);
@@ -292,7 +306,8 @@ static int setup_curl(struct px *p, struct MHD_Connection *c, const char *method
     abxl_nsnet_setup(k, p->s->netns_fd);
     curl_easy_setopt(k, CURLOPT_URL, url);
     curl_easy_setopt(k, CURLOPT_REQUEST_TARGET, uri);   /* verbatim path+query */
-    curl_easy_setopt(k, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(k, CURLOPT_HTTP_VERSION,
+                     (long)(p->gw ? CURL_HTTP_VERSION_1_0 : CURL_HTTP_VERSION_1_1));
     curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     curl_easy_setopt(k, CURLOPT_HTTP_CONTENT_DECODING, 0L);
     curl_easy_setopt(k, CURLOPT_BUFFERSIZE, 65536L);
@@ -314,7 +329,10 @@ static int setup_curl(struct px *p, struct MHD_Connection *c, const char *method
     else
         curl_easy_setopt(k, CURLOPT_CUSTOMREQUEST, method);
     if (cl != NULL || te != NULL || body_method) {
-        long long len = te != NULL ? -1 : cl != NULL ? strtoll(cl, NULL, 10) : 0;
+        long long len = p->gw       ? (long long)p->glen
+                        : te != NULL ? -1
+                        : cl != NULL ? strtoll(cl, NULL, 10)
+                                     : 0;
         curl_easy_setopt(k, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(k, CURLOPT_INFILESIZE_LARGE, (curl_off_t)len);
         curl_easy_setopt(k, CURLOPT_READFUNCTION, up_read);
@@ -371,13 +389,40 @@ static enum MHD_Result proxy_502_html(struct MHD_Connection *c, const char *id,
 static enum MHD_Result gateway_page(struct MHD_Connection *c, unsigned status)
 {
     char page[512];
-    const char *what = status == 403 ? "403 Forbidden" : "502 Bad Gateway";
+    const char *what = status == 403   ? "403 Forbidden"
+                       : status == 404 ? "404 Not Found"
+                       : status == 410 ? "410 Gone"
+                       : status == 413 ? "413 Request Entity Too Large"
+                                       : "502 Bad Gateway";
     int n = snprintf(page, sizeof page,
                      "<html>\r\n<head><title>%s</title></head>\r\n<body>\r\n"
                      "<center><h1>%s</h1></center>\r\n<hr><center>abx-fc-gateway</center>\r\n"
                      "</body>\r\n</html>\r\n",
                      what, what);
     return abxl_http_send(c, status, "text/html", page, (size_t)n);
+}
+
+/* E2B's client-proxy body and content type (infra's proxy tests pin
+ * both); SDKs read message/sandboxId/port from it. */
+static enum MHD_Result proxy_json(struct MHD_Connection *c, unsigned status, const char *id,
+                                  const char *msg, int port)
+{
+    cJSON *o = cJSON_CreateObject();
+    char *text = NULL;
+    enum MHD_Result ret;
+    if (o == NULL || cJSON_AddStringToObject(o, "sandboxId", id) == NULL ||
+        cJSON_AddStringToObject(o, "message", msg) == NULL ||
+        (port > 0 && cJSON_AddNumberToObject(o, "port", port) == NULL) ||
+        cJSON_AddNumberToObject(o, "code", status) == NULL ||
+        (text = cJSON_PrintUnformatted(o)) == NULL) {
+        ret = abxl_http_error(c, 500, "out of memory");
+        goto out;
+    }
+    ret = abxl_http_send(c, status, "application/json; charset=utf-8", text, strlen(text));
+out:
+    cJSON_free(text);
+    cJSON_Delete(o);
+    return ret;
 }
 
 static enum MHD_Result proxy_502(struct MHD_Connection *c, const char *id, const char *msg,
@@ -387,24 +432,21 @@ static enum MHD_Result proxy_502(struct MHD_Connection *c, const char *id, const
         return gateway_page(c, 502);
     if (from_browser(c))
         return proxy_502_html(c, id, msg, port);
-    /* E2B's client-proxy body and content type (infra's proxy tests pin
-     * both); SDKs read message/sandboxId/port from it. */
-    cJSON *o = cJSON_CreateObject();
-    char *text = NULL;
-    enum MHD_Result ret;
-    if (o == NULL || cJSON_AddStringToObject(o, "sandboxId", id) == NULL ||
-        cJSON_AddStringToObject(o, "message", msg) == NULL ||
-        (port > 0 && cJSON_AddNumberToObject(o, "port", port) == NULL) ||
-        cJSON_AddNumberToObject(o, "code", 502) == NULL ||
-        (text = cJSON_PrintUnformatted(o)) == NULL) {
-        ret = abxl_http_error(c, 500, "out of memory");
-        goto out;
-    }
-    ret = abxl_http_send(c, 502, "application/json; charset=utf-8", text, strlen(text));
-out:
-    cJSON_free(text);
-    cJSON_Delete(o);
-    return ret;
+    return proxy_json(c, 502, id, msg, port);
+}
+
+/* An unknown or killed sandbox. FC documents 502 only for a port not
+ * ready: --vary dead-status answers 404 or 410 instead, on a sandbox's
+ * own ports (envd's stays 502, which SDKs read as "not running"). */
+static enum MHD_Result proxy_no_sandbox(struct MHD_Connection *c, const char *id, int port)
+{
+    static const unsigned st[] = {502, 404, 410};
+    unsigned status = port == ABXL_ENVD_PORT ? 502 : st[abxl_vary(ABXL_V_DEAD_STATUS)];
+    if (status == 502)
+        return proxy_502(c, id, "The sandbox was not found", 0);
+    if (abxl_sw(ABXL_SW_GATEWAY_ERRORS))
+        return gateway_page(c, status);
+    return proxy_json(c, status, id, "The sandbox was not found", 0);
 }
 
 static bool header_is(struct MHD_Connection *c, const char *name, const char *want)
@@ -551,6 +593,17 @@ static enum MHD_Result respond(struct MHD_Connection *c, struct px *p, const cha
     return ret;
 }
 
+static enum MHD_Result start_upstream(struct MHD_Connection *c, struct px *p,
+                                      const char *method, const char *uri)
+{
+    if (setup_curl(p, c, method, uri) != 0)
+        return abxl_http_error(c, 500, "out of memory setting up the proxy");
+    if (pthread_create(&p->tid, NULL, up_main, p) != 0)
+        return abxl_http_error(c, 500, "cannot start the proxy thread");
+    p->thread_started = true;
+    return MHD_YES;
+}
+
 static enum MHD_Result px_begin(struct MHD_Connection *c, struct abxl_req *r, const char *method)
 {
     char id[128];
@@ -568,7 +621,7 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abxl_req *r, co
         return abxl_http_error(c, (unsigned)fault, "injected fault (status %d)", fault);
     struct abxl_sbx *s = abxl_reg_find(id, by_host);
     if (s == NULL)
-        return proxy_502(c, id, "The sandbox was not found", 0);
+        return proxy_no_sandbox(c, id, port);
     if (!traffic_allowed(c, s, port)) {
         abxl_sbx_unref(s);
         if (abxl_sw(ABXL_SW_GATEWAY_ERRORS))
@@ -617,12 +670,9 @@ static enum MHD_Result px_begin(struct MHD_Connection *c, struct abxl_req *r, co
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     p->client_fd = ci ? ci->connect_fd : -1;
     r->proxy = p;
-    if (setup_curl(p, c, method, r->uri) != 0)
-        return abxl_http_error(c, 500, "out of memory setting up the proxy");
-    if (pthread_create(&p->tid, NULL, up_main, p) != 0)
-        return abxl_http_error(c, 500, "cannot start the proxy thread");
-    p->thread_started = true;
-    return MHD_YES;
+    /* The buffering gateway starts upstream once the body is whole. */
+    p->gw = port != ABXL_ENVD_PORT && abxl_vary(ABXL_V_GATEWAY) == 1;
+    return p->gw ? MHD_YES : start_upstream(c, p, method, r->uri);
 }
 
 /* The request is over (answered, or its client gone): stops the transfer. */
@@ -640,9 +690,37 @@ static void px_release(struct abxl_req *r)
     px_unref(p);
 }
 
+/* The gateway keeps the body, up to its cap; beyond, it keeps reading
+ * (so the client can be answered) and drops it. */
+static enum MHD_Result gw_take(struct px *p, const char *data, size_t n)
+{
+    if (p->too_big || (long long)(p->glen + n) > GW_BODY_MAX) {
+        p->too_big = true;
+        free(p->gbuf);
+        p->gbuf = NULL;
+        p->glen = p->gcap = 0;
+        return MHD_YES;
+    }
+    if (p->glen + n > p->gcap) {
+        size_t cap = p->gcap ? p->gcap : 65536;
+        while (cap < p->glen + n)
+            cap *= 2;
+        char *nb = realloc(p->gbuf, cap);
+        if (nb == NULL)
+            return MHD_NO;
+        p->gbuf = nb;
+        p->gcap = cap;
+    }
+    memcpy(p->gbuf + p->glen, data, n);
+    p->glen += n;
+    return MHD_YES;
+}
+
 static enum MHD_Result px_upload(struct abxl_req *r, const char *data, size_t n)
 {
     struct px *p = r->proxy;
+    if (p != NULL && p->gw && !p->thread_started)
+        return gw_take(p, data, n);
     if (p == NULL || !p->thread_started)
         return MHD_NO;   /* start answered already */
     pthread_mutex_lock(&p->mu);
@@ -660,6 +738,13 @@ static enum MHD_Result px_upload(struct abxl_req *r, const char *data, size_t n)
 static enum MHD_Result px_end(struct MHD_Connection *c, struct abxl_req *r, const char *method)
 {
     struct px *p = r->proxy;
+    if (p != NULL && p->gw && !p->thread_started) {
+        if (p->too_big)   /* the gateway's own page, never the server's JSON */
+            return gateway_page(c, 413);
+        enum MHD_Result ret = start_upstream(c, p, method, r->uri);
+        if (!p->thread_started)
+            return ret;
+    }
     if (p == NULL || !p->thread_started)
         return MHD_NO;
     return respond(c, p, method);

@@ -72,8 +72,12 @@ static cJSON *error_body(unsigned status, const char *fmt, va_list ap)
     vsnprintf(msg, sizeof msg, fmt, ap);
     cJSON *o = cJSON_CreateObject();
     if (o) {
-        bool fc = abxl_sw(ABXL_SW_FC_MESSAGES);
-        if (fc)
+        /* --vary messages=terse: other words again, the key facts kept. */
+        int v = abxl_vary(ABXL_V_MESSAGES);
+        bool fc = v == 1 || abxl_sw(ABXL_SW_FC_MESSAGES);
+        if (v == 1)
+            snprintf(fcmsg, sizeof fcmsg, "error %u; %s", status, msg);
+        else if (fc)
             snprintf(fcmsg, sizeof fcmsg, "%s: %s", fc_code(status), msg);
         struct abxl_faults f;
         abxl_faults_get(&f);

@@ -234,6 +234,17 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
     add(a, "--ro");
     add(a, abxl_cfg.envd_bundle);
     add(a, "/opt/abx/bin");
+    /* --vary base-tools=absent: base as FC documents it, "envd only"; no
+     * interpreter a test could lean on. */
+    static const char *const tools[] = {"/usr/bin/perl", "/usr/bin/perl5.36.0",
+                                        "/usr/bin/python3", "/usr/bin/python3.11",
+                                        "/usr/bin/python"};
+    for (size_t k = 0; abxl_vary(ABXL_V_BASE_TOOLS) && strcmp(t->id, "base") == 0 &&
+                       k < sizeof tools / sizeof tools[0];
+         k++) {
+        add(a, "--hide");
+        add(a, tools[k]);
+    }
     add(a, "--ro");
     add_cat(a, "", s->dir, "/run");
     add(a, "/run/abx");

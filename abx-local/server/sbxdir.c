@@ -49,8 +49,11 @@ static int write_config(const struct abxl_sbx *s, const struct abxl_tmpl *t,
     ev = NULL;
     if (s->access_token[0])
         cJSON_AddStringToObject(c, "accessToken", s->access_token);
-    cJSON_AddStringToObject(c, "defaultUser", "user");
-    cJSON_AddItemToObject(c, "compat", abxl_profile_envd_compat());   /* profile.c */
+    /* --vary default-user=root: commands that name no user run as root. */
+    cJSON_AddStringToObject(c, "defaultUser", abxl_vary(ABXL_V_DEFAULT_USER) ? "root" : "user");
+    cJSON *compat = abxl_profile_envd_compat();   /* profile.c */
+    abxl_vary_envd_compat(compat);
+    cJSON_AddItemToObject(c, "compat", compat);
     if (t->start)
         cJSON_AddItemToObject(c, "start", cJSON_Duplicate(t->start, 1));
     char *text = cJSON_PrintUnformatted(c);

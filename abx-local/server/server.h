@@ -98,6 +98,33 @@ cJSON *abxl_profile_envd_compat(void);   /* run/config.json "compat" */
 cJSON *abxl_profile_json(void);
 void abxl_switches_print(void);   /* the table of `abx-local switches`, on stdout */
 
+/* ---- varied details (vary.c, docs/profiles.md "Varied details") ---- */
+enum abxl_vary {
+    ABXL_V_MESSAGES,
+    ABXL_V_TEMPLATE_ID,
+    ABXL_V_LIST_ORDER,
+    ABXL_V_DEFAULT_USER,
+    ABXL_V_SANDBOX_ID_ENV,
+    ABXL_V_EXIT_TEXT,
+    ABXL_V_PROC_LIST,
+    ABXL_V_DEAD_LISTED,
+    ABXL_V_DEAD_STATUS,
+    ABXL_V_UPLOAD_CAP,
+    ABXL_V_GATEWAY,
+    ABXL_V_BASE_TOOLS,
+    ABXL_V_COUNT
+};
+int abxl_vary(enum abxl_vary v);   /* the choice drawn; 0 = upstream E2B's */
+long long abxl_vary_seed(void);   /* -1 without --vary */
+int abxl_vary_seed_set(const char *spec, char *err, size_t errlen);   /* N or "random" */
+/* "DETAIL=CHOICE": 0 set, -1 bad choice (err filled), 1 not a detail. */
+int abxl_vary_choice_set(const char *spec, char *err, size_t errlen);
+cJSON *abxl_vary_json(void);
+void abxl_vary_envd_compat(cJSON *compat);   /* adds the envd-side draw */
+void abxl_vary_log(void);
+void abxl_vary_print(void);
+void abxl_vary_print_draw(void);
+
 /* ---- faults (faults.c) ---- */
 struct abxl_faults {
     long latency_ms, create_latency_ms, delete_delay_ms;
@@ -151,6 +178,9 @@ int abxl_tmpl_find(const char *name, struct abxl_tmpl *out, char *err, size_t er
 /* Whether the template ships an app (its app/ folder, shown read-only at
  * /opt/abx/app); path set to it. */
 bool abxl_tmpl_app(const struct abxl_tmpl *t, char *path, size_t n);
+#define ABXL_TMPL_ID_MAX 24
+/* The id clients see: id itself, or an opaque one (--vary template-id). */
+const char *abxl_tmpl_public_id(const char *id, char out[ABXL_TMPL_ID_MAX]);
 void abxl_tmpl_free(struct abxl_tmpl *t);
 /* Every template, shipped then imported; ok < 0: broken, t->dir holds the
  * reason. Stops at fn's first non-zero return, which it returns. t is
@@ -336,6 +366,9 @@ struct abxl_sbx *abxl_reg_find(const char *id, bool any_case);
 /* References to every visible sandbox; *n set. Free with abxl_reg_put_all. */
 struct abxl_sbx **abxl_reg_all(size_t *n, bool include_hidden);
 void abxl_reg_put_all(struct abxl_sbx **v, size_t n);
+/* Killed sandboxes listed as terminated a while (grave.c, --vary). */
+void abxl_grave_add(struct abxl_sbx *s);
+struct abxl_sbx **abxl_grave_all(size_t *n);
 /* Marks DEAD and unlinks; true if this caller won the right to kill. */
 bool abxl_reg_claim_kill(struct abxl_sbx *s);
 size_t abxl_reg_count(void);   /* every registered sandbox, starting ones too */

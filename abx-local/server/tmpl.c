@@ -2,6 +2,7 @@
  * <cache>/imports/<name>/template.json (imported images), found by id or
  * alias. Each declares its root filesystem ("rootfs", see DESIGN.md). */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,9 +151,30 @@ static int load(const char *dir, struct abxl_tmpl *t, char *err, size_t errlen)
     return 0;
 }
 
+/* --vary template-id=opaque: the id a client sees is a hash of the name
+ * (stable across runs, 20 of [a-z0-9] as E2B's), the name an alias. */
+const char *abxl_tmpl_public_id(const char *id, char out[ABXL_TMPL_ID_MAX])
+{
+    static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+    uint64_t h = 1469598103934665603ULL, g;
+    if (abxl_vary(ABXL_V_TEMPLATE_ID) == 0)
+        return id;
+    for (const char *p = id; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    g = h * 0x9e3779b97f4a7c15ULL + 7;
+    for (int i = 0; i < 20; i++) {
+        uint64_t *w = i < 10 ? &h : &g;
+        out[i] = digits[*w % 36];
+        *w /= 36;
+    }
+    out[20] = '\0';
+    return out;
+}
+
 static bool matches(const struct abxl_tmpl *t, const char *dir, const char *name)
 {
-    if (strcmp(t->id, name) == 0)
+    char pub[ABXL_TMPL_ID_MAX];
+    if (strcmp(t->id, name) == 0 || strcmp(abxl_tmpl_public_id(t->id, pub), name) == 0)
         return true;
     char path[4200];
     abxl_fmt(path, sizeof path, "%s/template.json", dir);

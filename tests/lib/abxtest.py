@@ -133,7 +133,7 @@ def cli(scenarios=None, src=False, extra_names=()):
 # Variable names to drop (a name ending in "_" is a prefix).
 PLATFORM = ("ABX_SANDBOX_", "E2B_")          # credentials and URLs
 KNOBS = ("E2E_",)                            # the suite's settings
-CAPS = ("E2E_PLATFORM", "E2E_CAPS", "ABX_LOCAL_PROFILE")  # capability choice
+CAPS = ("E2E_PLATFORM", "E2E_CAPS", "ABX_LOCAL_PROFILE", "ABX_LOCAL_VARY")  # platform choice
 ALL_ABX = ("ABX_", "E2B_", "E2E_")           # everything of the project
 
 

@@ -52,7 +52,7 @@ def cli_help():
             for o in re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", line.split("  ", 2)[1]):
                 opts[o] = i
     want = ["--listen", "--data-listen", "--state-dir", "--api-key", "--templates", "--cache-dir",
-            "--envd", "--bwrap", "--runtime", "--runsc", "--max-sandboxes", "--max-memory", "--max-pids", "--profile", "--switch", "--allow-pause",
+            "--envd", "--bwrap", "--runtime", "--runsc", "--max-sandboxes", "--max-memory", "--max-pids", "--profile", "--switch", "--vary", "--allow-pause",
             "--fault-latency-ms", "--fault-create-latency-ms", "--fault-delete-delay-ms",
             "--fault-error-rate", "--fault-data-error-rate", "--fault-error-status",
             "--fault-drop-stream-after", "--fault-drop-create-replies", "--fault-kill-ignored",
@@ -63,9 +63,13 @@ def cli_help():
     undescribed = [o for o, i in opts.items() if not described(lines, i)]
     check(undescribed == [], "serve --help: each option described (not: %s)" % undescribed)
     # What the help lists, the parser knows: each value option alone wants
-    # its value (an option it did not know would be "unknown").
+    # its value (an option it did not know would be "unknown"). --vary's
+    # seed is optional (alone it draws one), so it is asked for a bad seed.
+    rc, out, err = run_cli(["serve", "--vary", "x1"])
+    check(rc == 2 and "--vary wants a seed" in err and "'x1'" in err,
+          "serve --vary: known to the parser, a bad seed named (%r)" % err.strip())
     for o in sorted(opts):
-        if o in ("-h", "--help", "--allow-pause"):
+        if o in ("-h", "--help", "--allow-pause", "--vary"):
             continue
         rc, out, err = run_cli(["serve", o])
         check(rc == 2 and "serve: %s needs a value" % o in err,

@@ -68,7 +68,7 @@ def topic_of(profile):
 say = teller("suite.local")
 
 
-def run_suite(binary, out, profile, extra):
+def run_suite(binary, out, profile, extra, vary=None):
     topic = topic_of(profile)
     for stale in ["junit.xml", "report.json", "report.html", SKIPPED_FILE,
                   topic + ".log"]:
@@ -80,6 +80,12 @@ def run_suite(binary, out, profile, extra):
     env = scrubbed_env(PLATFORM + CAPS)
     env.setdefault("CI", "true")
     env.setdefault("NO_COLOR", "1")
+    env.pop("ABX_LOCAL_VARY", None)
+    if vary is not None:
+        # abx-local reads it: every detail FC never promised drawn from it
+        env["ABX_LOCAL_VARY"] = str(vary)
+        say("vary seed %s (replay: make e2e-local VARY=%s PROFILE=%s)" % (
+            vary, vary, profile or "e2b"))
     cmd = [binary, "--local"]
     if profile:
         cmd += ["--profile", profile]
@@ -360,12 +366,14 @@ def main():
     ap.add_argument("--expect-skips", metavar="FILE")
     ap.add_argument("--compare-with", metavar="DIR")
     ap.add_argument("--check-only", action="store_true")
+    ap.add_argument("--vary", metavar="SEED",
+                    help="abx-local serve --vary SEED (docs/profiles.md)")
     ap.add_argument("extra", nargs="*")
     a = ap.parse_args()
     out = os.path.abspath(a.out)
     rc = 0
     if not a.check_only:
-        rc = run_suite(os.path.abspath(a.bin), out, a.profile, a.extra)
+        rc = run_suite(os.path.abspath(a.bin), out, a.profile, a.extra, a.vary)
     problems, report = check_outputs(out, a.profile)
     if rc != 0:
         problems.append("abx-e2e exited %d" % rc)

@@ -1,0 +1,146 @@
+"""abx-local serve --vary SEED (docs/profiles.md "Varied details"): every
+detail `abx-local switches` lists is drawn away from the profile's own
+answer at one or more of seeds 1-10, and every choice it lists is drawn at
+some seed (no variation that never varies); a server started with --vary
+reports its seed and draw and behaves as drawn, detail by detail; bad
+seeds and choices are usage errors naming them."""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from abxlocal import LOCAL_BIN, Server  # noqa: E402
+from abxtest import check, done  # noqa: E402
+
+MiB = 1 << 20
+ENVD = 49983
+FC_ONLY = {"messages", "exit-text", "dead-status"}   # promised by e2b's capabilities
+
+
+def details():
+    """{detail: [choices]} from `abx-local switches`."""
+    out = subprocess.run([LOCAL_BIN, "switches"], capture_output=True, text=True, check=True).stdout
+    table = out.split("varied details", 1)[1].splitlines()[3:]
+    got = {}
+    for line in table:
+        m = re.match(r"^(\S+)\s+(\S+)\s+\S", line)
+        if m:
+            got[m.group(1)] = m.group(2).split(",")
+    return got
+
+
+def draw(seed):
+    out = subprocess.run([LOCAL_BIN, "switches", "--vary", str(seed)], capture_output=True,
+                         text=True, check=True).stdout
+    return dict(line.split("=", 1) for line in out.splitlines())
+
+
+def check_draws(table):
+    check(len(table) >= 10, "switches lists the varied details (%d)" % len(table))
+    for seed in range(1, 11):
+        print("seed %d: %s" % (seed, " ".join("%s=%s" % kv for kv in sorted(draw(seed).items()))))
+    for name, choices in sorted(table.items()):
+        away = [s for s in range(1, 11) if draw(s)[name] != choices[0]]
+        check(away, "%s: drawn away from %s at seeds %s" % (name, choices[0], away))
+        seen = {draw(s)[name] for s in range(1, 51)}
+        check(seen == set(choices), "%s: every choice drawn in seeds 1-50 (%s of %s)" % (
+            name, sorted(seen), choices))
+    check(draw(0) == {k: v[0] for k, v in table.items()}, "seed 0 draws every profile's own answer")
+    check(draw(7) == draw(7), "a seed draws the same every time")
+
+
+def usage_errors():
+    for args, want in ((["serve", "--vary", "x1"], "--vary wants a seed"),
+                       (["serve", "--switch", "list-order=sideways"], "list-order is one of"),
+                       (["switches", "--vary", "-3"], "--vary wants a seed")):
+        p = subprocess.run([LOCAL_BIN] + args, capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and want in p.stderr,
+              "%s: exit 2 naming it (%d, %r)" % (" ".join(args), p.returncode, p.stderr[-200:]))
+
+
+def reported(s, seed, profile):
+    st, prof, _, _ = s.request("GET", "/admin/profile")
+    v = (prof or {}).get("vary") or {}
+    want = draw(seed)
+    if profile == "e2b":
+        want.update({k: details()[k][0] for k in FC_ONLY})
+    check(st == 200 and v.get("seed") == seed and v.get("details") == want,
+          "%s --vary %d: GET /admin/profile reports the seed and the draw in force (%r)" % (
+              profile, seed, v))
+    check(s.env.get("ABX_LOCAL_VARY") == str(seed), "the ready output exports ABX_LOCAL_VARY")
+    check(("vary seed %d" % seed) in s.stderr(), "the log names the seed")
+
+
+def upload(s, sid, token, size):
+    boundary = "e2evary"
+    body = (b"--" + boundary.encode() + b"\r\nContent-Disposition: form-data; name=\"file\"; "
+            b"filename=\"f\"\r\nContent-Type: application/octet-stream\r\n\r\n" + b"\0" * size +
+            b"\r\n--" + boundary.encode() + b"--\r\n")
+    st, data, _ = s.data_request(sid, ENVD, "POST", "/files?path=/tmp/big.bin&username=user", body,
+                                 {"Content-Type": "multipart/form-data; boundary=" + boundary,
+                                  "X-Access-Token": token})
+    return st, data
+
+
+def behaviours():
+    """Each detail turned by --switch on a seed-0 server, as drawn."""
+    sw = ["template-id=opaque", "list-order=oldest", "dead-listed=terminated",
+          "dead-status=410", "upload-cap=32MiB", "messages=terse"]
+    args = ["--profile", "fc", "--vary", "0"]
+    for x in sw:
+        args += ["--switch", x]
+    with Server(args) as s:
+        a = s.create("base", secure=True, metadata={"v": "1"})
+        check(a["templateID"] != "base" and a.get("alias") == "base",
+              "template-id=opaque: an opaque templateID, the name as alias (%s/%s)" % (
+                  a["templateID"], a.get("alias")))
+        b = s.create(a["templateID"], metadata={"v": "1"})
+        check(b["templateID"] == a["templateID"], "a sandbox is created by the opaque id too")
+        st, js, _, _ = s.request("GET", "/v2/sandboxes?metadata=v%3D1")
+        order = [x["sandboxID"] for x in js or []]
+        check(order == [a["sandboxID"], b["sandboxID"]], "list-order=oldest: oldest first")
+        st, data = upload(s, a["sandboxID"], a["envdAccessToken"], 33 * MiB)
+        check(st == 413 and b"EntityTooLarge" in data, "upload-cap: 33 MiB refused with 413 (%d)" % st)
+        st, data = upload(s, a["sandboxID"], a["envdAccessToken"], 31 * MiB)
+        check(st == 200, "upload-cap: 31 MiB accepted (%d %r)" % (st, data[:200]))
+        st, js, _, _ = s.request("GET", "/sandboxes/nosuchsandbox")
+        check(st == 404 and js["message"].startswith("error 404; "),
+              "messages=terse: other words, status and shape kept (%r)" % js)
+        s.kill(b["sandboxID"])
+        st, js, _, _ = s.request("GET", "/v2/sandboxes?metadata=v%3D1")
+        dead = [x for x in js or [] if x["sandboxID"] == b["sandboxID"]]
+        check(dead and dead[0]["state"] == "terminated",
+              "dead-listed: a killed sandbox listed as terminated (%r)" % dead)
+        check(b["sandboxID"] not in s.ids({"v": "1"}), "... never under state=running,paused")
+        check(s.get(b["sandboxID"])[0] == 404, "... and GET /sandboxes/{id} is 404")
+        st, _, _ = s.data_request(b["sandboxID"], 8000, "GET", "/")
+        check(st == 410, "dead-status=410: a killed sandbox's port answers 410 (%d)" % st)
+        st, _, _ = s.data_request(b["sandboxID"], ENVD, "GET", "/health")
+        check(st == 502, "... envd's port keeps 502, which SDKs read as not running (%d)" % st)
+    with Server(["--profile", "e2b", "--vary", "0", "--switch", "dead-status=404",
+                 "--switch", "messages=terse"]) as s:
+        st, js, _, _ = s.request("GET", "/sandboxes/nosuchsandbox")
+        check(st == 404 and not js["message"].startswith("error 404"),
+              "e2b: messages stay upstream's (e2b-messages)")
+        st, _, _ = s.data_request("nosuchsandbox", 8000, "GET", "/")
+        check(st == 502, "e2b: an unknown sandbox stays 502 (e2b-proxy) (%d)" % st)
+
+
+def main():
+    table = details()
+    check_draws(table)
+    usage_errors()
+    for profile, seed in (("fc", 2), ("e2b", 5)):
+        with Server(["--profile", profile, "--vary", str(seed)]) as s:
+            reported(s, seed, profile)
+    with Server(["--profile", "fc", "--vary"]) as s:
+        seed = s.env.get("ABX_LOCAL_VARY", "")
+        check(seed.isdigit() and ("vary seed %s" % seed) in s.stderr(),
+              "--vary without a seed draws one and prints it (%s)" % seed)
+    behaviours()
+    done()
+
+
+if __name__ == "__main__":
+    main()
