@@ -33,6 +33,36 @@ function M.expect_not_found(err)
     "the error body's code agrees with its 404 (code " .. tostring(err.body_code) .. ")"):eq(true)
 end
 
+-- Days since 1970-01-01 of a proleptic Gregorian date (no os.time: it
+-- reads the local time zone).
+local function days_from_civil(y, m, d)
+  if m <= 2 then y = y - 1 end
+  local era = y // 400
+  local yoe = y - era * 400
+  local doy = (153 * (m + (m > 2 and -3 or 9)) + 2) // 5 + d - 1
+  local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+  return era * 146097 + doe - 719468
+end
+
+-- RFC 3339 -> seconds since the epoch (UTC), fractions kept.
+function M.rfc3339(s)
+  e2e.expect(s, "RFC 3339 time"):type("string")
+  local y, mo, d, h, mi, sec, rest =
+    s:match("^(%d%d%d%d)%-(%d%d)%-(%d%d)[Tt](%d%d):(%d%d):(%d%d)(.*)$")
+  if not y then e2e.fail("not an RFC 3339 time: " .. s) end
+  local frac, zone = rest:match("^(%.?%d*)(.*)$")
+  local t = days_from_civil(tonumber(y), tonumber(mo), tonumber(d)) * 86400
+    + tonumber(h) * 3600 + tonumber(mi) * 60 + tonumber(sec)
+  if #frac > 1 then t = t + tonumber("0" .. frac) end
+  if zone ~= "Z" and zone ~= "z" then
+    local sign, zh, zm = zone:match("^([+-])(%d%d):(%d%d)$")
+    if not sign then e2e.fail("RFC 3339 time without a zone: " .. s) end
+    local off = tonumber(zh) * 3600 + tonumber(zm) * 60
+    t = sign == "+" and t - off or t + off
+  end
+  return t
+end
+
 -- s with the first occurrence of the literal text `old` replaced by `new`
 -- (string.gsub would read `old` as a pattern: '-' and '.' in a sandbox id
 -- are pattern characters). Fails the test when `old` is absent.

@@ -11,35 +11,7 @@ local test, expect, describe = e2e.test, e2e.expect, e2e.describe
 local sandbox = require "e2e.sandbox"
 local suite = require "suite"
 
--- Days since 1970-01-01 of a proleptic Gregorian date (no os.time: it
--- reads the local time zone).
-local function days_from_civil(y, m, d)
-  if m <= 2 then y = y - 1 end
-  local era = y // 400
-  local yoe = y - era * 400
-  local doy = (153 * (m + (m > 2 and -3 or 9)) + 2) // 5 + d - 1
-  local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-  return era * 146097 + doe - 719468
-end
-
--- RFC 3339 -> seconds since the epoch (UTC), fractions kept.
-local function rfc3339(s)
-  expect(s, "RFC 3339 time"):type("string")
-  local y, mo, d, h, mi, sec, rest =
-    s:match("^(%d%d%d%d)%-(%d%d)%-(%d%d)[Tt](%d%d):(%d%d):(%d%d)(.*)$")
-  if not y then e2e.fail("not an RFC 3339 time: " .. s) end
-  local frac, zone = rest:match("^(%.?%d*)(.*)$")
-  local t = days_from_civil(tonumber(y), tonumber(mo), tonumber(d)) * 86400
-    + tonumber(h) * 3600 + tonumber(mi) * 60 + tonumber(sec)
-  if #frac > 1 then t = t + tonumber("0" .. frac) end
-  if zone ~= "Z" and zone ~= "z" then
-    local sign, zh, zm = zone:match("^([+-])(%d%d):(%d%d)$")
-    if not sign then e2e.fail("RFC 3339 time without a zone: " .. s) end
-    local off = tonumber(zh) * 3600 + tonumber(zm) * 60
-    t = sign == "+" and t - off or t + off
-  end
-  return t
-end
+local rfc3339 = suite.rfc3339
 
 local function end_at(sbx) return rfc3339(sbx:info().end_at) end
 

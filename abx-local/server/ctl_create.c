@@ -136,7 +136,7 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
     bool secure = false, internet = true, auto_pause = false, auto_resume = false;
     bool public_traffic = true, pause_memory = true;
     const cJSON *meta, *envs, *net;
-    if (abxl_body_int(o, "timeout", 1, ABXL_MAX_TIMEOUT_S, &timeout, err, sizeof err) < 0 ||
+    if (abxl_body_int(o, "timeout", 1, abxl_max_timeout_s(), &timeout, err, sizeof err) < 0 ||
         abxl_body_bool(o, "secure", &secure, err, sizeof err) < 0 ||
         abxl_body_bool(o, "allow_internet_access", &internet, err, sizeof err) < 0 ||
         abxl_body_bool(o, "autoPause", &auto_pause, err, sizeof err) < 0 ||

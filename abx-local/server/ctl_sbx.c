@@ -47,7 +47,7 @@ static int body_timeout(struct MHD_Connection *c, const struct abx_buf *body, bo
     if (o == NULL && body->len)
         return -1;
     long t = def;
-    int r = abxl_body_int(o, "timeout", 0, ABXL_MAX_TIMEOUT_S, &t, err, sizeof err);
+    int r = abxl_body_int(o, "timeout", 0, abxl_max_timeout_s(), &t, err, sizeof err);
     cJSON_Delete(o);
     if (r < 0) {
         *ret = abxl_http_error(c, 400, "%s", err);

@@ -20,7 +20,10 @@
 #define ABXL_ID_MAX 31   /* fc ids: "sbx-" + 26 Crockford base32 (profile.c) */
 #define ABXL_CLIENT_ID "6532622b"
 #define ABXL_ENVD_PORT 49983
-#define ABXL_MAX_TIMEOUT_S 86400
+/* The longest timeout a create, connect or set_timeout accepts, in s:
+ * 24 h (E2B; FC's Eco and Standard plans), or 7 days (FC's Pro) under
+ * --vary max-timeout (vary.c). */
+long abxl_max_timeout_s(void);
 #define ABXL_BODY_CAP ((size_t)1024 * 1024)
 #define ABXL_MASK_HOST_MAX 253   /* network.maskRequestHost: a DNS name's length */
 /* Sandbox uids and gids 0..COUNT-1 are host ids BASE.. (userns.c); the
@@ -112,6 +115,7 @@ enum abxl_vary {
     ABXL_V_UPLOAD_CAP,
     ABXL_V_GATEWAY,
     ABXL_V_BASE_TOOLS,
+    ABXL_V_MAX_TIMEOUT,
     ABXL_V_COUNT
 };
 int abxl_vary(enum abxl_vary v);   /* the choice drawn; 0 = upstream E2B's */

@@ -57,7 +57,15 @@ static const struct detail table[ABXL_V_COUNT] = {
                         {"stream", "buffer"}},
     [ABXL_V_BASE_TOOLS] = {"base-tools", "perl and python in template base",
                            {"present", "absent"}},
+    [ABXL_V_MAX_TIMEOUT] = {"max-timeout", "the longest sandbox timeout accepted: 24 h (E2B, "
+                            "FC's Eco and Standard plans) or 7 days (FC's Pro plan)",
+                            {"24h", "7d"}},
 };
+
+long abxl_max_timeout_s(void)
+{
+    return abxl_vary(ABXL_V_MAX_TIMEOUT) ? 7 * 86400L : 86400L;
+}
 
 static int drawn[ABXL_V_COUNT];
 static long long cur_seed = -1;

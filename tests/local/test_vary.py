@@ -6,6 +6,7 @@ reports its seed and draw and behaves as drawn, detail by detail; bad
 seeds and choices are usage errors naming them."""
 import os
 import re
+from datetime import datetime
 import subprocess
 import sys
 
@@ -86,7 +87,7 @@ def upload(s, sid, token, size):
 def behaviours():
     """Each detail turned by --switch on a seed-0 server, as drawn."""
     sw = ["template-id=opaque", "list-order=oldest", "dead-listed=terminated",
-          "dead-status=410", "upload-cap=32MiB", "messages=terse"]
+          "dead-status=410", "upload-cap=32MiB", "messages=terse", "max-timeout=7d"]
     args = ["--profile", "fc", "--vary", "0"]
     for x in sw:
         args += ["--switch", x]
@@ -107,6 +108,16 @@ def behaviours():
         st, js, _, _ = s.request("GET", "/sandboxes/nosuchsandbox")
         check(st == 404 and js["message"].startswith("error 404; "),
               "messages=terse: other words, status and shape kept (%r)" % js)
+        c = s.create("base", timeout=7 * 86400)
+        _, info, _, _ = s.get(c["sandboxID"])
+        life = (datetime.fromisoformat(info["endAt"].replace("Z", "+00:00")) -
+                datetime.fromisoformat(info["startedAt"].replace("Z", "+00:00")))
+        check(abs(life.total_seconds() - 7 * 86400) < 5,
+              "max-timeout=7d: a 7-day timeout is kept (%s)" % life)
+        st, _, _, _ = s.request("POST", "/sandboxes", {"templateID": "base",
+                                                      "timeout": 7 * 86400 + 1})
+        check(st == 400, "max-timeout=7d: a second more is refused with 400 (%d)" % st)
+        s.kill(c["sandboxID"])
         s.kill(b["sandboxID"])
         st, js, _, _ = s.request("GET", "/v2/sandboxes?metadata=v%3D1")
         dead = [x for x in js or [] if x["sandboxID"] == b["sandboxID"]]
