@@ -44,10 +44,20 @@ int abxl_random_hex(char *out, size_t nbytes)
     return 0;
 }
 
+static const char e2b[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+bool abxl_id_shaped(const char *id)
+{
+    bool fc = abxl_sw(ABXL_SW_FC_IDS);
+    const char *tail = fc ? (strncmp(id, "sbx-", 4) == 0 ? id + 4 : NULL) : id;
+
+    return tail && strlen(tail) == (fc ? 26u : (size_t)ABXL_ID_LEN) &&
+           strspn(tail, fc ? crockford : e2b) == strlen(tail);
+}
+
 void abxl_random_id(char out[ABXL_ID_MAX + 1])
 {
-    static const char e2b[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-    static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
     bool fc = abxl_sw(ABXL_SW_FC_IDS);
     const char *al = fc ? crockford : e2b;
     size_t k = fc ? 32 : 36, len = fc ? 26 : ABXL_ID_LEN, off = fc ? 4 : 0;

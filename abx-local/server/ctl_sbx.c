@@ -115,6 +115,9 @@ static enum MHD_Result on_sandbox(struct MHD_Connection *c, const char *method, 
                      f.delete_delay_ms);
         abxl_sleep_ms(f.delete_delay_ms);
     }
+    if (abxl_vary(ABXL_V_ID_CHECK) && !abxl_id_shaped(id))
+        return abxl_http_error(c, 400, "invalid sandbox id '%.64s'",
+                               strspn(id, ID_CHARS) == strlen(id) ? id : "(bad id)");
     struct abxl_sbx *s = abxl_reg_get(id);
     if (s == NULL)
         return not_found(c, id);

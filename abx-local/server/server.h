@@ -116,6 +116,7 @@ enum abxl_vary {
     ABXL_V_GATEWAY,
     ABXL_V_BASE_TOOLS,
     ABXL_V_MAX_TIMEOUT,
+    ABXL_V_ID_CHECK,
     ABXL_V_COUNT
 };
 int abxl_vary(enum abxl_vary v);   /* the choice drawn; 0 = upstream E2B's */
@@ -516,6 +517,8 @@ void abxl_rfc3339(int64_t ms, char *out, size_t n);
 /* ---- misc (common.c) ---- */
 int abxl_random_hex(char *out, size_t nbytes);   /* out gets 2*nbytes+1 */
 void abxl_random_id(char out[ABXL_ID_MAX + 1]);
+/* Whether id has the shape abxl_random_id gives under this profile. */
+bool abxl_id_shaped(const char *id);
 int abxl_rm_rf(const char *path);
 /* snprintf that reports truncation: 0, or -1 if dst was too small. */
 int abxl_fmt(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

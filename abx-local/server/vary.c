@@ -60,6 +60,10 @@ static const struct detail table[ABXL_V_COUNT] = {
     [ABXL_V_MAX_TIMEOUT] = {"max-timeout", "the longest sandbox timeout accepted: 24 h (E2B, "
                             "FC's Eco and Standard plans) or 7 days (FC's Pro plan)",
                             {"24h", "7d"}},
+    [ABXL_V_ID_CHECK] = {"id-check", "a sandbox id not of the platform's shape in a control-plane "
+                         "route: 404 as any unknown id, or 400 (a platform that checks ids "
+                         "first)",
+                         {"lenient", "strict"}},
 };
 
 long abxl_max_timeout_s(void)

@@ -87,7 +87,8 @@ def upload(s, sid, token, size):
 def behaviours():
     """Each detail turned by --switch on a seed-0 server, as drawn."""
     sw = ["template-id=opaque", "list-order=oldest", "dead-listed=terminated",
-          "dead-status=410", "upload-cap=32MiB", "messages=terse", "max-timeout=7d"]
+          "dead-status=410", "upload-cap=32MiB", "messages=terse", "max-timeout=7d",
+          "id-check=strict"]
     args = ["--profile", "fc", "--vary", "0"]
     for x in sw:
         args += ["--switch", x]
@@ -105,7 +106,7 @@ def behaviours():
         check(st == 413 and b"EntityTooLarge" in data, "upload-cap: 33 MiB refused with 413 (%d)" % st)
         st, data = upload(s, a["sandboxID"], a["envdAccessToken"], 31 * MiB)
         check(st == 200, "upload-cap: 31 MiB accepted (%d %r)" % (st, data[:200]))
-        st, js, _, _ = s.request("GET", "/sandboxes/nosuchsandbox")
+        st, js, _, _ = s.request("GET", "/sandboxes/sbx-" + "0" * 26)
         check(st == 404 and js["message"].startswith("error 404; "),
               "messages=terse: other words, status and shape kept (%r)" % js)
         c = s.create("base", timeout=7 * 86400)
@@ -118,6 +119,11 @@ def behaviours():
                                                       "timeout": 7 * 86400 + 1})
         check(st == 400, "max-timeout=7d: a second more is refused with 400 (%d)" % st)
         s.kill(c["sandboxID"])
+        st, _, _, _ = s.request("POST", "/sandboxes/nosuchsandbox/connect", {"timeout": 10})
+        check(st == 400, "id-check=strict: an id not of the platform's shape is 400 (%d)" % st)
+        shaped = "sbx-" + "0" * 26
+        st, _, _, _ = s.request("POST", "/sandboxes/%s/connect" % shaped, {"timeout": 10})
+        check(st == 404, "... one of its shape that no sandbox has is 404 (%d)" % st)
         s.kill(b["sandboxID"])
         st, js, _, _ = s.request("GET", "/v2/sandboxes?metadata=v%3D1")
         dead = [x for x in js or [] if x["sandboxID"] == b["sandboxID"]]
