@@ -9,6 +9,18 @@
 #include "jsonstrict.h"
 #include "server.h"
 
+/* --vary key-check=strict: a key no platform issues, refused as a bad
+ * request before it is compared. */
+static bool key_malformed(const char *k)
+{
+    if (!abxl_vary(ABXL_V_KEY_CHECK) || k == NULL)
+        return false;
+    for (const unsigned char *p = (const unsigned char *)k; *p; p++)
+        if (*p <= 0x20 || *p >= 0x7f)
+            return true;
+    return false;
+}
+
 static bool key_ok(struct MHD_Connection *c)
 {
     const char *k = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-KEY");
@@ -66,6 +78,8 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *method, co
     bool is_tmpl = strncmp(path, "/templates", 10) == 0 && (path[10] == '\0' || path[10] == '/');
     if (!is_admin && !is_profile && !is_sbx && !is_v2 && !is_tmpl)
         return abxl_http_error(c, 404, "route %.16s %.200s not found", method, path);
+    if (key_malformed(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-KEY")))
+        return abxl_http_error(c, 400, "malformed X-API-KEY header");
     if (!key_ok(c))
         return abxl_http_error(c, 401,
                               MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-KEY")

@@ -117,6 +117,7 @@ enum abxl_vary {
     ABXL_V_BASE_TOOLS,
     ABXL_V_MAX_TIMEOUT,
     ABXL_V_ID_CHECK,
+    ABXL_V_KEY_CHECK,
     ABXL_V_COUNT
 };
 int abxl_vary(enum abxl_vary v);   /* the choice drawn; 0 = upstream E2B's */

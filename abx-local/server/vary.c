@@ -64,6 +64,10 @@ static const struct detail table[ABXL_V_COUNT] = {
                          "route: 404 as any unknown id, or 400 (a platform that checks ids "
                          "first)",
                          {"lenient", "strict"}},
+    [ABXL_V_KEY_CHECK] = {"key-check", "an X-API-KEY with a space or a byte outside printable "
+                          "ASCII: 401 as any wrong key, or 400 (a gateway that checks the "
+                          "header first)",
+                          {"lenient", "strict"}},
 };
 
 long abxl_max_timeout_s(void)

@@ -88,7 +88,7 @@ def behaviours():
     """Each detail turned by --switch on a seed-0 server, as drawn."""
     sw = ["template-id=opaque", "list-order=oldest", "dead-listed=terminated",
           "dead-status=410", "upload-cap=32MiB", "messages=terse", "max-timeout=7d",
-          "id-check=strict"]
+          "id-check=strict", "key-check=strict"]
     args = ["--profile", "fc", "--vary", "0"]
     for x in sw:
         args += ["--switch", x]
@@ -124,6 +124,10 @@ def behaviours():
         shaped = "sbx-" + "0" * 26
         st, _, _, _ = s.request("POST", "/sandboxes/%s/connect" % shaped, {"timeout": 10})
         check(st == 404, "... one of its shape that no sandbox has is 404 (%d)" % st)
+        st, _, _, _ = s.request("GET", "/v2/sandboxes", headers={"X-API-KEY": "no such key"})
+        check(st == 400, "key-check=strict: a key with a space is 400 (%d)" % st)
+        st, _, _, _ = s.request("GET", "/v2/sandboxes", headers={"X-API-KEY": "e2b_" + "0" * 40})
+        check(st == 401, "... a well-formed wrong key is 401 (%d)" % st)
         s.kill(b["sandboxID"])
         st, js, _, _ = s.request("GET", "/v2/sandboxes?metadata=v%3D1")
         dead = [x for x in js or [] if x["sandboxID"] == b["sandboxID"]]
