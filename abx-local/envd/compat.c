@@ -23,6 +23,7 @@ struct abxl_envd_compat abxl_envd_compat = {
     .sandbox_id_env = 1,
     .go_exit_text = 1,
     .proc_list_full = 1,
+    .denied_status = 401,
 };
 
 /* The version goes into a response header: a short printable token. */
@@ -55,6 +56,8 @@ int abxl_envd_compat_load(const cJSON *cfg, char *err, size_t errlen)
         {"sandboxIdEnv", offsetof(struct abxl_envd_compat, sandbox_id_env)},
         {"goExitText", offsetof(struct abxl_envd_compat, go_exit_text)},
         {"procListFull", offsetof(struct abxl_envd_compat, proc_list_full)},
+        {"watchTwice", offsetof(struct abxl_envd_compat, watch_twice)},
+        {"stdinRefusedInvalid", offsetof(struct abxl_envd_compat, stdin_refused_invalid)},
     };
     struct abxl_envd_compat c = abxl_envd_compat;
     struct abx_json_err je = {{0}};
@@ -92,8 +95,14 @@ int abxl_envd_compat_load(const cJSON *cfg, char *err, size_t errlen)
         abx_json_get_int(o, "keepaliveMaxS", &c.keepalive_max_s,
                          c.keepalive_max_s, 0, 86400, &je) == ABX_JSON_EBADTYPE ||
         abx_json_get_int(o, "uploadMaxBytes", &c.upload_max_bytes,
-                         c.upload_max_bytes, 0, (int64_t)1 << 40, &je) == ABX_JSON_EBADTYPE)
+                         c.upload_max_bytes, 0, (int64_t)1 << 40, &je) == ABX_JSON_EBADTYPE ||
+        abx_json_get_int(o, "deniedStatus", &c.denied_status, c.denied_status, 401, 403,
+                         &je) == ABX_JSON_EBADTYPE)
         goto out;
+    if (c.denied_status == 402) {
+        snprintf(je.msg, sizeof je.msg, "field 'deniedStatus': expected 401 or 403");
+        goto out;
+    }
     abxl_envd_compat = c;
     rc = 0;
 out:

@@ -60,6 +60,9 @@ struct abxl_envd_compat {
     int sandbox_id_env;        /* E2B_SANDBOX_ID/E2B_TEMPLATE_ID set for commands */
     int go_exit_text;          /* Go's "exit status N"/"signal: killed", exit -1 */
     int proc_list_full;        /* process.List entries carry envs and cwd */
+    int64_t denied_status;     /* no valid token or signature: 401, or a gateway's 403 */
+    int watch_twice;           /* each watch event delivered twice */
+    int stdin_refused_invalid; /* input without stdin: invalid_argument, not internal */
 };
 
 extern struct abxl_envd_compat abxl_envd_compat;

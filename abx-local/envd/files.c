@@ -20,6 +20,10 @@ const char *abxl_envd_query(struct MHD_Connection *c, const char *name)
     return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/* No valid token or signature: envd's 401, or the 403 of a gateway in
+ * front of it (FC's, --vary token-denied). */
+#define DENIED ((unsigned)abxl_envd_compat.denied_status)
+
 unsigned abxl_envd_files_signing(struct MHD_Connection *c, const char *op,
                                 char *msg, size_t msglen)
 {
@@ -34,12 +38,12 @@ unsigned abxl_envd_files_signing(struct MHD_Connection *c, const char *op,
     if (abxl_envd_cfg.access_token && tok) {
         if (!abx_filesig_equal(tok, abxl_envd_cfg.access_token)) {
             snprintf(msg, msglen, "access token is not valid");
-            return 401;
+            return DENIED;
         }
     } else if (abxl_envd_cfg.access_token) {
         if (!sig) {
             snprintf(msg, msglen, "missing signature query parameter");
-            return 401;
+            return DENIED;
         }
         if (exp) {
             char *end;
@@ -55,11 +59,11 @@ unsigned abxl_envd_files_signing(struct MHD_Connection *c, const char *op,
                                 abxl_envd_cfg.access_token, e, want, sizeof want) ||
             !abx_filesig_equal(sig, want)) {
             snprintf(msg, msglen, "invalid signature");
-            return 401;
+            return DENIED;
         }
         if (exp && e < (long long)time(NULL)) {
             snprintf(msg, msglen, "signature is already expired");
-            return 401;
+            return DENIED;
         }
     }
     return 0;

@@ -573,7 +573,8 @@ int abxl_envd_proc_input(const struct abxl_envd_selector *sel, int pty,
         snprintf(err, errlen, pty ? "failed to write to pty: pty not enabled"
                                   : "failed to write to stdin: stdin not "
                                     "enabled or closed");
-        return ABX_CONNECT_INTERNAL;
+        return abxl_envd_compat.stdin_refused_invalid ? ABX_CONNECT_INVALID_ARGUMENT
+                                                      : ABX_CONNECT_INTERNAL;
     }
     /* Outside the lock: a child that does not read may block us. */
     while (n) {

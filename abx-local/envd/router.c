@@ -181,7 +181,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         if (q->framing)   /* as the control plane does (framing.h) */
             return abxl_framing_refuse(c, q->framing);
         if (q->unauthorized)
-            return abxl_envd_reply_error(c, 401, UNAUTHORIZED);
+            return abxl_envd_reply_error(c, (unsigned)abxl_envd_compat.denied_status,
+                                         UNAUTHORIZED);
         if (q->badargs)
             return abxl_envd_reply_error(c, 400, "invalid query: a parameter holds a NUL "
                                          "byte or is not valid UTF-8");

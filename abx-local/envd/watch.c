@@ -102,7 +102,7 @@ static void drop_dir(struct abxl_envd_watch *w, int wd)
 }
 
 /* Delivers one event; -1 when the stream is over. */
-static int deliver(struct abxl_envd_watch *w, const char *rel, const char *type)
+static int deliver_once(struct abxl_envd_watch *w, const char *rel, const char *type)
 {
     cJSON *ev = cJSON_CreateObject();
     int rc = 0;
@@ -140,6 +140,14 @@ static int deliver(struct abxl_envd_watch *w, const char *rel, const char *type)
     }
     cJSON_Delete(ev);
     return rc;
+}
+
+/* FC says its watch events may be duplicated (--vary watch-events=twice). */
+static int deliver(struct abxl_envd_watch *w, const char *rel, const char *type)
+{
+    if (deliver_once(w, rel, type))
+        return -1;
+    return abxl_envd_compat.watch_twice ? deliver_once(w, rel, type) : 0;
 }
 
 static int handle(struct abxl_envd_watch *w, const struct inotify_event *e)

@@ -86,6 +86,33 @@ static bool faulted_metadata(const cJSON *meta, char *err, size_t errlen)
     return false;
 }
 
+/* --vary metadata-check=strict: a platform that keeps metadata as
+ * cloud tags takes plain keys and printable ASCII values only. */
+static int varied_metadata(const cJSON *meta, char *err, size_t errlen)
+{
+    const cJSON *e;
+
+    if (meta == NULL || !abxl_vary(ABXL_V_METADATA_CHECK))
+        return 0;
+    cJSON_ArrayForEach(e, meta) {
+        const unsigned char *p;
+
+        if (strspn(e->string, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                              "0123456789_.-") != strlen(e->string)) {
+            snprintf(err, errlen, "metadata key '%.64s' may hold letters, digits, '_', '.' "
+                     "and '-' only", e->string);
+            return -1;
+        }
+        for (p = (const unsigned char *)e->valuestring; p && *p; p++)
+            if (*p < 0x20 || *p > 0x7e) {
+                snprintf(err, errlen, "metadata value of '%.64s' may hold printable ASCII "
+                         "only", e->string);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 /* FC reserves metadata keys starting "fc." for its extensions (VPC, OSS
  * mounts, RAM role): those are accepted (and have no effect here), any
  * other fc. key is refused. */
@@ -145,7 +172,8 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
         abxl_body_map(o, "envVars", ABXL_KEYS_ENV, &envs, err, sizeof err) < 0 ||
         get_auto_resume(o, &auto_resume, err, sizeof err) < 0 ||
         get_network(o, &net, &public_traffic, err, sizeof err) < 0 ||
-        reserved_metadata(meta, err, sizeof err) < 0 || faulted_metadata(meta, err, sizeof err)) {
+        reserved_metadata(meta, err, sizeof err) < 0 ||
+        varied_metadata(meta, err, sizeof err) < 0 || faulted_metadata(meta, err, sizeof err)) {
         ret = abxl_http_error(c, 400, "%s", err);
         goto out;
     }

@@ -118,6 +118,10 @@ enum abxl_vary {
     ABXL_V_MAX_TIMEOUT,
     ABXL_V_ID_CHECK,
     ABXL_V_KEY_CHECK,
+    ABXL_V_TOKEN_DENIED,
+    ABXL_V_METADATA_CHECK,
+    ABXL_V_WATCH_EVENTS,
+    ABXL_V_STDIN_REFUSED,
     ABXL_V_COUNT
 };
 int abxl_vary(enum abxl_vary v);   /* the choice drawn; 0 = upstream E2B's */

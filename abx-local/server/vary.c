@@ -68,6 +68,21 @@ static const struct detail table[ABXL_V_COUNT] = {
                           "ASCII: 401 as any wrong key, or 400 (a gateway that checks the "
                           "header first)",
                           {"lenient", "strict"}},
+    [ABXL_V_TOKEN_DENIED] = {"token-denied", "a secure sandbox's envd reached without a valid "
+                             "token or signature: envd's 401, or 403 (FC's gateway in front of "
+                             "it)",
+                             {"401", "403"}},
+    [ABXL_V_METADATA_CHECK] = {"metadata-check", "a metadata key outside [A-Za-z0-9_.-] or a "
+                               "value with a byte outside printable ASCII: kept, or refused "
+                               "with 400",
+                               {"lenient", "strict"}},
+    [ABXL_V_WATCH_EVENTS] = {"watch-events", "each watch event sent once, or twice (FC: "
+                             "\"events may be duplicated\")",
+                             {"once", "twice"}},
+    [ABXL_V_STDIN_REFUSED] = {"stdin-refused", "the Connect code for input to a process "
+                              "started without stdin: internal (E2B's envd) or "
+                              "invalid_argument",
+                              {"internal", "invalid"}},
 };
 
 long abxl_max_timeout_s(void)
@@ -101,8 +116,8 @@ int abxl_vary(enum abxl_vary v)
         return 0;
     if ((v == ABXL_V_MESSAGES || v == ABXL_V_EXIT_TEXT) && !abxl_sw(ABXL_SW_FC_MESSAGES))
         return 0;   /* e2b-messages: upstream's words are promised */
-    if (v == ABXL_V_DEAD_STATUS && !abxl_sw(ABXL_SW_GATEWAY_ERRORS))
-        return 0;   /* e2b-proxy: upstream's 502 is promised */
+    if ((v == ABXL_V_DEAD_STATUS || v == ABXL_V_TOKEN_DENIED) && !abxl_sw(ABXL_SW_GATEWAY_ERRORS))
+        return 0;   /* e2b-proxy: upstream's 502 and envd's own 401 are promised */
     return drawn[v];
 }
 
@@ -192,6 +207,9 @@ void abxl_vary_envd_compat(cJSON *o)
     cJSON_AddBoolToObject(o, "procListFull", abxl_vary(ABXL_V_PROC_LIST) == 0);
     cJSON_AddNumberToObject(o, "uploadMaxBytes",
                             abxl_vary(ABXL_V_UPLOAD_CAP) == 1 ? (double)(32LL << 20) : 0);
+    cJSON_AddNumberToObject(o, "deniedStatus", abxl_vary(ABXL_V_TOKEN_DENIED) ? 403 : 401);
+    cJSON_AddBoolToObject(o, "watchTwice", abxl_vary(ABXL_V_WATCH_EVENTS) == 1);
+    cJSON_AddBoolToObject(o, "stdinRefusedInvalid", abxl_vary(ABXL_V_STDIN_REFUSED) == 1);
 }
 
 /* One log line: what this server draws, so a red run names its seed. */
@@ -211,7 +229,7 @@ void abxl_vary_log(void)
 void abxl_vary_print(void)
 {
     abxl_out("\nvaried details (serve --vary SEED draws one choice each; the first is the\n"
-             "profile's own; messages, exit-text and dead-status vary on fc only):\n");
+             "profile's own; messages, exit-text, dead-status and token-denied: fc only):\n");
     abxl_out("%-16s %-28s %s\n", "detail", "choices", "what it decides");
     for (int i = 0; i < ABXL_V_COUNT; i++) {
         char ch[64] = "";

@@ -161,6 +161,19 @@ class Server:
         c.close()
         return r.status, data, dict((k.lower(), v) for k, v in r.getheaders())
 
+    def rpc(self, sid, method, body, raw=None, token=None):
+        """A unary Connect JSON call to envd as root: (HTTP status, JSON answer)."""
+        data = raw if raw is not None else json.dumps(body).encode()
+        h = {"Content-Type": "application/json", "Connect-Protocol-Version": "1",
+             "Authorization": "Basic " + base64.b64encode(b"root:").decode()}
+        if token:
+            h["X-Access-Token"] = token
+        st, out, _ = self.data_request(sid, 49983, "POST", method, data, h)
+        try:
+            return st, json.loads(out or b"null")
+        except ValueError:
+            return st, None
+
     def run(self, sid, cmd, user="user", token=None, timeout=60):
         """Runs `bash -c cmd` via Process/Start; returns (exit code, stdout, stderr)."""
         return self.run_end(sid, cmd, user, token, timeout)[:3]

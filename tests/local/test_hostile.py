@@ -17,10 +17,8 @@ writes to read-only mounts are a 4xx; a SIGKILLed server's sandboxes (a
 paused one too) are removed by the next server, whatever its state dir,
 and by `abx-local gc`, which leaves live servers' sandboxes alone."""
 import argparse
-import base64
 import glob
 import http.client
-import json
 import os
 import re
 import shutil
@@ -55,18 +53,6 @@ def sh(s, sid, cmd, user="root", **kw):
     """(exit code, stdout + stderr) of bash -c cmd in the sandbox."""
     code, out, err, _ = s.run_end(sid, cmd, user=user, **kw)
     return code, out + err
-
-
-def rpc(s, sid, method, body, raw=None):
-    """A unary Connect JSON call to envd: (HTTP status, JSON answer)."""
-    data = raw if raw is not None else json.dumps(body).encode()
-    st, out, _ = s.data_request(sid, 49983, "POST", method, data, {
-        "Content-Type": "application/json", "Connect-Protocol-Version": "1",
-        "Authorization": "Basic " + base64.b64encode(b"root:").decode()})
-    try:
-        return st, json.loads(out or b"null")
-    except ValueError:
-        return st, None
 
 
 def multipart(name, data):
@@ -333,19 +319,19 @@ def envd_inputs(s, sid):
     check(st == 400 and out.strip() == "", "upload to a %%00 path -> 400, nothing made (%d, %r)"
           % (st, out))
     raw = b'{"path": "/tmp/a\\u0000/../../etc/hostname"}'
-    st, js = rpc(s, sid, "/filesystem.Filesystem/Remove", None, raw)
+    st, js = s.rpc(sid, "/filesystem.Filesystem/Remove", None, raw)
     code, out = sh(s, sid, "cat /tmp/a /etc/hostname")
     check(st == 400 and (js or {}).get("code") == "invalid_argument" and "host-secret" in out,
           "Remove of a path with \\u0000 -> invalid_argument, nothing removed (%d %s)" % (st, js))
-    st, js = rpc(s, sid, "/filesystem.Filesystem/Stat", None, b'{"path": "/tmp/a"} {"x": 1}')
+    st, js = s.rpc(sid, "/filesystem.Filesystem/Stat", None, b'{"path": "/tmp/a"} {"x": 1}')
     check(st == 400, "a request followed by more JSON -> 400 (%d)" % st)
     # read-only mounts: a client error, never 500
     st, _ = upload(s, sid, "/opt/abx/bin/x", b"data")
     check(400 <= st < 500, "upload into a read-only mount -> 4xx (%d)" % st)
-    st, js = rpc(s, sid, "/filesystem.Filesystem/Remove", {"path": "/opt/abx/bin/abx-envd"})
+    st, js = s.rpc(sid, "/filesystem.Filesystem/Remove", {"path": "/opt/abx/bin/abx-envd"})
     check(400 <= st < 500 and (js or {}).get("code") == "permission_denied",
           "Remove in a read-only mount -> permission_denied (%d %s)" % (st, js))
-    st, js = rpc(s, sid, "/filesystem.Filesystem/Move",
+    st, js = s.rpc(sid, "/filesystem.Filesystem/Move",
                  {"source": "/tmp/a", "destination": "/opt/abx/bin/a"})
     check(400 <= st < 500 and (js or {}).get("code") == "permission_denied",
           "Move onto a read-only mount -> permission_denied (%d %s)" % (st, js))

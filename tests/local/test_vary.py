@@ -4,6 +4,7 @@ answer at one or more of seeds 1-10, and every choice it lists is drawn at
 some seed (no variation that never varies); a server started with --vary
 reports its seed and draw and behaves as drawn, detail by detail; bad
 seeds and choices are usage errors naming them."""
+import http.client
 import os
 import re
 from datetime import datetime
@@ -12,11 +13,11 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from abxlocal import LOCAL_BIN, Server  # noqa: E402
-from abxtest import check, done  # noqa: E402
+from abxtest import Stream, check, done, envelope  # noqa: E402
 
 MiB = 1 << 20
 ENVD = 49983
-FC_ONLY = {"messages", "exit-text", "dead-status"}   # promised by e2b's capabilities
+FC_ONLY = {"messages", "exit-text", "dead-status", "token-denied"}   # e2b's capabilities promise
 
 
 def details():
@@ -84,11 +85,66 @@ def upload(s, sid, token, size):
     return st, data
 
 
+def secure_and_metadata(s, a):
+    """token-denied=403 and metadata-check=strict, on secure sandbox a."""
+    sid, token = a["sandboxID"], a["envdAccessToken"]
+    st, _ = s.rpc(sid, "/filesystem.Filesystem/Stat", {"path": "/tmp"})
+    check(st == 403, "token-denied=403: envd without a token is 403 (%d)" % st)
+    st, _ = s.rpc(sid, "/filesystem.Filesystem/Stat", {"path": "/tmp"}, token="0" * 32)
+    check(st == 403, "... with a wrong token too (%d)" % st)
+    st, _, _ = s.data_request(sid, ENVD, "GET", "/files?path=/etc/hostname&signature=v1_x")
+    check(st == 403, "... a download with a forged signature too (%d)" % st)
+    st, _ = s.rpc(sid, "/filesystem.Filesystem/Stat", {"path": "/tmp"}, token=token)
+    check(st == 200, "... and the right token is served (%d)" % st)
+    for md, what in (({"key with space": "v"}, "a key with a space"),
+                     ({"k": "v\u00fc"}, "a UTF-8 value")):
+        st, js, _, _ = s.request("POST", "/sandboxes", {"templateID": "base", "metadata": md})
+        check(st == 400 and "metadata" in (js or {}).get("message", ""),
+              "metadata-check=strict: %s is 400 naming metadata (%d %r)" % (what, st, js))
+    c = s.create("base", metadata={"e2e_test": "a/b.lua::x [1] 'q'", "k.v-1": "x"})
+    md = (s.get(c["sandboxID"])[1] or {}).get("metadata", {})
+    check(md.get("e2e_test") == "a/b.lua::x [1] 'q'" and md.get("k.v-1") == "x",
+          "... printable ASCII values and plain keys are kept (%r)" % md)
+    s.kill(c["sandboxID"])
+
+
+def watched_twice(s, sid):
+    """watch-events=twice: every event of a polled watcher comes twice."""
+    st, js = s.rpc(sid, "/filesystem.Filesystem/CreateWatcher", {"path": "/tmp"})
+    wid = (js or {}).get("watcherId")
+    check(st == 200 and wid, "a watcher on /tmp (%d %r)" % (st, js))
+    s.run(sid, "echo x > /tmp/twice.txt")
+    st, js = s.rpc(sid, "/filesystem.Filesystem/GetWatcherEvents", {"watcherId": wid})
+    creates = [e for e in (js or {}).get("events", [])
+               if e.get("name") == "twice.txt" and e.get("type") == "EVENT_TYPE_CREATE"]
+    check(len(creates) == 2, "watch-events=twice: the create came twice (%r)" % js)
+    stdin_refused(s, sid)
+
+
+def stdin_refused(s, sid):
+    """stdin-refused=invalid: input to a process started without stdin."""
+    c = http.client.HTTPConnection(s.data, timeout=60)
+    c.request("POST", "/process.Process/Start",
+              envelope({"process": {"cmd": "/bin/sleep", "args": ["30"]}, "stdin": False}),
+              {"Content-Type": "application/connect+json", "Connect-Protocol-Version": "1",
+               "Authorization": "Basic cm9vdDo=", "E2b-Sandbox-Id": sid,
+               "E2b-Sandbox-Port": str(ENVD)})
+    first = Stream(c, c.getresponse()).next()
+    pid = first and first[1].get("event", {}).get("start", {}).get("pid")
+    st, js = s.rpc(sid, "/process.Process/SendInput",
+                   {"process": {"pid": pid}, "input": {"stdin": "eA=="}})
+    c.close()
+    check(pid and st == 400 and (js or {}).get("code") == "invalid_argument",
+          "stdin-refused=invalid: input without stdin is invalid_argument (%s %d %r)" % (
+              pid, st, js))
+
+
 def behaviours():
     """Each detail turned by --switch on a seed-0 server, as drawn."""
     sw = ["template-id=opaque", "list-order=oldest", "dead-listed=terminated",
           "dead-status=410", "upload-cap=32MiB", "messages=terse", "max-timeout=7d",
-          "id-check=strict", "key-check=strict"]
+          "id-check=strict", "key-check=strict", "token-denied=403", "metadata-check=strict",
+          "watch-events=twice", "stdin-refused=invalid"]
     args = ["--profile", "fc", "--vary", "0"]
     for x in sw:
         args += ["--switch", x]
@@ -128,6 +184,8 @@ def behaviours():
         check(st == 400, "key-check=strict: a key with a space is 400 (%d)" % st)
         st, _, _, _ = s.request("GET", "/v2/sandboxes", headers={"X-API-KEY": "e2b_" + "0" * 40})
         check(st == 401, "... a well-formed wrong key is 401 (%d)" % st)
+        secure_and_metadata(s, a)
+        watched_twice(s, b["sandboxID"])
         s.kill(b["sandboxID"])
         st, js, _, _ = s.request("GET", "/v2/sandboxes?metadata=v%3D1")
         dead = [x for x in js or [] if x["sandboxID"] == b["sandboxID"]]
@@ -146,6 +204,9 @@ def behaviours():
               "e2b: messages stay upstream's (e2b-messages)")
         st, _, _ = s.data_request("nosuchsandbox", 8000, "GET", "/")
         check(st == 502, "e2b: an unknown sandbox stays 502 (e2b-proxy) (%d)" % st)
+        a = s.create("base", secure=True)
+        st, _ = s.rpc(a["sandboxID"], "/filesystem.Filesystem/Stat", {"path": "/tmp"})
+        check(st == 401, "e2b: envd's own 401 for a missing token (e2b-proxy) (%d)" % st)
 
 
 def main():
