@@ -48,9 +48,12 @@ describe("lifecycle", function()
     expect(info.state):eq("running")
     expect_template(info, "base")
     expect(info.envd_version):eq(sbx.envd_version)
-    -- The lifetime asked for, measured on the platform's own clock.
+    -- The lifetime asked for (120 s), measured on the platform's own
+    -- clock. Whether it counts from the request or from the sandbox being
+    -- up is not promised: a start-up of up to 30 s may come out of it. Not
+    -- the 300 s or 15 s a create without a timeout gets.
     local life = rfc3339(info.end_at) - rfc3339(info.started_at)
-    expect(life):ge(119)
+    expect(life):ge(90)
     expect(life):le(125)
   end)
 

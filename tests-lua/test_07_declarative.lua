@@ -4,7 +4,7 @@
 -- id>, the test's node id), tracked and gone after the call, and returns
 -- the decoded result. Remote exceptions
 -- come back as RemoteError with the remote traceback; the call timeout is
--- Timeout; a bad template is NotFound naming it; arguments and results
+-- Timeout; a bad template is refused naming it; arguments and results
 -- round-trip (nested tables, unicode, binary incl. all 256 bytes, big ints,
 -- floats, nil); spawned calls run at the same time in separate sandboxes.
 -- Fixtures: none; every call makes its own sandbox through sandbox.create,
@@ -218,10 +218,13 @@ def main(kind):
     gone(call.sandbox_id)
   end)
 
-  test("a bad template is NotFound naming it", opts(), function()
+  -- NotFound on E2B, InvalidArgument where the platform validates first.
+  test("a bad template is refused naming it", opts(), function()
     local name = suite.unique("no-such-template")
     local fn = remote.fn { template = name, python = "def main():\n    return 1\n" }
-    local err = expect(function() return fn() end):raises("NotFound")
+    local err = expect(function() return fn() end):raises()
+    expect({ "NotFound", "InvalidArgument" }, tostring(err))
+      :contains(type(err) == "table" and err.class)
     expect(err.message):contains(name)
   end)
 

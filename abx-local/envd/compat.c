@@ -24,6 +24,7 @@ struct abxl_envd_compat abxl_envd_compat = {
     .go_exit_text = 1,
     .proc_list_full = 1,
     .denied_status = 401,
+    .umask = 022,
 };
 
 /* The version goes into a response header: a short printable token. */
@@ -57,6 +58,8 @@ int abxl_envd_compat_load(const cJSON *cfg, char *err, size_t errlen)
         {"goExitText", offsetof(struct abxl_envd_compat, go_exit_text)},
         {"procListFull", offsetof(struct abxl_envd_compat, proc_list_full)},
         {"watchTwice", offsetof(struct abxl_envd_compat, watch_twice)},
+        {"watchRenameTo", offsetof(struct abxl_envd_compat, watch_rename_to)},
+        {"watchSubdirsLate", offsetof(struct abxl_envd_compat, watch_subdirs_late)},
         {"stdinRefusedInvalid", offsetof(struct abxl_envd_compat, stdin_refused_invalid)},
     };
     struct abxl_envd_compat c = abxl_envd_compat;
@@ -97,7 +100,8 @@ int abxl_envd_compat_load(const cJSON *cfg, char *err, size_t errlen)
         abx_json_get_int(o, "uploadMaxBytes", &c.upload_max_bytes,
                          c.upload_max_bytes, 0, (int64_t)1 << 40, &je) == ABX_JSON_EBADTYPE ||
         abx_json_get_int(o, "deniedStatus", &c.denied_status, c.denied_status, 401, 403,
-                         &je) == ABX_JSON_EBADTYPE)
+                         &je) == ABX_JSON_EBADTYPE ||
+        abx_json_get_int(o, "umask", &c.umask, c.umask, 0, 0777, &je) == ABX_JSON_EBADTYPE)
         goto out;
     if (c.denied_status == 402) {
         snprintf(je.msg, sizeof je.msg, "field 'deniedStatus': expected 401 or 403");

@@ -62,7 +62,10 @@ struct abxl_envd_compat {
     int proc_list_full;        /* process.List entries carry envs and cwd */
     int64_t denied_status;     /* no valid token or signature: 401, or a gateway's 403 */
     int watch_twice;           /* each watch event delivered twice */
+    int watch_rename_to;       /* a rename: one RENAME naming the new name */
+    int watch_subdirs_late;    /* a new folder watched 0.3 s after its CREATE */
     int stdin_refused_invalid; /* input without stdin: invalid_argument, not internal */
+    int64_t umask;             /* envd's, so of all it and its commands create */
 };
 
 extern struct abxl_envd_compat abxl_envd_compat;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "daemon.h"
 #include "jsonutil.h"
@@ -106,6 +107,9 @@ int abxl_envd_config_load(const char *file, char *err, size_t errlen)
     }
     if (abxl_envd_compat_load(o, err, errlen))
         goto out;
+    /* Set, not inherited: what the API and commands create does not
+     * depend on the umask of whoever started abx-local. */
+    umask((mode_t)abxl_envd_compat.umask);
     rc = 0;
 out:
     if (f)

@@ -113,7 +113,7 @@ static void open_dest(struct abxl_envd_upload *up, const char *raw)
             fail_errno(up, errno, "creating parent directories of", path);
         return;
     }
-    up->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    up->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);   /* less the umask */
     if (up->fd < 0) {
         fail_errno(up, errno, "opening", path);
         return;

@@ -139,7 +139,7 @@ int abxl_envd_mkdirs(const char *path, int self, const struct abxl_envd_user *u)
             continue;
         char save = *p;
         *p = '\0';
-        if (mkdir(tmp, 0755) == 0) {
+        if (mkdir(tmp, 0777) == 0) {   /* less envd's umask, as E2B's envd */
             if (u && chown(tmp, u->uid, u->gid) != 0)
                 return -1;
         } else if (errno != EEXIST) {

@@ -12,6 +12,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -164,15 +165,28 @@ static int handle(struct abxl_envd_watch *w, const struct inotify_event *e)
     if (snprintf(rel, sizeof rel, "%s%s%s", base, *base ? "/" : "", e->name) >=
         (int)sizeof rel)
         return 0;
-    if (w->recursive && (e->mask & IN_ISDIR) &&
-        (e->mask & (IN_CREATE | IN_MOVED_TO)))
+    int new_dir = w->recursive && (e->mask & IN_ISDIR) && (e->mask & (IN_CREATE | IN_MOVED_TO));
+    int late = abxl_envd_compat.watch_subdirs_late;
+    int rename_to = abxl_envd_compat.watch_rename_to;
+
+    if (new_dir && !late)
         add_tree(w, rel);
-    /* envd's order when one event carries several kinds. */
-    if ((e->mask & (IN_CREATE | IN_MOVED_TO)) &&
+    /* envd's order when one event carries several kinds. A rename that
+     * names its new name (--vary watch-rename=to) says nothing of the old. */
+    if (((e->mask & IN_CREATE) || ((e->mask & IN_MOVED_TO) && !rename_to)) &&
         deliver(w, rel, "EVENT_TYPE_CREATE"))
         return -1;
-    if ((e->mask & IN_MOVED_FROM) && deliver(w, rel, "EVENT_TYPE_RENAME"))
+    if ((e->mask & IN_MOVED_TO) && rename_to && deliver(w, rel, "EVENT_TYPE_RENAME"))
         return -1;
+    if ((e->mask & IN_MOVED_FROM) && !rename_to && deliver(w, rel, "EVENT_TYPE_RENAME"))
+        return -1;
+    /* A watcher that adds a new folder after reporting it (--vary
+     * watch-subdirs=late): what happens in it meanwhile goes unseen. */
+    if (new_dir && late) {
+        struct timespec ts = {0, 300 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        add_tree(w, rel);
+    }
     if ((e->mask & IN_ATTRIB) && deliver(w, rel, "EVENT_TYPE_CHMOD"))
         return -1;
     if ((e->mask & IN_MODIFY) && deliver(w, rel, "EVENT_TYPE_WRITE"))

@@ -103,12 +103,18 @@ void abxl_sleep_ms(long ms)
 
 void abxl_rfc3339(int64_t ms, char *out, size_t n)
 {
-    time_t t = (time_t)(ms / 1000);
+    /* --vary time-format=cst-s: whole seconds in China Standard Time. */
+    bool cst = abxl_vary(ABXL_V_TIME_FORMAT) == 1;
+    time_t t = (time_t)(ms / 1000) + (cst ? 8 * 3600 : 0);
     struct tm tm;
     gmtime_r(&t, &tm);
-    snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (int)(ms % 1000));
+    if (cst)
+        snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d+08:00", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    else
+        snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                 (int)(ms % 1000));
 }
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)

@@ -145,6 +145,7 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
     bool have_tmpl = false;
     struct abxl_sbx *s = NULL;
     enum MHD_Result ret;
+    int64_t asked_ms = abxl_now_ms();
     cJSON *o = abxl_body_parse(c, body, &bad);
     if (o == NULL) {
         ret = body->len ? bad : abxl_http_error(c, 400, "request body with templateID is required");
@@ -186,7 +187,8 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
         secure = true;
     int fr = abxl_tmpl_find(tid->valuestring, &t, err, sizeof err);
     if (fr == 1) {
-        ret = abxl_http_error(c, 404, "template '%s' not found", tid->valuestring);
+        ret = abxl_http_error(c, abxl_vary(ABXL_V_UNKNOWN_TEMPLATE) ? 400 : 404,
+                             "template '%s' not found", tid->valuestring);
         goto out;
     }
     if (fr < 0) {
@@ -271,7 +273,8 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
     bool alive = s->state == ABXL_SBX_STARTING;
     if (alive) {
         s->started_ms = abxl_now_ms();
-        s->end_ms = s->started_ms + timeout * 1000;
+        /* --vary lifetime-from=request: the start-up comes out of it. */
+        s->end_ms = (abxl_vary(ABXL_V_LIFETIME_FROM) ? asked_ms : s->started_ms) + timeout * 1000;
         s->state = ABXL_SBX_RUNNING;
     }
     pthread_mutex_unlock(&abxl_reg_lock);

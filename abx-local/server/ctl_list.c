@@ -114,9 +114,14 @@ static int parse_rfc3339(const char *s, int64_t *ms)
     if (*p == '.')
         for (p++; *p >= '0' && *p <= '9'; p++) {
         }
-    if (strcmp(p, "Z") != 0 && strcmp(p, "+00:00") != 0)
+    int64_t off = 0;
+    if ((*p == '+' || *p == '-') && p[1] >= '0' && p[1] <= '2' && p[2] >= '0' && p[2] <= '9' &&
+        p[3] == ':' && p[4] >= '0' && p[4] <= '5' && p[5] >= '0' && p[5] <= '9' && !p[6])
+        off = (*p == '+' ? 1 : -1) *
+              (((p[1] - '0') * 10 + (p[2] - '0')) * 3600 + ((p[4] - '0') * 10 + (p[5] - '0')) * 60);
+    else if (strcmp(p, "Z") != 0)
         return -1;
-    *ms = (int64_t)timegm(&tm) * 1000;
+    *ms = ((int64_t)timegm(&tm) - off) * 1000;
     return 0;
 }
 
@@ -128,6 +133,7 @@ enum MHD_Result abxl_ctl_list(struct MHD_Connection *c, const char *uri, bool v2
     bool want_run = true, want_pause = v2, state_given = false;
     bool desc = abxl_vary(ABXL_V_LIST_ORDER) != 1;   /* newest first, as E2B */
     long limit = abxl_sw(ABXL_SW_LIST_PAGE_50) ? 50 : 100;
+    long page_cap = abxl_vary(ABXL_V_PAGE_SIZE) ? 20 : 100;   /* --vary page-size=20 */
     int64_t after_ms = -1, cur_started = 0;
     char cur_id[ABXL_ID_MAX + 1] = "", tmpl[128] = "";
     bool have_cursor = false;
@@ -169,6 +175,8 @@ enum MHD_Result abxl_ctl_list(struct MHD_Connection *c, const char *uri, bool v2
             if (val[0] == '\0' || *end != '\0' || limit < 1 || limit > 100)
                 BADQ("query parameter 'limit' must be an integer from 1 to 100");
         }
+        if (limit > page_cap)
+            limit = page_cap;
         if ((q = abxl_query_get(uri, "order", val, sizeof val)) > 0) {
             if (strcmp(val, "asc") == 0)
                 desc = false;

@@ -181,7 +181,9 @@ static void reap_once(void)
         }
         abxl_metrics_sample(s, false);   /* when the profile's interval has passed */
         pthread_mutex_lock(&abxl_reg_lock);
-        bool expired = s->state == ABXL_SBX_RUNNING && !s->busy && now >= s->end_ms;
+        /* --vary reap-delay=30s: a sweep that comes by 30 s late. */
+        int64_t late = abxl_vary(ABXL_V_REAP_DELAY) ? 30000 : 0;
+        bool expired = s->state == ABXL_SBX_RUNNING && !s->busy && now >= s->end_ms + late;
         bool pause = s->auto_pause;
         pthread_mutex_unlock(&abxl_reg_lock);
         if (!expired)

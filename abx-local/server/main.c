@@ -486,6 +486,10 @@ static int switches(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* What abx-local writes for sandboxes (envd's bundle, run/, template
+     * roots) is read by each sandbox's own uids: a starter's umask of 077
+     * made envd's loader unreadable there ("Permission denied"). */
+    umask(022);
     abxl_config_defaults();
     if (profile_default() != 0)
         return 2;

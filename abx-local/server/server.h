@@ -122,6 +122,14 @@ enum abxl_vary {
     ABXL_V_METADATA_CHECK,
     ABXL_V_WATCH_EVENTS,
     ABXL_V_STDIN_REFUSED,
+    ABXL_V_TIME_FORMAT,
+    ABXL_V_REAP_DELAY,
+    ABXL_V_UMASK,
+    ABXL_V_UNKNOWN_TEMPLATE,
+    ABXL_V_WATCH_RENAME,
+    ABXL_V_WATCH_SUBDIRS,
+    ABXL_V_LIFETIME_FROM,
+    ABXL_V_PAGE_SIZE,
     ABXL_V_COUNT
 };
 int abxl_vary(enum abxl_vary v);   /* the choice drawn; 0 = upstream E2B's */

@@ -83,6 +83,35 @@ static const struct detail table[ABXL_V_COUNT] = {
                               "started without stdin: internal (E2B's envd) or "
                               "invalid_argument",
                               {"internal", "invalid"}},
+    [ABXL_V_TIME_FORMAT] = {"time-format", "the control plane's times: UTC with milliseconds, "
+                            "or whole seconds at +08:00 (China Standard Time)",
+                            {"utc-ms", "cst-s"}},
+    [ABXL_V_REAP_DELAY] = {"reap-delay", "when a sandbox past its endAt is ended: at once, "
+                           "or 30 s later by a sweep (running till then)",
+                           {"0s", "30s"}},
+    [ABXL_V_UMASK] = {"umask", "envd's umask, so the mode of what the files API and commands "
+                      "create: 022 (0644 files), or 002 (group-writable, 0664)",
+                      {"022", "002"}},
+    [ABXL_V_UNKNOWN_TEMPLATE] = {"unknown-template", "a create from a template that does not "
+                                 "exist: 404, or 400 (a platform that validates the request "
+                                 "first)",
+                                 {"404", "400"}},
+    [ABXL_V_WATCH_RENAME] = {"watch-rename", "the events of a rename in a watched folder: "
+                             "rename naming the old name and create the new (E2B's envd), or "
+                             "one rename naming the new",
+                             {"from", "to"}},
+    [ABXL_V_WATCH_SUBDIRS] = {"watch-subdirs", "a recursive watch takes in a new folder before "
+                              "reporting it, or 0.3 s after (what happens in it meanwhile is "
+                              "not reported)",
+                              {"at-once", "late"}},
+    [ABXL_V_LIFETIME_FROM] = {"lifetime-from", "what a create's timeout counts from: the "
+                              "sandbox being up (startedAt), or the request (so endAt - "
+                              "startedAt is the timeout less the start-up)",
+                              {"ready", "request"}},
+    [ABXL_V_PAGE_SIZE] = {"page-size", "the most sandboxes a list page holds: the profile's "
+                          "(a larger limit is refused), or 20 (a larger limit is cut to 20, "
+                          "the rest on later pages)",
+                          {"profile", "20"}},
 };
 
 long abxl_max_timeout_s(void)
@@ -114,8 +143,9 @@ int abxl_vary(enum abxl_vary v)
 {
     if ((unsigned)v >= ABXL_V_COUNT)
         return 0;
-    if ((v == ABXL_V_MESSAGES || v == ABXL_V_EXIT_TEXT) && !abxl_sw(ABXL_SW_FC_MESSAGES))
-        return 0;   /* e2b-messages: upstream's words are promised */
+    if ((v == ABXL_V_MESSAGES || v == ABXL_V_EXIT_TEXT || v == ABXL_V_UNKNOWN_TEMPLATE) &&
+        !abxl_sw(ABXL_SW_FC_MESSAGES))
+        return 0;   /* e2b-messages: upstream's words and codes are promised */
     if ((v == ABXL_V_DEAD_STATUS || v == ABXL_V_TOKEN_DENIED) && !abxl_sw(ABXL_SW_GATEWAY_ERRORS))
         return 0;   /* e2b-proxy: upstream's 502 and envd's own 401 are promised */
     return drawn[v];
@@ -209,7 +239,10 @@ void abxl_vary_envd_compat(cJSON *o)
                             abxl_vary(ABXL_V_UPLOAD_CAP) == 1 ? (double)(32LL << 20) : 0);
     cJSON_AddNumberToObject(o, "deniedStatus", abxl_vary(ABXL_V_TOKEN_DENIED) ? 403 : 401);
     cJSON_AddBoolToObject(o, "watchTwice", abxl_vary(ABXL_V_WATCH_EVENTS) == 1);
+    cJSON_AddBoolToObject(o, "watchRenameTo", abxl_vary(ABXL_V_WATCH_RENAME) == 1);
+    cJSON_AddBoolToObject(o, "watchSubdirsLate", abxl_vary(ABXL_V_WATCH_SUBDIRS) == 1);
     cJSON_AddBoolToObject(o, "stdinRefusedInvalid", abxl_vary(ABXL_V_STDIN_REFUSED) == 1);
+    cJSON_AddNumberToObject(o, "umask", abxl_vary(ABXL_V_UMASK) ? 002 : 022);
 }
 
 /* One log line: what this server draws, so a red run names its seed. */
@@ -229,7 +262,8 @@ void abxl_vary_log(void)
 void abxl_vary_print(void)
 {
     abxl_out("\nvaried details (serve --vary SEED draws one choice each; the first is the\n"
-             "profile's own; messages, exit-text, dead-status and token-denied: fc only):\n");
+             "profile's own; messages, exit-text, unknown-template, dead-status and\n"
+             "token-denied vary on fc only):\n");
     abxl_out("%-16s %-28s %s\n", "detail", "choices", "what it decides");
     for (int i = 0; i < ABXL_V_COUNT; i++) {
         char ch[64] = "";

@@ -200,18 +200,21 @@ int abx_api_create(const struct abx_platform *p,
 {
     const char *nonce;
     cJSON *body = NULL;
+    char what[160];
     int rc = -1;
 
     memset(out, 0, sizeof *out);
     if (check_opts(o, &nonce, err) != 0)
         return -1;
+    /* The template is named whatever the platform's message says (FC's
+     * texts are not promised; a refusal may be 404 or 400). */
+    snprintf(what, sizeof what, "create sandbox from template '%.100s'", o->template_id);
     if ((body = create_body(o)) == NULL) {
         abx_err_set(err, ABX_E_SANDBOX, 0, "", "create sandbox: out of memory");
         return -1;
     }
     for (int n = 0;; n++) {
-        struct abx_apix_call c = {"POST", "/sandboxes", body, 0,
-                                  "create sandbox"};
+        struct abx_apix_call c = {"POST", "/sandboxes", body, 0, what};
         struct abx_http_resp r;
         int lost, sent;
 
@@ -228,8 +231,7 @@ int abx_api_create(const struct abx_platform *p,
         }
         if (sent == 0) {
             lost = r.status == 502 || r.status == 503;
-            abx_err_from_api(err, "create sandbox", r.status, r.body.data,
-                             r.body.len);
+            abx_err_from_api(err, what, r.status, r.body.data, r.body.len);
         } else {
             lost = err->cls == ABX_E_CONNECTION || err->cls == ABX_E_TIMEOUT ||
                    err->cls == ABX_E_PROTOCOL;

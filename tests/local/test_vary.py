@@ -7,9 +7,11 @@ seeds and choices are usage errors naming them."""
 import http.client
 import os
 import re
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 import subprocess
 import sys
+import time
+import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from abxlocal import LOCAL_BIN, Server  # noqa: E402
@@ -17,13 +19,14 @@ from abxtest import Stream, check, done, envelope  # noqa: E402
 
 MiB = 1 << 20
 ENVD = 49983
-FC_ONLY = {"messages", "exit-text", "dead-status", "token-denied"}   # e2b's capabilities promise
+FC_ONLY = {"messages", "exit-text", "dead-status", "token-denied", "unknown-template"}   # e2b's capabilities promise
 
 
 def details():
     """{detail: [choices]} from `abx-local switches`."""
     out = subprocess.run([LOCAL_BIN, "switches"], capture_output=True, text=True, check=True).stdout
-    table = out.split("varied details", 1)[1].splitlines()[3:]
+    lines = out.split("varied details", 1)[1].splitlines()
+    table = lines[[i for i, x in enumerate(lines) if x.startswith("detail ")][0] + 1:]
     got = {}
     for line in table:
         m = re.match(r"^(\S+)\s+(\S+)\s+\S", line)
@@ -108,16 +111,95 @@ def secure_and_metadata(s, a):
     s.kill(c["sandboxID"])
 
 
-def watched_twice(s, sid):
-    """watch-events=twice: every event of a polled watcher comes twice."""
-    st, js = s.rpc(sid, "/filesystem.Filesystem/CreateWatcher", {"path": "/tmp"})
+def times_and_reaping(s, sid):
+    """time-format=cst-s and reap-delay=30s."""
+    _, info, _, _ = s.get(sid)
+    started = info["startedAt"]
+    at = datetime.fromisoformat(started)
+    check(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+08:00$", started) and
+          abs(at.timestamp() - time.time()) < 120,
+          "time-format=cst-s: whole seconds at +08:00, the right instant (%s)" % started)
+    for delta, found in ((-3600, True), (3600, False)):
+        after = datetime.fromtimestamp(time.time() + delta, timezone(timedelta(hours=8)))
+        q = urllib.parse.quote(after.isoformat(timespec="seconds"))
+        st, js, _, _ = s.request("GET", "/v2/sandboxes?startedAfter=" + q)
+        got = sid in [x["sandboxID"] for x in js or []]
+        check(st == 200 and got == found, "... startedAfter at +08:00 read as such (%+d s: %d %s)" % (
+            delta, st, got))
+    s.faults(createLatencyMs=2000)   # a start-up of 2 s at least
+    c = s.create("base", timeout=120)
+    s.faults(createLatencyMs=0)
+    _, info, _, _ = s.get(c["sandboxID"])
+    life = (datetime.fromisoformat(info["endAt"]) - datetime.fromisoformat(info["startedAt"]))
+    check(life.total_seconds() <= 118, "lifetime-from=request: the start-up comes out of the "
+          "timeout (%s)" % life)
+    s.kill(c["sandboxID"])
+    short = s.create("base", timeout=1)["sandboxID"]
+    time.sleep(2.5)
+    st, info, _, _ = s.get(short)
+    check(st == 200 and info["state"] == "running" and
+          datetime.fromisoformat(info["endAt"]).timestamp() < time.time(),
+          "reap-delay=30s: past its endAt and still running (%d %r)" % (st, info))
+    s.kill(short)
+
+
+def modes(s, sid):
+    """[mode of a file uploaded, of a folder made, of a file a command made]."""
+    st, _ = s.rpc(sid, "/filesystem.Filesystem/MakeDir", {"path": "/tmp/m/d"})
+    b = "e2evary"
+    body = ("--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\n"
+            "x\r\n--%s--\r\n" % (b, b)).encode()
+    st2, _, _ = s.data_request(sid, ENVD, "POST", "/files?path=/tmp/m/up.txt&username=user", body,
+                               {"Content-Type": "multipart/form-data; boundary=" + b})
+    code, out, _ = s.run(sid, "touch /tmp/m/cmd.txt; cd /tmp/m && find up.txt d cmd.txt "
+                              "-maxdepth 0 -printf '%m\\n'", user="root")
+    got = out.split()
+    print("modes: MakeDir %d, upload %d, find %r" % (st, st2, got))
+    return got
+
+
+def paged(s):
+    """page-size=20: a limit of 50 gets 20 and a token for the rest."""
+    ids = [s.create("base", metadata={"page": "p"})["sandboxID"] for _ in range(21)]
+    st, js, h, _ = s.request("GET", "/v2/sandboxes?metadata=page%3Dp&limit=50")
+    token = h.get("x-next-token")
+    st2, js2, _, _ = s.request("GET", "/v2/sandboxes?metadata=page%3Dp&limit=50&nextToken=" +
+                               urllib.parse.quote(token or ""))
+    got = [x["sandboxID"] for x in (js or []) + (js2 or [])]
+    check(st == 200 and len(js or []) == 20 and token and st2 == 200 and sorted(got) == sorted(ids),
+          "page-size=20: 20 of 21, then the rest by the token (%d %d %s)" % (
+              len(js or []), len(js2 or []), token))
+    for sid in ids:
+        s.kill(sid)
+
+
+def watch_events(s, sid, path, cmd, recursive=False):
+    """[(type, name)] a polled watcher on path reports while cmd runs."""
+    st, js = s.rpc(sid, "/filesystem.Filesystem/CreateWatcher",
+                   {"path": path, "recursive": recursive})
     wid = (js or {}).get("watcherId")
-    check(st == 200 and wid, "a watcher on /tmp (%d %r)" % (st, js))
-    s.run(sid, "echo x > /tmp/twice.txt")
+    check(st == 200 and wid, "a watcher on %s (%d %r)" % (path, st, js))
+    s.run(sid, cmd)
+    time.sleep(0.5)
     st, js = s.rpc(sid, "/filesystem.Filesystem/GetWatcherEvents", {"watcherId": wid})
-    creates = [e for e in (js or {}).get("events", [])
-               if e.get("name") == "twice.txt" and e.get("type") == "EVENT_TYPE_CREATE"]
-    check(len(creates) == 2, "watch-events=twice: the create came twice (%r)" % js)
+    s.rpc(sid, "/filesystem.Filesystem/RemoveWatcher", {"watcherId": wid})
+    return [(e.get("type", "")[len("EVENT_TYPE_"):].lower(), e.get("name"))
+            for e in (js or {}).get("events", [])]
+
+
+def watched_twice(s, sid):
+    """watch-events=twice, watch-rename=to, watch-subdirs=late."""
+    s.run(sid, "mkdir -p /tmp/w && echo x > /tmp/w/a.txt")
+    ev = watch_events(s, sid, "/tmp/w", "echo x > /tmp/w/twice.txt; mv /tmp/w/a.txt /tmp/w/b.txt")
+    check(ev.count(("create", "twice.txt")) == 2,
+          "watch-events=twice: the create came twice (%r)" % ev)
+    check(ev.count(("rename", "b.txt")) == 2 and not [e for e in ev if e[1] == "a.txt"],
+          "watch-rename=to: one rename naming the new name, nothing for the old (%r)" % ev)
+    ev = watch_events(s, sid, "/tmp/w", "mkdir /tmp/w/new && echo 1 > /tmp/w/new/early.txt; "
+                                        "sleep 1; echo 2 > /tmp/w/new/later.txt", recursive=True)
+    check(("create", "new") in ev and ("create", "new/later.txt") in ev and
+          ("create", "new/early.txt") not in ev,
+          "watch-subdirs=late: what a new folder holds at once goes unseen, later not (%r)" % ev)
     stdin_refused(s, sid)
 
 
@@ -144,7 +226,9 @@ def behaviours():
     sw = ["template-id=opaque", "list-order=oldest", "dead-listed=terminated",
           "dead-status=410", "upload-cap=32MiB", "messages=terse", "max-timeout=7d",
           "id-check=strict", "key-check=strict", "token-denied=403", "metadata-check=strict",
-          "watch-events=twice", "stdin-refused=invalid"]
+          "watch-events=twice", "stdin-refused=invalid", "time-format=cst-s", "reap-delay=30s",
+          "umask=002", "unknown-template=400", "watch-rename=to", "watch-subdirs=late",
+          "lifetime-from=request", "page-size=20"]
     args = ["--profile", "fc", "--vary", "0"]
     for x in sw:
         args += ["--switch", x]
@@ -185,6 +269,13 @@ def behaviours():
         st, _, _, _ = s.request("GET", "/v2/sandboxes", headers={"X-API-KEY": "e2b_" + "0" * 40})
         check(st == 401, "... a well-formed wrong key is 401 (%d)" % st)
         secure_and_metadata(s, a)
+        times_and_reaping(s, a["sandboxID"])
+        paged(s)
+        st, js, _, _ = s.request("POST", "/sandboxes", {"templateID": "no-such-template"})
+        check(st == 400 and "no-such-template" in js["message"],
+              "unknown-template=400: 400 naming it (%d %r)" % (st, js))
+        check(modes(s, b["sandboxID"]) == ["664", "775", "664"],
+              "umask=002: the API's file and folder and a command's file are group-writable")
         watched_twice(s, b["sandboxID"])
         s.kill(b["sandboxID"])
         st, js, _, _ = s.request("GET", "/v2/sandboxes?metadata=v%3D1")
@@ -197,8 +288,15 @@ def behaviours():
         check(st == 410, "dead-status=410: a killed sandbox's port answers 410 (%d)" % st)
         st, _, _ = s.data_request(b["sandboxID"], ENVD, "GET", "/health")
         check(st == 502, "... envd's port keeps 502, which SDKs read as not running (%d)" % st)
-    with Server(["--profile", "e2b", "--vary", "0", "--switch", "dead-status=404",
-                 "--switch", "messages=terse"]) as s:
+    # Started under umask 077: envd sets its own, whoever starts abx-local.
+    old = os.umask(0o077)
+    try:
+        s = Server(["--profile", "e2b", "--vary", "0", "--switch", "dead-status=404",
+                    "--switch", "messages=terse", "--switch", "unknown-template=400",
+                    "--switch", "token-denied=403"])
+    finally:
+        os.umask(old)
+    with s:
         st, js, _, _ = s.request("GET", "/sandboxes/nosuchsandbox")
         check(st == 404 and not js["message"].startswith("error 404"),
               "e2b: messages stay upstream's (e2b-messages)")
@@ -207,6 +305,10 @@ def behaviours():
         a = s.create("base", secure=True)
         st, _ = s.rpc(a["sandboxID"], "/filesystem.Filesystem/Stat", {"path": "/tmp"})
         check(st == 401, "e2b: envd's own 401 for a missing token (e2b-proxy) (%d)" % st)
+        st, _, _, _ = s.request("POST", "/sandboxes", {"templateID": "no-such-template"})
+        check(st == 404, "e2b: an unknown template stays 404 (%d)" % st)
+        check(modes(s, s.create("base")["sandboxID"]) == ["644", "755", "644"],
+              "umask 022 whatever the umask of who started abx-local (077 here)")
 
 
 def main():
