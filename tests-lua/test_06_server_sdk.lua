@@ -3,7 +3,7 @@
 -- /capabilities, /system/info, /commands, /files/, /process/, /env
 -- (secrets masked), /ports, and the JSON errors (400, 404, 405, 409, 411,
 -- 413). The contract is abx-local/templates/python-hello/CONTRACT.md.
--- Fixtures: server_sandbox, sandbox_factory.
+-- Fixtures: server_sandbox.
 local e2e = require "e2e"
 local test, expect, describe = e2e.test, e2e.expect, e2e.describe
 local sandbox = require "e2e.sandbox"
@@ -14,16 +14,16 @@ local http = require "e2e.http"
 local PORT = sandbox.server_port
 local RFC3339 = "^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d"
 
--- One request to the server. A table body is sent as JSON. Returns the
--- status, the decoded JSON body (or the raw body when it is not JSON) and
--- the whole reply.
-local function api(sbx, method, path, body, headers)
+-- One request to the server (on port, default PORT). A table body is sent
+-- as JSON. Returns the status, the decoded JSON body (or the raw body when
+-- it is not JSON) and the whole reply.
+local function api(sbx, method, path, body, headers, port)
   if type(body) == "table" then
     body = json.encode(body)
     headers = headers or {}
     headers["Content-Type"] = "application/json"
   end
-  local r = sbx:http(PORT, { method = method, path = path, body = body,
+  local r = sbx:http(port or PORT, { method = method, path = path, body = body,
     headers = headers, timeout = 90 })
   local ctype = r.headers["content-type"] or ""
   local data = r.body
@@ -49,14 +49,6 @@ local function scratch_dir(sbx)
   return dir
 end
 
--- Waits for a factory-made server (start-up is known-eventual).
-local function wait_server(sbx)
-  e2e.eventually(function()
-    local ok, r = pcall(sbx.http, sbx, PORT, { path = "/health", timeout = 5 })
-    return ok and r.status == 200
-  end, { timeout = 60, interval = 0.5, message = "agent-sandbox-server start-up" })
-end
-
 local function set_of(list, key)
   local s = {}
   for _, v in ipairs(list) do s[key and v[key] or v] = true end
@@ -64,8 +56,9 @@ local function set_of(list, key)
 end
 
 -- Calls api(...) and checks the error shape (see expect_error).
-local function api_error(sbx, method, path, body, want_status, want_code, fragment, headers)
-  local st, data, r = api(sbx, method, path, body, headers)
+local function api_error(sbx, method, path, body, want_status, want_code, fragment, headers,
+                         port)
+  local st, data, r = api(sbx, method, path, body, headers, port)
   expect_error(st, data, r, want_status, want_code, fragment)
   return data, r
 end
@@ -300,15 +293,25 @@ describe("process", function()
 end)
 
 describe("env and ports", function()
-  test("env masks a secret given at create", function(sandbox_factory)
+  -- A secret in the server's environment. A create's envs reach what envd
+  -- starts, not a template's start command (E2B runs it as the template
+  -- is built; FC documents neither way): so a second server, started by
+  -- envd with the envs, on a port of its own.
+  test("env masks a secret in the server's environment", function(server_sandbox)
     local secret = "s3cr3t-" .. suite.unique("tok"):gsub("[^%w]", "")
     e2e.secret(secret)
-    local sbx = suite.with_template(sandbox.server_template, sandbox_factory, {
-      template = sandbox.server_template,
+    local sbx, port = server_sandbox, 8092
+    local h = sbx.commands:run(string.format(
+      "exec python3 -B /opt/abx/app/server.py --host 0.0.0.0 --port %d", port), {
+      background = true,
       envs = { SOMETHING_TOKEN = secret, E2E_PLAIN = "visible value",
                E2E_LOOKS_LIKE = "sk-" .. ("a1"):rep(10) } })
-    wait_server(sbx)
-    local st, b, r = api(sbx, "GET", "/env")
+    e2e.defer(function() pcall(h.kill, h) end)
+    e2e.eventually(function()
+      local ok, r = pcall(sbx.http, sbx, port, { path = "/health", timeout = 5 })
+      return ok and r.status == 200
+    end, { timeout = 60, interval = 0.5, message = "the second server's start-up" })
+    local st, b, r = api(sbx, "GET", "/env", nil, nil, port)
     expect(st):eq(200)
     expect((r.body:find(secret, 1, true)), "position of the secret in the body"):is_nil()
     expect((r.body:find(secret:sub(1, 12), 1, true)), "position of part of the secret"):is_nil()
@@ -319,13 +322,14 @@ describe("env and ports", function()
     expect(masked.SOMETHING_TOKEN):eq(true)
     expect(masked.E2E_LOOKS_LIKE):eq(true)
     expect(masked.E2E_PLAIN):is_nil()
-    st, b, r = api(sbx, "GET", "/env?name=SOMETHING_TOKEN")
+    st, b, r = api(sbx, "GET", "/env?name=SOMETHING_TOKEN", nil, nil, port)
     expect(st):eq(200)
     expect(b):eq({ name = "SOMETHING_TOKEN", value = "***", masked = true })
     expect((r.body:find(secret, 1, true)), "position of the secret in the body"):is_nil()
-    b = select(2, api(sbx, "GET", "/env?name=E2E_PLAIN"))
+    b = select(2, api(sbx, "GET", "/env?name=E2E_PLAIN", nil, nil, port))
     expect(b):eq({ name = "E2E_PLAIN", value = "visible value", masked = false })
-    api_error(sbx, "GET", "/env?name=E2E_NOT_SET_ANYWHERE", nil, 404, "not_found", "E2E_NOT_SET_ANYWHERE")
+    api_error(sbx, "GET", "/env?name=E2E_NOT_SET_ANYWHERE", nil, 404, "not_found",
+      "E2E_NOT_SET_ANYWHERE", nil, port)
   end)
 
   test("ports lists the server and a new listener", function(server_sandbox)

@@ -27,6 +27,7 @@ struct abxl_envd_config {
     char *access_token;  /* NULL: not a secure sandbox */
     char *default_user;  /* "root" when the config names none */
     cJSON *env_vars;     /* object; always set (maybe empty) */
+    cJSON *start_env_vars; /* the start command's, instead of env_vars; NULL: those */
     char *start_cmd;     /* NULL: no template start command */
     char *start_user;
     char *start_cwd;
@@ -229,6 +230,7 @@ struct abxl_envd_spawn {
     int64_t deadline_ms;  /* absolute monotonic, 0 = none */
     const int *stdio;     /* sudo.c: the client's 0-2, the caller's; NULL: pipes */
     char *const *env;     /* sudo.c: the whole environment; NULL: envd's */
+    const cJSON *base_envs; /* instead of the sandbox's envVars; NULL: those */
 };
 struct abxl_envd_selector {
     int by_tag;

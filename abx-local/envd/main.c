@@ -52,6 +52,7 @@ static void run_start_command(void)
     sp.cwd = abxl_envd_cfg.start_cwd;
     sp.hidden = 1;
     sp.user = &u;
+    sp.base_envs = abxl_envd_cfg.start_env_vars;
     if (abxl_envd_proc_start(&sp, NULL, &pid, err, sizeof err))
         abxl_log(ABXL_LOG_ERROR, "start command failed: %s", err);
     else

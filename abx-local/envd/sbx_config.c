@@ -29,12 +29,42 @@ static int dup_field(const cJSON *o, const char *name, char **out,
     return 0;
 }
 
+/* o's member name, an object of strings, copied into a new *out (an
+ * empty one when absent). */
+static int env_object(const cJSON *o, const char *name, cJSON **out, char *err,
+                      size_t errlen)
+{
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, name), *it;
+
+    if (!(*out = cJSON_CreateObject())) {
+        snprintf(err, errlen, "config: out of memory");
+        return -1;
+    }
+    if (!ev || cJSON_IsNull(ev))
+        return 0;
+    if (!cJSON_IsObject(ev)) {
+        snprintf(err, errlen, "config: %s must be an object", name);
+        return -1;
+    }
+    cJSON_ArrayForEach(it, ev) {
+        if (!cJSON_IsString(it)) {
+            snprintf(err, errlen, "config: %s.%s is not a string", name, it->string);
+            return -1;
+        }
+        if (!cJSON_AddStringToObject(*out, it->string, it->valuestring)) {
+            snprintf(err, errlen, "config: out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int abxl_envd_config_load(const char *file, char *err, size_t errlen)
 {
     struct abx_buf b;
     FILE *f = NULL;
     cJSON *o = NULL;
-    const cJSON *ev, *start, *it;
+    const cJSON *start;
     char chunk[4096];
     size_t n;
     int rc = -1;
@@ -70,29 +100,8 @@ int abxl_envd_config_load(const char *file, char *err, size_t errlen)
         free(abxl_envd_cfg.access_token);
         abxl_envd_cfg.access_token = NULL;
     }
-    ev = cJSON_GetObjectItemCaseSensitive(o, "envVars");
-    if (!(abxl_envd_cfg.env_vars = cJSON_CreateObject())) {
-        snprintf(err, errlen, "config: out of memory");
+    if (env_object(o, "envVars", &abxl_envd_cfg.env_vars, err, errlen))
         goto out;
-    }
-    if (ev && !cJSON_IsNull(ev)) {
-        if (!cJSON_IsObject(ev)) {
-            snprintf(err, errlen, "config: envVars must be an object");
-            goto out;
-        }
-        cJSON_ArrayForEach(it, ev) {
-            if (!cJSON_IsString(it)) {
-                snprintf(err, errlen, "config: envVars.%s is not a string",
-                         it->string);
-                goto out;
-            }
-            if (!cJSON_AddStringToObject(abxl_envd_cfg.env_vars, it->string,
-                                         it->valuestring)) {
-                snprintf(err, errlen, "config: out of memory");
-                goto out;
-            }
-        }
-    }
     start = cJSON_GetObjectItemCaseSensitive(o, "start");
     if (start && !cJSON_IsNull(start)) {
         if (!cJSON_IsObject(start)) {
@@ -103,6 +112,11 @@ int abxl_envd_config_load(const char *file, char *err, size_t errlen)
             dup_field(start, "user", &abxl_envd_cfg.start_user,
                       abxl_envd_cfg.default_user, err, errlen) ||
             dup_field(start, "cwd", &abxl_envd_cfg.start_cwd, NULL, err, errlen))
+            goto out;
+        /* What the start command sees: the template's envVars only (it
+         * runs as the template is built, before any create's). */
+        if (cJSON_GetObjectItemCaseSensitive(start, "envVars") &&
+            env_object(start, "envVars", &abxl_envd_cfg.start_env_vars, err, errlen))
             goto out;
     }
     if (abxl_envd_compat_load(o, err, errlen))

@@ -101,7 +101,7 @@ static int build_env(const struct abxl_envd_spawn *sp, struct strv *e)
         env_set(e, "HOME", sp->user->home) ||
         env_set(e, "USER", sp->user->name) ||
         env_set(e, "LOGNAME", sp->user->name) ||
-        env_add_object(e, abxl_envd_cfg.env_vars) ||
+        env_add_object(e, sp->base_envs ? sp->base_envs : abxl_envd_cfg.env_vars) ||
         env_set(e, "E2B_SANDBOX", "true") ||
         (abxl_envd_compat.sandbox_id_env &&
          (env_set(e, "E2B_SANDBOX_ID", abxl_envd_cfg.sandbox_id) ||

@@ -59,6 +59,8 @@
     "                       $ABX_LOCAL_VARY; without SEED a random one, logged)\n" \
     "  --switch DETAIL=CHOICE\n" \
     "                       one varied detail's choice, after --vary\n" \
+    "  --gateway fc|stream  FC's buffering gateway before a sandbox's own ports, or\n" \
+    "                       none (--switch gateway=buffer|stream)\n" \
     "  --allow-pause        pause/resume allowed (an allow-listed FC account)\n" \
     "  --fault-latency-ms N, --fault-create-latency-ms N, --fault-delete-delay-ms N,\n" \
     "  --fault-error-rate F, --fault-data-error-rate F, --fault-error-status N,\n" \
@@ -179,6 +181,7 @@ static int parse_args(int argc, char **argv)
         bool known = k < sizeof opts / sizeof opts[0] || strcmp(a, "--max-sandboxes") == 0 ||
                      strcmp(a, "--max-memory") == 0 || strcmp(a, "--max-pids") == 0 ||
                      strcmp(a, "--profile") == 0 || strcmp(a, "--switch") == 0 ||
+                     strcmp(a, "--gateway") == 0 ||
                      abxl_faults_flag(a, NULL, err, sizeof err) == 0;
         if (!known) {
             abxl_log_cmd("serve", ABXL_LOG_ERROR, a[0] == '-' ? "unknown option %s"
@@ -223,6 +226,18 @@ static int parse_args(int argc, char **argv)
             else
                 abxl_cfg.max_pids = (long)n;
             i++;
+            continue;
+        }
+        /* --gateway fc: FC's buffering gateway before a sandbox's own ports
+         * (--switch gateway=buffer); stream: none. After --vary, as --switch. */
+        if (strcmp(a, "--gateway") == 0) {
+            const char *g = argv[++i];
+            if (strcmp(g, "fc") != 0 && strcmp(g, "stream") != 0) {
+                abxl_log(ABXL_LOG_ERROR, "--gateway: fc or stream, not '%.32s'", g);
+                return 2;
+            }
+            abxl_vary_choice_set(g[0] == 'f' ? "gateway=buffer" : "gateway=stream", err,
+                                 sizeof err);
             continue;
         }
         /* Profile flags are applied in order: --profile first resets all. */

@@ -17,7 +17,8 @@
 #include "server.h"
 
 #define RING_CAP (256 * 1024)
-#define GW_BODY_MAX (32LL << 20)   /* the buffering gateway's cap: FC's documented 32 MiB */
+/* The buffering gateway's cap: FC's documented 32 MiB, or 64 (--vary gateway-cap). */
+#define GW_BODY_MAX ((abxl_vary(ABXL_V_GATEWAY_CAP) ? 64LL : 32LL) << 20)
 #define MAX_RESP_HDRS 64
 
 struct ring {
@@ -41,7 +42,7 @@ struct px {
     char *resp_hdrs[MAX_RESP_HDRS];
     int n_resp_hdrs;
     pthread_t tid;
-    /* The buffering gateway: the whole body, then HTTP/1.0 upstream. */
+    /* The buffering gateway: the whole body, then HTTP/1.0 (or 1.1) upstream. */
     bool gw, too_big;
     char *gbuf;
     size_t glen, gcap, gpos;
@@ -306,8 +307,9 @@ static int setup_curl(struct px *p, struct MHD_Connection *c, const char *method
     abxl_nsnet_setup(k, p->s->netns_fd);
     curl_easy_setopt(k, CURLOPT_URL, url);
     curl_easy_setopt(k, CURLOPT_REQUEST_TARGET, uri);   /* verbatim path+query */
+    bool http10 = p->gw && abxl_vary(ABXL_V_GATEWAY_HTTP) == 0;   /* nginx's default */
     curl_easy_setopt(k, CURLOPT_HTTP_VERSION,
-                     (long)(p->gw ? CURL_HTTP_VERSION_1_0 : CURL_HTTP_VERSION_1_1));
+                     (long)(http10 ? CURL_HTTP_VERSION_1_0 : CURL_HTTP_VERSION_1_1));
     curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     curl_easy_setopt(k, CURLOPT_HTTP_CONTENT_DECODING, 0L);
     curl_easy_setopt(k, CURLOPT_BUFFERSIZE, 65536L);

@@ -54,8 +54,14 @@ static int write_config(const struct abxl_sbx *s, const struct abxl_tmpl *t,
     cJSON *compat = abxl_profile_envd_compat();   /* profile.c */
     abxl_vary_envd_compat(compat);
     cJSON_AddItemToObject(c, "compat", compat);
-    if (t->start)
-        cJSON_AddItemToObject(c, "start", cJSON_Duplicate(t->start, 1));
+    /* E2B runs the start command as the template is built: it never sees a
+     * create's envVars (--vary start-envs=create: a platform where it does). */
+    cJSON *start = t->start ? cJSON_Duplicate(t->start, 1) : NULL;
+    if (start && !abxl_vary(ABXL_V_START_ENVS))
+        cJSON_AddItemToObject(start, "envVars", t->env_vars ? cJSON_Duplicate(t->env_vars, 1)
+                                                            : cJSON_CreateObject());
+    if (start)
+        cJSON_AddItemToObject(c, "start", start);
     char *text = cJSON_PrintUnformatted(c);
     if (text != NULL) {
         rc = abxl_write_small(path, text, 0600);

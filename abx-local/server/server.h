@@ -130,6 +130,9 @@ enum abxl_vary {
     ABXL_V_WATCH_SUBDIRS,
     ABXL_V_LIFETIME_FROM,
     ABXL_V_PAGE_SIZE,
+    ABXL_V_GATEWAY_HTTP,
+    ABXL_V_GATEWAY_CAP,
+    ABXL_V_START_ENVS,
     ABXL_V_COUNT
 };
 int abxl_vary(enum abxl_vary v);   /* the choice drawn; 0 = upstream E2B's */

@@ -49,11 +49,11 @@ static const struct detail table[ABXL_V_COUNT] = {
     [ABXL_V_DEAD_STATUS] = {"dead-status", "data-plane status for an unknown or killed sandbox",
                             {"502", "404", "410"}},
     [ABXL_V_UPLOAD_CAP] = {"upload-cap", "envd upload bodies: unlimited, or refused above "
-                           "32 MiB with 413",
-                           {"none", "32MiB"}},
+                           "32 MiB (an FC page's figure) or 64 MiB with 413",
+                           {"none", "32MiB", "64MiB"}},
     [ABXL_V_GATEWAY] = {"gateway", "in front of a sandbox's own ports: a streaming proxy, or a "
-                        "gateway that buffers bodies (32 MiB, its own HTML 413) and speaks "
-                        "HTTP/1.0 upstream",
+                        "gateway that buffers bodies (gateway-cap, its own HTML 413) and speaks "
+                        "HTTP/1.0 or 1.1 upstream (gateway-http)",
                         {"stream", "buffer"}},
     [ABXL_V_BASE_TOOLS] = {"base-tools", "perl and python in template base",
                            {"present", "absent"}},
@@ -112,6 +112,17 @@ static const struct detail table[ABXL_V_COUNT] = {
                           "(a larger limit is refused), or 20 (a larger limit is cut to 20, "
                           "the rest on later pages)",
                           {"profile", "20"}},
+    [ABXL_V_GATEWAY_HTTP] = {"gateway-http", "the HTTP version the buffering gateway "
+                             "(gateway=buffer) speaks to a sandbox's port: 1.0 (nginx's "
+                             "default) or 1.1",
+                             {"1.0", "1.1"}},
+    [ABXL_V_GATEWAY_CAP] = {"gateway-cap", "the largest body the buffering gateway takes; "
+                            "above it, its own HTML 413",
+                            {"32MiB", "64MiB"}},
+    [ABXL_V_START_ENVS] = {"start-envs", "the environment of a template's start command (a "
+                           "server template's server): the template's envVars (E2B starts it "
+                           "as the template is built), or those and a create's too",
+                           {"template", "create"}},
 };
 
 long abxl_max_timeout_s(void)
@@ -235,8 +246,8 @@ void abxl_vary_envd_compat(cJSON *o)
     cJSON_AddBoolToObject(o, "sandboxIdEnv", abxl_vary(ABXL_V_SANDBOX_ID_ENV) == 0);
     cJSON_AddBoolToObject(o, "goExitText", abxl_vary(ABXL_V_EXIT_TEXT) == 0);
     cJSON_AddBoolToObject(o, "procListFull", abxl_vary(ABXL_V_PROC_LIST) == 0);
-    cJSON_AddNumberToObject(o, "uploadMaxBytes",
-                            abxl_vary(ABXL_V_UPLOAD_CAP) == 1 ? (double)(32LL << 20) : 0);
+    static const double cap_mib[] = {0, 32, 64};   /* upload-cap's choices; 0: none */
+    cJSON_AddNumberToObject(o, "uploadMaxBytes", cap_mib[abxl_vary(ABXL_V_UPLOAD_CAP)] * 1048576);
     cJSON_AddNumberToObject(o, "deniedStatus", abxl_vary(ABXL_V_TOKEN_DENIED) ? 403 : 401);
     cJSON_AddBoolToObject(o, "watchTwice", abxl_vary(ABXL_V_WATCH_EVENTS) == 1);
     cJSON_AddBoolToObject(o, "watchRenameTo", abxl_vary(ABXL_V_WATCH_RENAME) == 1);

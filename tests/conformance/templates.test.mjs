@@ -5,8 +5,8 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { e2b, newSandbox, dataFetch } from './lib.mjs'
 
-async function call (sbx, method, path, body) {
-  const res = await dataFetch(sbx, 8080, path, {
+async function call (sbx, method, path, body, port = 8080) {
+  const res = await dataFetch(sbx, port, path, {
     method,
     headers: typeof body === 'object' ? { 'Content-Type': 'application/json' } : {},
     body: typeof body === 'object' ? JSON.stringify(body) : body
@@ -37,11 +37,24 @@ test('python-hello: agent-sandbox-server answers in the sandbox', async (t) => {
   assert.equal(info.user, 'user')
   assert.equal(info.port, 8080)
 
-  const env = await call(sbx, 'GET', '/env')
+  // A create's envs reach what envd starts, not the template's start
+  // command (E2B runs it as the template is built): the server has none of
+  // them; a second one started through envd has them, masked.
+  assert.equal((await call(sbx, 'GET', '/env?name=PLAIN_VALUE')).status, 404)
+  assert.equal((await sbx.commands.run('printenv PLAIN_VALUE')).stdout, 'shown\n')
+  const second = await sbx.commands.run(
+    'exec python3 -B /opt/abx/app/server.py --host 0.0.0.0 --port 8092',
+    { background: true, envs: { MY_SERVICE_TOKEN: secret, PLAIN_VALUE: 'shown' } })
+  let env
+  for (let i = 0; i < 200 && env?.status !== 200; i++) {
+    env = await call(sbx, 'GET', '/env', undefined, 8092).catch(() => undefined)
+    if (env?.status !== 200) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
   assert.equal(env.status, 200)
   assert.equal(env.json.env.PLAIN_VALUE, 'shown')
   assert.equal(env.json.env.MY_SERVICE_TOKEN, '***')
   assert.ok(!env.text.includes(secret), '/env must not return a secret verbatim')
+  await second.kill()
 
   const cmd = await call(sbx, 'POST', '/commands', { cmd: 'whoami; hostname' })
   assert.equal(cmd.json.exitCode, 0)

@@ -147,7 +147,7 @@ def local(ctx, profile):
     for line in ("default user user, home /home/user, cwd /home/user",
                  "the tools the suite runs in base: all present", "upload of 10 MiB: ok",
                  "server template python-hello: its server answers on port 8080",
-                 "an env given at create reaches the server",
+                 "an env given at create reaches a command in python-hello",
                  "code-interpreter-v1: `6 * 7` gives 42 on port 49999"):
         check(line in sb, "%s: %s" % (what, line))
     check("sandboxes: 3 created, 3 deleted, 0 kept, 0 left" in out,
@@ -197,7 +197,7 @@ def local(ctx, profile):
           "%s --json: config sources" % what)
     check(sbx.get("upload") is True and sbx.get("missingTools") == "" and
           sbx.get("defaultUser") == "user" and sbx.get("server", {}).get("answers") is True and
-          sbx.get("server", {}).get("envReachesServer") is True and
+          sbx.get("server", {}).get("envReachesCommands") is True and
           sbx.get("codeInterpreter", {}).get("runsCode") is True,
           "%s --json: what the suite needs, checked (%r)" % (what, sbx))
     check("sandboxes: 3 created" in err, "%s --json: the sweep's line on stderr" % what)
@@ -326,8 +326,8 @@ BROKEN = {
     "broken_upload": (["--fault-upload-max-bytes", str(1 << 20)], {},
                       "an upload of 10 MiB failed", "lift the body-size limit"),
     "broken_envs": (["--fault-create-envs-dropped", "1"], {},
-                    "an env given at create does not reach the server in python-hello",
-                    "give a create's envVars to the sandbox's processes"),
+                    "an env given at create does not reach a command in python-hello",
+                    "give a create's envVars to the processes envd starts"),
 }
 
 

@@ -5,6 +5,7 @@ some seed (no variation that never varies); a server started with --vary
 reports its seed and draw and behaves as drawn, detail by detail; bad
 seeds and choices are usage errors naming them."""
 import http.client
+import json
 import os
 import re
 from datetime import datetime, timedelta, timezone
@@ -15,7 +16,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from abxlocal import LOCAL_BIN, Server  # noqa: E402
-from abxtest import Stream, check, done, envelope  # noqa: E402
+from abxtest import Stream, check, done, envelope, until  # noqa: E402
 
 MiB = 1 << 20
 ENVD = 49983
@@ -158,6 +159,71 @@ def modes(s, sid):
     return got
 
 
+ECHO = r"""
+import http.server, json
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        out = json.dumps({"version": self.request_version, "te": self.headers.get("Transfer-Encoding"),
+                          "cl": self.headers.get("Content-Length"), "len": len(body)}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("0.0.0.0", 8000), H).serve_forever()
+"""
+
+
+def through_gateway(s, sid, mib):
+    """A chunked POST of mib MiB to port 8000 of sid, where an echo server
+    tells what reached it: (status, body)."""
+    c = http.client.HTTPConnection(s.data, timeout=120)
+    block = b"g" * MiB
+    c.request("POST", "/", (block for _ in range(mib)),
+              {"E2b-Sandbox-Id": sid, "E2b-Sandbox-Port": "8000"}, encode_chunked=True)
+    r = c.getresponse()
+    out = r.read()
+    c.close()
+    return r.status, out
+
+
+def gateway(s, http_version, cap_mib):
+    """A request through the buffering gateway arrives whole, with a
+    Content-Length, in the HTTP version drawn; above the cap, the
+    gateway's own HTML 413."""
+    sid = s.create("base")["sandboxID"]
+    s.run(sid, "cat > /tmp/echo.py <<'EOF'\n%s\nEOF\nnohup python3 /tmp/echo.py >/dev/null 2>&1 &" % ECHO)
+    check(until(lambda: s.data_request(sid, 8000, "GET", "/")[0] != 502, 30, 0.2),
+          "the echo server answers")
+    st, out = through_gateway(s, sid, 2)
+    seen = json.loads(out) if st == 200 else {}
+    check(seen.get("version") == "HTTP/" + http_version and seen.get("cl") == str(2 * MiB) and
+          not seen.get("te") and seen.get("len") == 2 * MiB,
+          "gateway=buffer: a chunked 2 MiB body arrives whole with a Content-Length, "
+          "HTTP/%s (%d %r)" % (http_version, st, out[:200]))
+    st, out = through_gateway(s, sid, cap_mib + 1)
+    check(st == 413 and out.lstrip().startswith(b"<html>"),
+          "... %d MiB gets the gateway's own HTML 413 (%d %r)" % (cap_mib + 1, st, out[:80]))
+    s.kill(sid)
+
+
+def start_envs(s, create_too):
+    """start-envs: whether a create's env reaches a server template's server
+    (it always reaches a command)."""
+    sid = s.create("python-hello", envVars={"E2E_PROBE": "given"})["sandboxID"]
+    check(until(lambda: s.data_request(sid, 8080, "GET", "/health")[0] == 200, 30, 0.2),
+          "the server template's server answers")
+    st, out, _ = s.data_request(sid, 8080, "GET", "/env?name=E2E_PROBE")
+    code, cmd_out, _ = s.run(sid, "printenv E2E_PROBE")
+    check(cmd_out == "given\n" and (st == 200) == create_too,
+          "start-envs=%s: a create's env %s the server, reaches a command (%d %r, %r)" % (
+              "create" if create_too else "template", "reaches" if create_too else "not in",
+              st, out[:120], cmd_out))
+    s.kill(sid)
+
+
 def paged(s):
     """page-size=20: a limit of 50 gets 20 and a token for the rest."""
     ids = [s.create("base", metadata={"page": "p"})["sandboxID"] for _ in range(21)]
@@ -293,7 +359,8 @@ def behaviours():
     try:
         s = Server(["--profile", "e2b", "--vary", "0", "--switch", "dead-status=404",
                     "--switch", "messages=terse", "--switch", "unknown-template=400",
-                    "--switch", "token-denied=403"])
+                    "--switch", "token-denied=403", "--switch", "upload-cap=64MiB",
+                    "--gateway", "fc"])
     finally:
         os.umask(old)
     with s:
@@ -307,6 +374,13 @@ def behaviours():
         check(st == 401, "e2b: envd's own 401 for a missing token (e2b-proxy) (%d)" % st)
         st, _, _, _ = s.request("POST", "/sandboxes", {"templateID": "no-such-template"})
         check(st == 404, "e2b: an unknown template stays 404 (%d)" % st)
+        a = s.create("base", secure=True)
+        st, _ = upload(s, a["sandboxID"], a["envdAccessToken"], 65 * MiB)
+        check(st == 413, "upload-cap=64MiB: 65 MiB refused with 413 (%d)" % st)
+        st, _ = upload(s, a["sandboxID"], a["envdAccessToken"], 63 * MiB)
+        check(st == 200, "... 63 MiB accepted (%d)" % st)
+        gateway(s, "1.0", 32)
+        start_envs(s, False)
         check(modes(s, s.create("base")["sandboxID"]) == ["644", "755", "644"],
               "umask 022 whatever the umask of who started abx-local (077 here)")
 
@@ -323,6 +397,11 @@ def main():
         check(seed.isdigit() and ("vary seed %s" % seed) in s.stderr(),
               "--vary without a seed draws one and prints it (%s)" % seed)
     behaviours()
+    with Server(["--profile", "e2b", "--vary", "0", "--switch", "gateway=buffer",
+                 "--switch", "gateway-http=1.1", "--switch", "gateway-cap=64MiB",
+                 "--switch", "start-envs=create"]) as s:
+        gateway(s, "1.1", 64)
+        start_envs(s, True)
     done()
 
 
