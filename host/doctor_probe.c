@@ -254,6 +254,7 @@ static void server_template(struct abx_doc *d, cJSON *sec, uint64_t group)
     double t0 = abx_http_now(), until = t0 + SERVER_WAIT;
     int up = 0, seen, code = -1;
 
+    memset(&ep, 0, sizeof ep);
     abx_http_resp_init(&r);
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
         memset(rnd, 7, sizeof rnd);
@@ -303,6 +304,7 @@ static void server_template(struct abx_doc *d, cJSON *sec, uint64_t group)
                         "an env given at create does not reach a command in %s: test_06's "
                         "env test fails", e->server_template);
 out:
+    abx_endpoint_free(&ep);
     cJSON_Delete(envs);
     abx_http_resp_free(&r);
     if (t)

@@ -52,7 +52,7 @@ def cli_help():
             for o in re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", line.split("  ", 2)[1]):
                 opts[o] = i
     want = ["--listen", "--data-listen", "--state-dir", "--api-key", "--templates", "--cache-dir",
-            "--envd", "--bwrap", "--runtime", "--runsc", "--max-sandboxes", "--max-memory", "--max-pids", "--profile", "--switch", "--vary", "--allow-pause",
+            "--envd", "--bwrap", "--runtime", "--runsc", "--max-sandboxes", "--max-memory", "--max-pids", "--profile", "--switch", "--vary", "--gateway", "--allow-pause",
             "--fault-latency-ms", "--fault-create-latency-ms", "--fault-delete-delay-ms",
             "--fault-error-rate", "--fault-data-error-rate", "--fault-error-status",
             "--fault-drop-stream-after", "--fault-drop-create-replies", "--fault-kill-ignored",
