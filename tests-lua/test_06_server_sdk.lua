@@ -49,6 +49,14 @@ local function scratch_dir(sbx)
   return dir
 end
 
+-- Waits for a server on port (default PORT) to answer /health.
+local function wait_server(sbx, port)
+  e2e.eventually(function()
+    local ok, r = pcall(sbx.http, sbx, port or PORT, { path = "/health", timeout = 5 })
+    return ok and r.status == 200
+  end, { timeout = 60, interval = 0.5, message = "agent-sandbox-server start-up" })
+end
+
 local function set_of(list, key)
   local s = {}
   for _, v in ipairs(list) do s[key and v[key] or v] = true end
@@ -307,10 +315,7 @@ describe("env and ports", function()
       envs = { SOMETHING_TOKEN = secret, E2E_PLAIN = "visible value",
                E2E_LOOKS_LIKE = "sk-" .. ("a1"):rep(10) } })
     e2e.defer(function() pcall(h.kill, h) end)
-    e2e.eventually(function()
-      local ok, r = pcall(sbx.http, sbx, port, { path = "/health", timeout = 5 })
-      return ok and r.status == 200
-    end, { timeout = 60, interval = 0.5, message = "the second server's start-up" })
+    wait_server(sbx, port)
     local st, b, r = api(sbx, "GET", "/env", nil, nil, port)
     expect(st):eq(200)
     expect((r.body:find(secret, 1, true)), "position of the secret in the body"):is_nil()
