@@ -7,6 +7,7 @@ pkgs=(
   build-essential cmake pkg-config
   lua5.4 liblua5.4-dev libcurl4-openssl-dev libcjson-dev libssl-dev
   libmicrohttpd-dev libseccomp-dev bubblewrap zlib1g-dev
+  libmnl-dev libnftables-dev  # abx-local's egress=fc (abx-local/server/egress.c)
   runsc  # abx-local serve --runtime gvisor (see below)
   mmdebstrap umoci skopeo
   e2fsprogs  # mke2fs: each sandbox's disk (abx-local/server/disk.c)

@@ -257,6 +257,20 @@ describe("port urls", function()
     expect(out):contains("NO-ANSWER http://example.com/")
     expect(out):contains("NO-ANSWER https://example.com/")
     expect(out:find("ANSWERED", 1, true), out):is_nil()
+    -- By address (192.0.2.1, a documentation address no one answers for),
+    -- so no name lookup hides it: a connect to 80 or 443 may be refused or
+    -- may "connect", but nothing is ever read from it.
+    local by_ip = sbx.commands:run([[
+for port in 80 443 8080; do
+  if { exec 3<>"/dev/tcp/192.0.2.1/$port"; } 2>/dev/null; then
+    printf 'GET / HTTP/1.0\r\nHost: example.com\r\n\r\n' >&3 2>/dev/null
+    if IFS= read -r -t 2 line <&3; then echo "$port ANSWERED $line";
+    else echo "$port connected, nothing read"; fi
+    exec 3<&-
+  else echo "$port refused"; fi
+done]], { timeout = 60 }).stdout
+    expect(by_ip:find("ANSWERED", 1, true), by_ip):is_nil()
+    expect(select(2, by_ip:gsub("\n", "")), by_ip):eq(3)
     -- the sandbox's own loopback still works
     start_echo(sbx, "/tmp", 8005, "local")
     local here = sbx.commands:run("python3 -c 'import urllib.request as u; "

@@ -23,14 +23,13 @@ int abxl_nsnet_init(void)
     return host_netns >= 0 ? 0 : -1;
 }
 
-static curl_socket_t open_in_ns(void *clientp, curlsocktype purpose,
-                                struct curl_sockaddr *a)
+int abxl_nsnet_enter(int netns_fd)
 {
-    (void)purpose;
-    int nsfd = (int)(intptr_t)clientp;
-    if (setns(nsfd, CLONE_NEWNET) != 0)
-        return CURL_SOCKET_BAD;
-    int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    return setns(netns_fd, CLONE_NEWNET);
+}
+
+void abxl_nsnet_leave(void)
+{
     int saved = errno;
     if (setns(host_netns, CLONE_NEWNET) != 0) {
         /* A thread stuck in a sandbox's namespace would leak traffic
@@ -39,6 +38,16 @@ static curl_socket_t open_in_ns(void *clientp, curlsocktype purpose,
         abort();
     }
     errno = saved;
+}
+
+static curl_socket_t open_in_ns(void *clientp, curlsocktype purpose,
+                                struct curl_sockaddr *a)
+{
+    (void)purpose;
+    if (abxl_nsnet_enter((int)(intptr_t)clientp) != 0)
+        return CURL_SOCKET_BAD;
+    int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    abxl_nsnet_leave();
     return fd < 0 ? CURL_SOCKET_BAD : fd;
 }
 

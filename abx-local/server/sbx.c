@@ -21,6 +21,7 @@ struct abxl_sbx *abxl_sbx_new(void)
     }
     s->pidfd = -1;
     s->netns_fd = -1;
+    s->egress_fd = -1;
     s->uid_fd = -1;
     s->uid_base = ABXL_UID_BASE;
     s->refs = 1;
@@ -41,6 +42,8 @@ void abxl_sbx_unref(struct abxl_sbx *s)
         close(s->pidfd);
     if (s->netns_fd >= 0)
         close(s->netns_fd);
+    if (s->egress_fd >= 0)
+        close(s->egress_fd);
     if (s->uid_fd >= 0)
         close(s->uid_fd);
     abxl_sbxlog_close(s->log);

@@ -492,6 +492,10 @@ int abxl_spawn_wait_ready(struct abxl_sbx *s, const struct abxl_tmpl *t, char *e
         snprintf(err, errlen, "envd did not become healthy in the sandbox (last status %d)", st);
         return -1;
     }
+    /* Only now: bwrap sets up the namespace's loopback after it reports
+     * the sandbox's pid, and envd answering on it means that is done. */
+    if (abxl_egress_boot(s, err, errlen) != 0)
+        return -1;
     if (t->ready_port == 0)
         return 0;
     deadline = abxl_now_ms() + (t->ready_timeout_ms > 0 ? t->ready_timeout_ms : 20000);

@@ -133,6 +133,7 @@ enum abxl_vary {
     ABXL_V_GATEWAY_HTTP,
     ABXL_V_GATEWAY_CAP,
     ABXL_V_START_ENVS,
+    ABXL_V_EGRESS,
     ABXL_V_COUNT
 };
 int abxl_vary(enum abxl_vary v);   /* the choice drawn; 0 = upstream E2B's */
@@ -364,6 +365,7 @@ struct abxl_sbx {
     bool busy;               /* a pause/resume is in progress: 409 */
     pid_t bwrap_pid, init_pid;
     int pidfd, netns_fd;
+    int egress_fd;           /* egress=fc's listener in that namespace, or -1 */
     unsigned long uid_base;   /* host uid of its root (uidrange.c) */
     int uid_fd;               /* holds that range, or -1 */
     ino_t pidns_ino;
@@ -452,6 +454,13 @@ void abxl_reaper_stop(void);
 int abxl_nsnet_init(void);
 /* Sets up a curl handle so its sockets open inside s's network namespace. */
 void abxl_nsnet_setup(void *curl, int netns_fd);
+/* The calling thread into a sandbox's network namespace and back (leave
+ * aborts rather than leave a thread there; it keeps errno). */
+int abxl_nsnet_enter(int netns_fd);
+void abxl_nsnet_leave(void);
+/* --vary egress=fc with internet access off: TCP 80/443 "connects" and
+ * carries nothing, the rest is refused, inside the namespace (egress.c). */
+int abxl_egress_boot(struct abxl_sbx *s, char *err, size_t errlen);
 /* GET http://127.0.0.1:port/path inside the sandbox; HTTP status or -1. */
 int abxl_nsnet_probe(int netns_fd, int port, const char *path, long timeout_ms);
 

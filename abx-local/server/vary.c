@@ -123,6 +123,10 @@ static const struct detail table[ABXL_V_COUNT] = {
                            "server template's server): the template's envVars (E2B starts it "
                            "as the template is built), or those and a create's too",
                            {"template", "create"}},
+    [ABXL_V_EGRESS] = {"egress", "with internet access off, a TCP connection out: refused "
+                       "(network unreachable), or as FC filters it: to ports 80 and 443 it "
+                       "connects and carries nothing, to others refused; nothing leaves",
+                       {"unreachable", "fc"}},
 };
 
 long abxl_max_timeout_s(void)
@@ -284,6 +288,15 @@ void abxl_vary_print(void)
                                   table[i].choices[k]);
         abxl_out("%-16s %-28s %s\n", table[i].name, ch, table[i].what);
     }
+    /* Undocumented by FC, yet not drawn: each is E2B's envd's documented
+     * answer, and FC's sandboxes run that envd (docs/profiles.md). */
+    abxl_out("\nnot varied (E2B's envd documents them, and FC runs that envd; or the\n"
+             "template's contract decides):\n"
+             "list-depth       a list's depth option: entries that deep, no deeper\n"
+             "symlink-entry    a symlink's entry: its target's type and symlinkTarget\n"
+             "process-group    a command's process group ends with it\n"
+             "ports            a server template's /ports: the sandbox's own "
+             "/proc/net/tcp (its CONTRACT.md)\n");
 }
 
 /* `abx-local switches --vary SEED`: the draw of one seed, one detail a line. */

@@ -13,7 +13,7 @@ from datetime import datetime
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from abxlocal import LOCAL_BIN, Server  # noqa: E402
 from abxtest import check, done  # noqa: E402
-from vary_probes import (ENVD, MiB, gateway, modes, paged, secure_and_metadata,  # noqa: E402
+from vary_probes import (ENVD, MiB, egress, gateway, modes, paged, secure_and_metadata,  # noqa: E402
                          start_envs, times_and_reaping, upload, watched_twice)
 
 FC_ONLY = {"messages", "exit-text", "dead-status", "token-denied", "unknown-template"}   # e2b's capabilities promise
@@ -26,6 +26,8 @@ def details():
     table = lines[[i for i, x in enumerate(lines) if x.startswith("detail ")][0] + 1:]
     got = {}
     for line in table:
+        if not line.strip():
+            break   # the not-varied details follow
         m = re.match(r"^(\S+)\s+(\S+)\s+\S", line)
         if m:
             got[m.group(1)] = m.group(2).split(",")
@@ -40,6 +42,10 @@ def draw(seed):
 
 def check_draws(table):
     check(len(table) >= 10, "switches lists the varied details (%d)" % len(table))
+    out = subprocess.run([LOCAL_BIN, "switches"], capture_output=True, text=True).stdout
+    check(all(("\n%s " % x) in out for x in ("list-depth", "symlink-entry", "process-group",
+                                             "ports")),
+          "switches lists the details it leaves alone, with why")
     for seed in range(1, 11):
         print("seed %d: %s" % (seed, " ".join("%s=%s" % kv for kv in sorted(draw(seed).items()))))
     for name, choices in sorted(table.items()):
@@ -81,7 +87,7 @@ def behaviours():
           "id-check=strict", "key-check=strict", "token-denied=403", "metadata-check=strict",
           "watch-events=twice", "stdin-refused=invalid", "time-format=cst-s", "reap-delay=30s",
           "umask=002", "unknown-template=400", "watch-rename=to", "watch-subdirs=late",
-          "lifetime-from=request", "page-size=20"]
+          "lifetime-from=request", "page-size=20", "egress=fc"]
     args = ["--profile", "fc", "--vary", "0"]
     for x in sw:
         args += ["--switch", x]
@@ -124,6 +130,7 @@ def behaviours():
         secure_and_metadata(s, a)
         times_and_reaping(s, a["sandboxID"])
         paged(s)
+        egress(s, True)
         st, js, _, _ = s.request("POST", "/sandboxes", {"templateID": "no-such-template"})
         check(st == 400 and "no-such-template" in js["message"],
               "unknown-template=400: 400 naming it (%d %r)" % (st, js))
@@ -168,6 +175,7 @@ def behaviours():
         check(st == 200, "... 63 MiB accepted (%d)" % st)
         gateway(s, "1.0", 32)
         start_envs(s, False)
+        egress(s, False)
         check(modes(s, s.create("base")["sandboxID"]) == ["644", "755", "644"],
               "umask 022 whatever the umask of who started abx-local (077 here)")
 

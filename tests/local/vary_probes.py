@@ -223,3 +223,42 @@ def stdin_refused(s, sid):
     check(pid and st == 400 and (js or {}).get("code") == "invalid_argument",
           "stdin-refused=invalid: input without stdin is invalid_argument (%s %d %r)" % (
               pid, st, js))
+
+
+# What a connect out does, as bash sees it: "connected" and what a read
+# got within 2 s (nothing: read=timeout), or "refused" and the error.
+EGRESS_PROBE = r"""
+for port in 80 443 22; do
+  if { exec 3<>"/dev/tcp/192.0.2.1/$port"; } 2>/tmp/err; then
+    if IFS= read -r -t 2 line <&3; then r="got:$line"; elif [ $? -gt 128 ]; then r=timeout;
+    else r=eof; fi
+    echo "$port connected read=$r"; exec 3<&-
+  else echo "$port refused $(tr -d '\n' </tmp/err | sed 's/.*: //')"; fi
+done
+awk 'NR > 2 {print "iface " $1}' /proc/net/dev
+"""
+
+
+def egress(s, fc):
+    """egress: with internet access off, 192.0.2.1 (a documentation
+    address) as the target. fc: 80 and 443 connect and read nothing, 22 is
+    refused; unreachable: all three refused. Either way the namespace has
+    no interface but lo, so nothing can leave it; with internet access on,
+    nothing changes."""
+    off = s.create("base", allow_internet_access=False)["sandboxID"]
+    on = s.create("base")["sandboxID"]
+    code, out, err = s.run(off, EGRESS_PROBE, timeout=30)
+    lines = out.split("\n")
+    want = "connected read=timeout" if fc else "refused Network is unreachable"
+    for port in ("80", "443"):
+        check("%s %s" % (port, want) in lines,
+              "egress=%s: 192.0.2.1:%s %s (%r)" % ("fc" if fc else "unreachable", port, want, out))
+    check(any(x.startswith("22 refused") for x in lines),
+          "... and port 22 is refused (%r)" % out)
+    check([x for x in lines if x.startswith("iface ")] == ["iface lo:"],
+          "... the namespace has lo alone: no packet can leave it (%r)" % out)
+    code, out, err = s.run(on, EGRESS_PROBE, timeout=30)
+    check("80 refused Network is unreachable" in out,
+          "... internet access on is not filtered: abx-local has no way out (%r)" % out)
+    s.kill(off)
+    s.kill(on)
