@@ -12,6 +12,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_trace.h"
 #include "http.h"
 #include "lua_cmdhandle.h"
 #include "lua_sandbox.h"
@@ -170,6 +171,7 @@ static int raise_exit(lua_State *L, const struct lhandle *h)
         lua_pushstring(L, h->error);
         lua_setfield(L, -2, "error");
     }
+    abx_ltrace_raise(L, -1);
     return lua_error(L);
 }
 
@@ -387,7 +389,7 @@ static void handle_mt(lua_State *L)
 
     if (luaL_newmetatable(L, ABX_CMDHANDLE_MT)) {
         luaL_setfuncs(L, meta, 0);
-        luaL_newlib(L, methods);
+        abx_ltrace_newlib(L, methods, "handle");
         lua_pushcclosure(L, h_index, 1);
         lua_setfield(L, -2, "__index");
     }

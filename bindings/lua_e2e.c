@@ -13,6 +13,7 @@
 #include "caps.h"
 #include "envd_version.h"
 #include "e2e_error.h"
+#include "e2e_trace.h"
 #include "lua_e2e.h"
 #include "out.h"
 
@@ -195,6 +196,7 @@ int luaopen_e2e(lua_State *L)
         {"secret", core_secret},
         {"envd_version_cmp", core_envd_version_cmp},
         {"known_issue_ids", abx_known_issue_ids_l},
+        {"trace", abx_ltrace_event_l},
         {"crash", NULL},
         {NULL, NULL},
     };

@@ -16,6 +16,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_trace.h"
 #include "http.h"
 #include "lua_http.h"
 #include "lua_sandbox.h"
@@ -212,6 +213,6 @@ int luaopen_e2e_http(lua_State *L)
         {NULL, NULL},
     };
 
-    luaL_newlib(L, funcs);
+    abx_ltrace_newlib(L, funcs, "http");
     return 1;
 }

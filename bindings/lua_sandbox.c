@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_trace.h"
 #include "lua_e2e.h"
 #include "lua_sandbox.h"
 #include "lua_util.h"
@@ -580,7 +581,7 @@ int luaopen_e2e_sandbox(lua_State *L)
     const struct abx_e2e_host *h = abx_e2e_host_of(L);
 
     if (luaL_newmetatable(L, ABX_SANDBOX_MT)) {
-        luaL_newlib(L, sbx_methods);
+        abx_ltrace_newlib(L, sbx_methods, "sandbox");
         lua_pushcclosure(L, sbx_index, 1);
         lua_setfield(L, -2, "__index");
         lua_pushcfunction(L, sbx_newindex);
@@ -592,7 +593,7 @@ int luaopen_e2e_sandbox(lua_State *L)
     }
     lua_pop(L, 1);
     abx_lsandbox_install_cancel();
-    luaL_newlib(L, funcs);
+    abx_ltrace_newlib(L, funcs, "sandbox");
     lua_pushinteger(L, default_ttl(L));
     lua_setfield(L, -2, "default_timeout");
     lua_pushstring(L, h->server_template && h->server_template[0]

@@ -7,8 +7,9 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "http.h"
 #include "e2e_error.h"
+#include "e2e_trace.h"
+#include "http.h"
 #include "lua_e2e.h"
 #include "lua_sandbox.h"
 
@@ -37,6 +38,7 @@ int abx_lerr_raise(lua_State *L, const struct abx_err *e)
     if (e->cls == ABX_E_CANCELED || e->cls == ABX_E_TIMEOUT)
         abx_region_check(L);
     abx_lerr_push(L, e);
+    abx_ltrace_raise(L, -1);
     return lua_error(L);
 }
 

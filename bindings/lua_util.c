@@ -1,11 +1,14 @@
 /* Strict option tables and the owning box (lua_util.h). Option errors
  * follow luaL_argerror, so a method call reports the argument number the
  * caller sees ("bad argument #2 to 'run' (option 'cwd': ...)"). */
+#include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_trace.h"
 #include "jsonutil.h"
 #include "lua_e2e.h"
 #include "lua_sandbox.h"
@@ -185,7 +188,12 @@ static void lsub_mt(lua_State *L, const struct abx_lsub *d)
 {
     if (luaL_newmetatable(L, d->mt)) {
         lua_newtable(L);
-        luaL_setfuncs(L, d->methods, 0);
+        /* "e2e.Commands" traces its methods as "commands.NAME" */
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "%s", strncmp(d->mt, "e2e.", 4) == 0 ? d->mt + 4 : d->mt);
+        for (char *c = prefix; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+        abx_ltrace_setfuncs(L, d->methods, prefix);
         if (d->selftest_name && abx_e2e_host_of(L)->selftest) {
             lua_pushcfunction(L, d->selftest_fn);
             lua_setfield(L, -2, d->selftest_name);

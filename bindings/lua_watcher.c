@@ -5,6 +5,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_trace.h"
 #include "http.h"
 #include "lua_sandbox.h"
 #include "lua_util.h"
@@ -108,7 +109,7 @@ static void watcher_mt(lua_State *L)
 
     if (luaL_newmetatable(L, ABX_WATCHER_MT)) {
         luaL_setfuncs(L, meta, 0);
-        luaL_newlib(L, methods);
+        abx_ltrace_newlib(L, methods, "watcher");
         lua_setfield(L, -2, "__index");
     }
 }

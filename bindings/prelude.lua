@@ -457,6 +457,7 @@ end
 local resolve
 
 local function setup_fixture(def, chain)
+  core.trace("fixture_setup", def.name, def.scope)
   local stack = stacks[def.scope]
   local saved = current_stack
   current_stack = stack
@@ -480,6 +481,7 @@ local function setup_fixture(def, chain)
     value = v
   end
   current_stack = saved
+  core.trace("fixture_ready", def.name)
   return value
 end
 
@@ -557,10 +559,12 @@ local function run_stack(stack, budget, errors)
     local fin = tremove(stack)
     local saved = current_stack
     current_stack = stack   -- a finalizer may defer more work
+    core.trace("teardown", fin.what or "finalizer")
     local ok, err = core.region(budget, false, fin.fn)
     current_stack = saved
     if not ok then
       errors[#errors + 1] = { message = core.error_text(err), traceback = err.traceback, class = err.class }
+      core.trace("teardown_error", fin.what or "finalizer", errors[#errors].message)
     end
   end
 end
@@ -749,6 +753,8 @@ function M._run(i)
   -- Sandboxes the failed test used are named in its report (and kept
   -- alive with --keep-failed): marked before its finalizers kill them.
   if r.outcome == "failed" or r.outcome == "error" then
+    core.trace("failure", phase, { class = not ok and err.class or "Failed", message = r.message,
+      traceback = r.longrepr })
     local ids = core.track_test_failed()
     if #ids > 0 then r.sandboxes = ids end
   end

@@ -15,6 +15,7 @@ static const char HELP[] =
     "                       [--older-than MINUTES]\n"
     "       abx-e2e doctor [--local [--profile e2b|fc]] [--json]\n"
     "       abx-e2e merge [--junitxml F] [--html F] [--json F] SHARD.json ...\n"
+    "       abx-e2e diff-records [--json F] A B\n"
     "       abx-e2e repl [--local [--profile e2b|fc]] [--trace-http]\n"
     "       abx-e2e --help | --version\n"
     "\n"
@@ -115,6 +116,18 @@ static const char HELP[] =
     "  --html FILE          write one self-contained HTML page: counts,\n"
     "                       a filterable table of tests, each failure in\n"
     "                       full, a timeline of workers and sandboxes\n"
+    "  --trace MODE         on, off or retain-on-failure (default): a record\n"
+    "                       of what each test did (its SDK calls, HTTP\n"
+    "                       exchanges, command output, fixtures, result), one\n"
+    "                       JSON-lines file per test in the --output folder,\n"
+    "                       kept for every test (on) or a failed one; the\n"
+    "                       HTML page shows a failed test's\n"
+    "  --output DIR         where traces go (default test-results); a run\n"
+    "                       removes the *.trace.jsonl files left there\n"
+    "  --record DIR         --trace on --output DIR: every test's trace, for\n"
+    "                       `abx-e2e diff-records A B`\n"
+    "  --trace-body-max N   bytes of each body or output chunk a trace keeps\n"
+    "                       (default 8192; masked first, then cut)\n"
     "  --no-ci-annotations  under GitHub Actions (GITHUB_ACTIONS=true), do\n"
     "                       not print ::error annotations nor append the\n"
     "                       job summary to $GITHUB_STEP_SUMMARY\n"
@@ -427,6 +440,7 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
 
     memset(o, 0, sizeof *o);
     o->durations = -1;
+    o->trace_mode = ABX_TRACE_RETAIN_ON_FAILURE;
     o->timeout = ABX_DEFAULT_TIMEOUT;
     o->max_memory_mb = ABX_DEFAULT_MAX_MEMORY_MB;
     o->color = abx_stdout_isatty() && !(color && *color);
@@ -461,6 +475,11 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
         return parse_doctor(o, argc, argv, i + 1);
     } else if (i < argc && strcmp(argv[i], "repl") == 0) {
         return parse_repl(o, argc, argv, i + 1);
+    } else if (i < argc && strcmp(argv[i], "diff-records") == 0) {
+        o->diff = 1;
+        o->diff_args = argv + i + 1;
+        o->ndiff_args = argc - i - 1;
+        return 0;
     } else if (i < argc && strcmp(argv[i], "merge") == 0) {
         o->merge = 1;
         o->merge_args = argv + i + 1;
@@ -589,6 +608,25 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
             if (!(v = value(argc, argv, &i, "--html")) || !*v)
                 return usage("--html expects a FILE%s", "");
             o->html = v;
+        } else if (is_opt(a, "--trace")) {
+            if (!(v = value(argc, argv, &i, "--trace")) ||
+                abx_trace_mode_parse(v, &o->trace_mode) != 0)
+                return usage("--trace expects on, off or retain-on-failure, got '%s'",
+                             v ? v : "");
+            o->trace_given = 1;
+        } else if (is_opt(a, "--output")) {
+            if (!(v = value(argc, argv, &i, "--output")) || !*v)
+                return usage("--output expects a DIR%s", "");
+            o->output = v;
+        } else if (is_opt(a, "--record")) {
+            if (!(v = value(argc, argv, &i, "--record")) || !*v)
+                return usage("--record expects a DIR%s", "");
+            o->record = v;
+        } else if (is_opt(a, "--trace-body-max")) {
+            if (!(v = value(argc, argv, &i, "--trace-body-max")) ||
+                abx_parse_long(v, 64, 64L << 20, &o->trace_body_max) != 0)
+                return usage("--trace-body-max expects a number of bytes from 64 to "
+                             "67108864, got '%s'", v ? v : "");
         } else if (strcmp(a, "--no-ci-annotations") == 0) {
             o->no_ci_annotations = 1;
         } else if (is_opt(a, "--evidence")) {
@@ -630,6 +668,17 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
     o->npaths = (size_t)npos;
     if (profile_check(o) != 0 || evidence_dir_check(o) != 0)
         return -1;
+    if (o->record) {
+        /* --record DIR: every test's trace, into DIR */
+        if (o->trace_given && o->trace_mode != ABX_TRACE_ON)
+            return usage("--record keeps every test's trace: it cannot go with --trace %s",
+                         abx_trace_mode_name(o->trace_mode));
+        if (o->output && strcmp(o->output, o->record) != 0)
+            return usage("--record DIR writes to DIR: it cannot go with --output %s",
+                         o->output);
+        o->trace_mode = ABX_TRACE_ON;
+        o->output = o->record;
+    }
     if (color && *color)
         o->color = 0;  /* NO_COLOR wins over everything */
     if (o->lf && o->ff)

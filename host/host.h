@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "lua_e2e.h"
 #include "result.h"
+#include "trace.h"
 
 #define ABX_E2E_VERSION "0.1.0"
 #define ABX_DEFAULT_TIMEOUT 300.0
@@ -54,6 +55,11 @@ struct abx_opts {
     char report_chars[32];     /* -r, expanded */
     const char *junitxml, *json, *evidence;
     const char *html;          /* --html FILE: the self-contained page */
+    enum abx_trace_mode trace_mode;   /* --trace (retain-on-failure) */
+    int trace_given;           /* --trace was on the command line */
+    const char *output;        /* --output DIR: traces (test-results) */
+    const char *record;        /* --record DIR: --trace on --output DIR */
+    long trace_body_max;       /* --trace-body-max (0: 8192) */
     int no_ci_annotations;     /* --no-ci-annotations: no GitHub Actions
                                   annotations or job summary */
     const char *evidence_dir;  /* --evidence-dir (ABX_EVIDENCE_DIR) */
@@ -82,6 +88,10 @@ struct abx_opts {
     int merge;
     char **merge_args;
     int nmerge_args;
+    /* diff-records [OPTIONS] A B: its own options (diffrec.c) */
+    int diff;
+    char **diff_args;
+    int ndiff_args;
     /* repl [--local [--profile P]] [--trace-http]: the Lua prompt */
     int repl;
 };
@@ -250,6 +260,24 @@ int abx_repl_sigint(void);         /* a SIGINT came since the last clear */
 void abx_repl_sigint_clear(void);  /* ... and the region's interrupt */
 int abx_stop_requested(void);         /* worker: parent asked to stop */
 void abx_signals_set_children(const int *pids, size_t n);
+
+/* ---- traces (traces.c) ------------------------------------------------ */
+/* Removes the trace files an earlier run left in dir (the --output
+ * folder); 0, or -1 with err (dir is not a folder, or cannot be read). */
+int abx_traces_prepare(const char *dir, char *err, size_t errlen);
+/* For the HTML page: a copy of the report document in which each failed,
+ * errored or flaky test with a trace file has its events (read back, up
+ * to 2 MiB a file, 32 MiB a page) as trace_events; NULL when no such
+ * test has one (show doc as it is). */
+cJSON *abx_traces_for_html(const cJSON *doc);
+
+/* ---- diff-records (diffrec.c, diffrec_cmp.c) ---------------------------- */
+int abx_diffrec_main(const struct abx_opts *o);
+/* The differences between two traces of one test (their events, header
+ * left out): [{kind, at, field, a, b}]; NULL out of memory. */
+cJSON *abx_diffrec_compare(const cJSON *a, const cJSON *b);
+/* An exchange's key: method, path with ids as {id}, query names. */
+void abx_diffrec_key(const char *method, const char *url, char *out, size_t outlen);
 
 /* ---- terminal output and reports (term.c, reports.c, evidence.c) ------ */
 void abx_term_header(const struct abx_opts *o, const struct abx_collection *c,

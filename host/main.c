@@ -96,6 +96,12 @@ static int run(struct abx_opts *o, const struct abx_env *env)
         !report_path_ok("--json", o->json, err, sizeof err) ||
         !report_path_ok("--html", o->html, err, sizeof err))
         return usage_error(err);
+    if (!o->collect_only) {
+        /* Before any fork: the workers inherit it. */
+        abx_trace_configure(o->trace_mode, o->output, (size_t)o->trace_body_max);
+        if (abx_traces_prepare(o->output ? o->output : "test-results", err, sizeof err) != 0)
+            return usage_error(err);
+    }
     abx_chunks_warm();  /* before any fork: children load bytecode */
     rc = abx_collect(o, &c, err, sizeof err);
     if (rc == -1) {
@@ -237,6 +243,10 @@ int main(int argc, char **argv)
     }
     if (o.merge) {
         rc = abx_merge_main(&o);
+        goto out;
+    }
+    if (o.diff) {
+        rc = abx_diffrec_main(&o);
         goto out;
     }
     rc = setup_platform(&o, &env);

@@ -42,11 +42,13 @@ int abx_report_docs(const char *json, const char *html, const cJSON *doc,
         abx_buf_free(&b);
     }
     if (html) {
+        cJSON *traced = abx_traces_for_html(doc);
         abx_buf_init(&b, ABX_BUF_DEFAULT_MAX);
-        if (abx_report_html_write(&b, doc) != 0 ||
+        if (abx_report_html_write(&b, traced ? traced : doc) != 0 ||
             abx_report_file("HTML", html, &b, quiet) != 0)
             rc = -1;
         abx_buf_free(&b);
+        cJSON_Delete(traced);
     }
     return rc;
 }

@@ -167,6 +167,8 @@ static void section(const struct abx_result *r, const char *title,
             abx_out_printf(ABX_OUT_STDOUT, " %s", r->sandbox_ids.items[i]);
         abx_out_puts(ABX_OUT_STDOUT, "\n");
     }
+    if (r->trace)   /* what it did, step by step (docs/reports.md "Traces") */
+        abx_out_printf(ABX_OUT_STDOUT, "trace: %s\n", r->trace);
     if (r->output && *r->output) {
         rule(ABX_OUT_STDOUT, '-', "Captured output", NULL);
         abx_out_puts(ABX_OUT_STDOUT, r->output);

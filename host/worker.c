@@ -24,6 +24,7 @@
 #include "host.h"
 #include "jsonutil.h"
 #include "out.h"
+#include "trace.h"
 #include "track.h"
 #include "wallclock.h"
 
@@ -560,6 +561,30 @@ static void rerun_pause(long maxfail)
         ts = rem;
 }
 
+/* Ends the test's trace (docs/reports.md "Traces") with its result; the
+ * file written, if any, becomes r->trace. A trace that cannot be written
+ * is said on stderr and costs the test nothing. */
+static void trace_end(struct abx_result *r)
+{
+    char path[1400], err[512];
+    int failed = r == NULL || abx_result_is_failure(r) || r->teardown_message;
+    cJSON *e = r ? abx_trace_new("result") : NULL;
+
+    if (e) {
+        cJSON_AddStringToObject(e, "outcome", abx_outcome_name(r->outcome));
+        cJSON_AddStringToObject(e, "when", abx_phase_name(r->when));
+        if (r->message)
+            cJSON_AddStringToObject(e, "message", r->message);
+        if (r->teardown_message)
+            cJSON_AddStringToObject(e, "teardown_message", r->teardown_message);
+        abx_trace_add(e);
+    }
+    if (abx_trace_end(failed, path, sizeof path, err, sizeof err) != 0)
+        abx_out_printf(ABX_OUT_STDERR, "WARNING: %s\n", err);
+    else if (r && path[0])
+        abx_result_set(&r->trace, path);
+}
+
 /* Runs collected test idx, again after a failure while reruns are left
  * (fresh test fixtures each time; the test's sandboxes die with its
  * scope), and sends one result carrying the failed attempts: FLAKY when
@@ -575,6 +600,7 @@ static int run_test(struct open_file *of, int idx, const char *nodeid,
     struct abx_result *prior = NULL, *r = NULL;
     long left = reruns_for(L, ci, idx);
 
+    abx_trace_begin(nodeid);   /* one record for all its attempts */
     for (;;) {
         int no_rerun;
         double start = abx_wall_clock();
@@ -593,6 +619,7 @@ static int run_test(struct open_file *of, int idx, const char *nodeid,
             lua_pop(L, 2);
             send_kv(ABX_MSG_INTERRUPTED, "nodeid", nodeid, strlen(nodeid));
             abx_result_free(prior);
+            trace_end(NULL);
             return 1;
         }
         lua_pop(L, 1);
@@ -630,6 +657,7 @@ static int run_test(struct open_file *of, int idx, const char *nodeid,
             r->outcome = ABX_OUTCOME_FLAKY;
     }
     abx_result_free(prior);
+    trace_end(r);
     if (!r)
         return 0;
     if (abx_result_is_failure(r) || r->teardown_message)

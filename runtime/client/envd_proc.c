@@ -9,6 +9,7 @@
 
 #include "envd_internal.h"
 #include "jsonutil.h"
+#include "trace.h"
 
 struct abx_proc {
     struct abx_envd_stream st;
@@ -48,7 +49,30 @@ static int parse_end(struct abx_envd_stream *s, const cJSON *end,
     snprintf(n->status, sizeof n->status, "%s", status);
     snprintf(n->error, sizeof n->error, "%s", error);
     s->got_end = 1;
+    cJSON *e = abx_trace_new("exit");
+    if (e) {
+        cJSON_AddNumberToObject(e, "pid", s->pid);
+        cJSON_AddNumberToObject(e, "exit_code", (double)code);
+        if (status[0])
+            cJSON_AddStringToObject(e, "status", status);
+        if (error[0])
+            cJSON_AddStringToObject(e, "error", error);
+        abx_trace_add(e);
+    }
     return abx_envd_stream_push(s, n, err);
+}
+
+/* A command's output into the test's trace as it arrives (trace.h). */
+static void trace_output(const struct abx_envd_stream *s, const char *stream,
+                         const struct abx_buf *b)
+{
+    cJSON *e = abx_trace_new("output");
+    if (e == NULL)
+        return;
+    cJSON_AddNumberToObject(e, "pid", s->pid);
+    cJSON_AddStringToObject(e, "stream", stream);
+    abx_trace_put_text(e, "data", b->data, b->len);
+    abx_trace_add(e);
 }
 
 static int parse_data(struct abx_envd_stream *s, const cJSON *data,
@@ -77,6 +101,7 @@ static int parse_data(struct abx_envd_stream *s, const cJSON *data,
         }
         if (b.len == 0)
             continue;
+        trace_output(s, names[i], &b);
         n = abx_envd_qnode_new(kinds[i], b.data, b.len);
         if (!n)
             rc = bad(s, err, "out of memory");

@@ -214,19 +214,23 @@ static int should_retry(const struct abx_http_xfer *x)
     return connect_failed(x) || (x->idempotent && reply_lost(x));
 }
 
-static void trace_attempt(const struct abx_http_xfer *x, double delay)
+static void trace_attempt(struct abx_http_xfer *x, double delay)
 {
     char url[2048], what[96];
+    int ok = x->result == CURLE_OK && !x->failed;
 
-    if (!cfg.trace)
+    if (!cfg.trace && x->trace == NULL)
         return;
     abx_url_redact(x->url, url, sizeof url);
-    if (x->result == CURLE_OK && !x->failed)
+    if (ok)
         snprintf(what, sizeof what, "%ld", x->status);
     else
         snprintf(what, sizeof what, "error (%s)",
                  x->failed ? abx_errclass_name(x->err.cls)
                            : curl_easy_strerror(x->result));
+    abx_httpx_trace_emit(x, url, ok ? NULL : what, delay);
+    if (!cfg.trace)
+        return;
     if (delay >= 0)
         abx_out_printf(ABX_OUT_STDERR,
                        "http: %s %s -> %s %.1f ms (retry %d in %.2f s)\n",

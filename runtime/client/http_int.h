@@ -50,6 +50,7 @@ struct abx_http_xfer {
     char next_token[1024];
     struct abx_buf headers;             /* collect_headers only */
     char errbuf[CURL_ERROR_SIZE];
+    struct abx_httpx_trace *trace;      /* NULL unless a test is traced */
 };
 
 /* Builds a transfer (not yet added to a multi). NULL with err set. */
@@ -65,4 +66,16 @@ void abx_httpx_conclude(struct abx_http_xfer *x, int aborted);
 /* Frees everything; touch_curl = 0 leaks the curl handles (they belong
  * to a parent process's engine after fork). */
 void abx_httpx_free(struct abx_http_xfer *x, int touch_curl);
+
+/* http_trace.c: the exchange into the running test's trace (trace.h).
+ * _new keeps what the request says (nothing when no test is traced);
+ * _header and _body tee the reply; _emit adds the attempt's event. */
+void abx_httpx_trace_new(struct abx_http_xfer *x, const struct abx_http_req *r);
+void abx_httpx_trace_reset(struct abx_http_xfer *x);
+void abx_httpx_trace_header(struct abx_http_xfer *x, const char *p, size_t n);
+void abx_httpx_trace_body(struct abx_http_xfer *x, const char *p, size_t n);
+void abx_httpx_trace_headers_done(struct abx_http_xfer *x);
+void abx_httpx_trace_emit(struct abx_http_xfer *x, const char *url, const char *outcome,
+                          double retry_in);
+void abx_httpx_trace_free(struct abx_http_xfer *x);
 #endif

@@ -82,6 +82,7 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *ud)
     struct abx_http_xfer *x = ud;
     size_t n = sz * nm;
 
+    abx_httpx_trace_header(x, p, n);
     if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
         /* A new response (after 1xx): forget the previous headers. */
         x->content_type[0] = '\0';
@@ -94,6 +95,7 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *ud)
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
         if (code >= 200) {
             x->status = code;
+            abx_httpx_trace_headers_done(x);
             x->divert = abx_httpx_status_retryable(x, code) &&
                         x->attempts <= x->max_retries && !x->sink_fed;
         }
@@ -134,6 +136,7 @@ static size_t on_write(char *p, size_t sz, size_t nm, void *ud)
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
     if (x->failed)
         return 0;
+    abx_httpx_trace_body(x, p, n);
     if (x->divert) {
         keep_error_body(x, p, n);
         return n;
@@ -464,6 +467,7 @@ struct abx_http_xfer *abx_httpx_new(const struct abx_http_req *r,
             goto oom;
         goto fail;
     }
+    abx_httpx_trace_new(x, r);
     return x;
 oom:
     abx_err_set(err, ABX_E_SANDBOX, 0, "", "%s: out of memory",
@@ -483,6 +487,7 @@ void abx_httpx_reset_attempt(struct abx_http_xfer *x)
     x->next_token[0] = '\0';
     abx_buf_reset(&x->resp_body);
     abx_buf_reset(&x->headers);
+    abx_httpx_trace_reset(x);
     if (x->body_fp)
         rewind(x->body_fp);
     if (x->save_fp) {
@@ -602,6 +607,7 @@ void abx_httpx_free(struct abx_http_xfer *x, int touch_curl)
     }
     abx_buf_free(&x->resp_body);
     abx_buf_free(&x->headers);
+    abx_httpx_trace_free(x);
     free(x->method);
     free(x->url);
     free(x->what);

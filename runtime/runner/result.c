@@ -137,6 +137,7 @@ void abx_result_free(struct abx_result *r)
     free(r->longrepr);
     free(r->reason);
     free(r->skip_loc);
+    free(r->trace);
     free(r->output);
     free(r->teardown_message);
     free(r->teardown_longrepr);

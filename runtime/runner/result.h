@@ -76,6 +76,7 @@ struct abx_result {
     char *skip_loc;   /* "path:line" of the skip, NULL = file:line */
     char *output;     /* captured output (already masked or not: every
                          writer masks again on the way out) */
+    char *trace;      /* its trace file (docs/reports.md "Traces"), or NULL */
 
     /* A teardown error on top of the outcome (pytest's "ERROR at teardown
      * of"): a test can be PASSED or FAILED and also ERROR at teardown.

@@ -50,6 +50,7 @@ cJSON *abx_result_to_json(const struct abx_result *r)
           add_str(o, "longrepr", r->longrepr) ||
           add_str(o, "reason", r->reason) ||
           add_str(o, "skip_loc", r->skip_loc) ||
+          add_str(o, "trace", r->trace) ||
           add_str(o, "output", r->output) ||
           add_str(o, "teardown_message", r->teardown_message) ||
           add_str(o, "teardown_longrepr", r->teardown_longrepr) ||
@@ -164,6 +165,7 @@ int abx_result_from_json(const cJSON *j, struct abx_result **out, char *err,
     TRY("longrepr", get_str(j, "longrepr", &r->longrepr));
     TRY("reason", get_str(j, "reason", &r->reason));
     TRY("skip_loc", get_str(j, "skip_loc", &r->skip_loc));
+    TRY("trace", get_str(j, "trace", &r->trace));
     TRY("output", get_str(j, "output", &r->output));
     TRY("teardown_message",
         get_str(j, "teardown_message", &r->teardown_message));

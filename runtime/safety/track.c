@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ledger.h"
+#include "trace.h"
 #include "track.h"
 #include "wallclock.h"
 
@@ -192,6 +193,21 @@ static void ledger_line(const char *event, const char *id)
         (void)abx_ledger_append(event, id, NULL, lerr, sizeof lerr);
 }
 
+/* A sandbox's life into the running test's trace (trace.h). */
+static void trace_life(const char *what, const struct abx_tracked *t)
+{
+    cJSON *e = abx_trace_new("sandbox");
+    if (e == NULL)
+        return;
+    cJSON_AddStringToObject(e, "what", what);
+    cJSON_AddStringToObject(e, "id", t->info.sandbox_id);
+    if (t->info.template_id[0])
+        cJSON_AddStringToObject(e, "template", t->info.template_id);
+    if (t->info.envd_version[0])
+        cJSON_AddStringToObject(e, "envd_version", t->info.envd_version);
+    abx_trace_add(e);
+}
+
 struct abx_tracked *abx_track_create(uint64_t group, const char *test_id,
                                      const struct abx_create_opts *o,
                                      struct abx_err *err)
@@ -256,6 +272,7 @@ struct abx_tracked *abx_track_create(uint64_t group, const char *test_id,
         t = NULL;
         goto out;
     }
+    trace_life("created", t);
     goto out;
 fail:
     if (t) {
@@ -306,6 +323,7 @@ int abx_track_kill(struct abx_tracked *t, struct abx_err *err)
         t->alive = 0;
         t->ended_at = abx_wall_clock();
         ledger_line("kill", t->info.sandbox_id);
+        trace_life("killed", t);
     }
     return rc;
 }
@@ -369,6 +387,7 @@ static int kill_where(int all, uint64_t group, struct abx_buf *errs)
             sel[i]->alive = 0;
             sel[i]->ended_at = abx_wall_clock();
             ledger_line("kill", ids[i]);
+            trace_life("killed", sel[i]);
         } else {
             nerr++;
             if (errs)

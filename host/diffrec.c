@@ -1,0 +1,287 @@
+/* abx-e2e diff-records A B: two runs of the same tests, each recorded with
+ * --record, compared test by test (docs/reports.md "Comparing two
+ * platforms"). What is compared is in diffrec_cmp.c. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "host.h"
+#include "out.h"
+
+#define FILE_MAX ((size_t)64 << 20)
+
+static const char DIFF_HELP[] =
+    "usage: abx-e2e diff-records [--json FILE] [-q] A B\n"
+    "\n"
+    "Compares two folders of traces written by `abx-e2e --record DIR` (the\n"
+    "same tests run on two platforms), test by test: where a reply's\n"
+    "status, media type, X-Next-Token or body shape (keys and types, not\n"
+    "values) differ, where a call returned on one and raised on the other\n"
+    "(or raised another class), the envd version, and the outcome. Ids,\n"
+    "times and values are not compared.\n"
+    "\n"
+    "  --json FILE   also write the differences as one JSON document\n"
+    "  -q, --quiet   only the closing line\n"
+    "  -h, --help    this help\n"
+    "\n"
+    "exit codes: 0 no difference, 1 differences (or tests recorded on one\n"
+    "side only), 4 usage error (an argument, a folder that cannot be read,\n"
+    "a file that is not a trace).\n";
+
+struct rec {
+    char *nodeid;
+    cJSON *evs;   /* the events, header left out */
+};
+
+struct side {
+    const char *dir;
+    struct rec *v;
+    size_t n, cap;
+};
+
+static int diff_usage(const char *what, const char *arg)
+{
+    abx_out_printf(ABX_OUT_STDERR, "usage: abx-e2e diff-records [--json FILE] [-q] A B\n"
+                   "abx-e2e: error: diff-records: %s%s%s\n", what, arg ? " " : "",
+                   arg ? arg : "");
+    return ABX_EXIT_USAGE_ERROR;
+}
+
+static int by_nodeid(const void *a, const void *b)
+{
+    return strcmp(((const struct rec *)a)->nodeid, ((const struct rec *)b)->nodeid);
+}
+
+/* One trace file into s; 0, or -1 with err (not a trace). */
+static int load_file(struct side *s, const char *path, char *err, size_t errlen)
+{
+    char *data = NULL, ferr[256];
+    size_t len = 0;
+    int rc = -1;
+    cJSON *evs = cJSON_CreateArray(), *head = NULL;
+
+    if (evs == NULL || abx_read_file(path, FILE_MAX, &data, &len, ferr, sizeof ferr) != 0) {
+        snprintf(err, errlen, "cannot read %s: %s", path, evs ? ferr : "out of memory");
+        goto out;
+    }
+    for (char *p = data, *nl; p < data + len; p = nl + 1) {
+        nl = memchr(p, '\n', (size_t)(data + len - p));
+        if (nl == NULL)
+            nl = data + len;
+        cJSON *ev = cJSON_ParseWithLength(p, (size_t)(nl - p));
+        if (!cJSON_IsObject(ev)) {
+            cJSON_Delete(ev);
+            snprintf(err, errlen, "%s: line %zu is not a JSON object: not a trace", path,
+                     (size_t)cJSON_GetArraySize(evs) + (head != NULL) + 1);
+            goto out;
+        }
+        if (head == NULL)
+            head = ev;
+        else
+            cJSON_AddItemToArray(evs, ev);
+    }
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(head, "nodeid");
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(head, "ev");
+    if (!cJSON_IsString(ev) || strcmp(ev->valuestring, "trace") != 0 || !cJSON_IsString(id)) {
+        snprintf(err, errlen, "%s: no trace header (format in docs/reports.md)", path);
+        goto out;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        struct rec *v = realloc(s->v, cap * sizeof *v);
+        if (v == NULL) {
+            snprintf(err, errlen, "%s: out of memory", path);
+            goto out;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n].nodeid = abx_xstrdup(id->valuestring);
+    s->v[s->n++].evs = evs;
+    evs = NULL;
+    rc = 0;
+out:
+    cJSON_Delete(head);
+    cJSON_Delete(evs);
+    free(data);
+    return rc;
+}
+
+static int load_side(struct side *s, char *err, size_t errlen)
+{
+    size_t sl = strlen(ABX_TRACE_SUFFIX);
+    DIR *d = opendir(s->dir);
+    int rc = 0;
+
+    if (d == NULL) {
+        snprintf(err, errlen, "cannot read the folder %s: %s", s->dir, strerror(errno));
+        return -1;
+    }
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        char path[4200];
+        if (n <= sl || strcmp(e->d_name + n - sl, ABX_TRACE_SUFFIX) != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
+        rc = load_file(s, path, err, errlen);
+    }
+    closedir(d);
+    if (rc == 0 && s->n == 0) {
+        snprintf(err, errlen, "%s holds no trace (*%s): record a run with --record %s",
+                 s->dir, ABX_TRACE_SUFFIX, s->dir);
+        rc = -1;
+    }
+    if (s->n)
+        qsort(s->v, s->n, sizeof *s->v, by_nodeid);
+    return rc;
+}
+
+static void free_side(struct side *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].nodeid);
+        cJSON_Delete(s->v[i].evs);
+    }
+    free(s->v);
+}
+
+static void print_value(const cJSON *v, char *out, size_t outlen)
+{
+    if (cJSON_IsString(v))
+        snprintf(out, outlen, "%s", v->valuestring);
+    else if (cJSON_IsNumber(v))
+        snprintf(out, outlen, "%g", v->valuedouble);
+    else
+        snprintf(out, outlen, "?");
+}
+
+static void print_test(const char *nodeid, const cJSON *diffs)
+{
+    const cJSON *d;
+    abx_out_printf(ABX_OUT_STDOUT, "%s\n", nodeid);
+    cJSON_ArrayForEach(d, diffs) {
+        char a[256], b[256];
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(d, "at");
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(d, "field");
+        print_value(cJSON_GetObjectItemCaseSensitive(d, "a"), a, sizeof a);
+        print_value(cJSON_GetObjectItemCaseSensitive(d, "b"), b, sizeof b);
+        if (cJSON_IsString(at) && cJSON_IsString(f) && strcmp(at->valuestring, f->valuestring))
+            abx_out_printf(ABX_OUT_STDOUT, "  %s: %s: %s | %s\n", at->valuestring,
+                           f->valuestring, a, b);
+        else
+            abx_out_printf(ABX_OUT_STDOUT, "  %s: %s | %s\n",
+                           cJSON_IsString(f) ? f->valuestring : "?", a, b);
+    }
+}
+
+static cJSON *compare(const struct side *a, const struct side *b, int quiet, size_t *ndiff)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *tests = cJSON_AddArrayToObject(doc, "tests");
+    cJSON *only_a = cJSON_AddArrayToObject(doc, "only_a");
+    cJSON *only_b = cJSON_AddArrayToObject(doc, "only_b");
+    size_t i = 0, j = 0;
+
+    cJSON_AddStringToObject(doc, "a", a->dir);
+    cJSON_AddStringToObject(doc, "b", b->dir);
+    *ndiff = 0;
+    while (i < a->n || j < b->n) {
+        int c = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->v[i].nodeid, b->v[j].nodeid);
+        if (c < 0) {
+            cJSON_AddItemToArray(only_a, cJSON_CreateString(a->v[i++].nodeid));
+            continue;
+        }
+        if (c > 0) {
+            cJSON_AddItemToArray(only_b, cJSON_CreateString(b->v[j++].nodeid));
+            continue;
+        }
+        cJSON *d = abx_diffrec_compare(a->v[i].evs, b->v[j].evs);
+        if (d && cJSON_GetArraySize(d) > 0) {
+            cJSON *t = cJSON_CreateObject();
+            cJSON_AddStringToObject(t, "nodeid", a->v[i].nodeid);
+            if (!quiet)
+                print_test(a->v[i].nodeid, d);
+            cJSON_AddItemToObject(t, "differences", d);
+            cJSON_AddItemToArray(tests, t);
+            (*ndiff)++;
+        } else {
+            cJSON_Delete(d);
+        }
+        i++, j++;
+    }
+    const cJSON *o;
+    if (!quiet) {
+        cJSON_ArrayForEach(o, only_a)
+            abx_out_printf(ABX_OUT_STDOUT, "only in %s: %s\n", a->dir, o->valuestring);
+        cJSON_ArrayForEach(o, only_b)
+            abx_out_printf(ABX_OUT_STDOUT, "only in %s: %s\n", b->dir, o->valuestring);
+    }
+    return doc;
+}
+
+int abx_diffrec_main(const struct abx_opts *o)
+{
+    struct side a = {0}, b = {0};
+    const char *json = NULL;
+    int quiet = 0, rc = ABX_EXIT_USAGE_ERROR;
+    char err[8192];
+    cJSON *doc = NULL;
+
+    for (int i = 0; i < o->ndiff_args; i++) {
+        const char *arg = o->diff_args[i];
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            abx_out_puts(ABX_OUT_STDOUT, DIFF_HELP);
+            return ABX_EXIT_OK;
+        } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
+            quiet = 1;
+        } else if (strcmp(arg, "--json") == 0) {
+            if (++i == o->ndiff_args || !o->diff_args[i][0])
+                return diff_usage("--json expects a FILE", NULL);
+            json = o->diff_args[i];
+        } else if (strncmp(arg, "--json=", 7) == 0 && arg[7]) {
+            json = arg + 7;
+        } else if (arg[0] == '-' && arg[1]) {
+            return diff_usage("unrecognized option", arg);
+        } else if (!a.dir) {
+            a.dir = arg;
+        } else if (!b.dir) {
+            b.dir = arg;
+        } else {
+            return diff_usage("expects two folders, got another:", arg);
+        }
+    }
+    if (!b.dir)
+        return diff_usage("expects two folders of traces (abx-e2e --record DIR)", NULL);
+    if (load_side(&a, err, sizeof err) != 0 || load_side(&b, err, sizeof err) != 0) {
+        rc = diff_usage(err, NULL);
+        goto out;
+    }
+    size_t ndiff;
+    doc = compare(&a, &b, quiet, &ndiff);
+    size_t oa = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "only_a"));
+    size_t ob = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "only_b"));
+    if (json) {
+        char *text = cJSON_Print(doc);
+        if (text == NULL || abx_out_write_file_atomic(json, text, strlen(text), err,
+                                                      sizeof err) != 0) {
+            abx_out_printf(ABX_OUT_STDERR, "ERROR: diff-records: %s\n",
+                           text ? err : "out of memory");
+            free(text);
+            rc = ABX_EXIT_INTERNAL_ERROR;
+            goto out;
+        }
+        free(text);
+    }
+    abx_out_printf(ABX_OUT_STDOUT, "diff-records: %zu of %zu tests differ, %zu only in %s, "
+                   "%zu only in %s\n", ndiff, a.n - oa, oa, a.dir, ob, b.dir);
+    rc = ndiff || oa || ob ? ABX_EXIT_TESTS_FAILED : ABX_EXIT_OK;
+out:
+    cJSON_Delete(doc);
+    free_side(&a);
+    free_side(&b);
+    return rc;
+}
