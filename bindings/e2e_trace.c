@@ -1,4 +1,5 @@
 /* SDK calls into the running test's trace (e2e_trace.h). */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,25 @@ static double now(void)
 }
 
 static void describe(lua_State *L, int idx, cJSON *into, const char *key, int depth);
+
+/* A field whose value is a credential by its name (a header of an
+ * http.request, an option): recorded as present, never its value, as
+ * the HTTP trace does with request headers. */
+static int sensitive(const char *key)
+{
+    static const char *const words[] = {"authorization", "api-key", "api_key", "apikey",
+                                        "access-token", "access_token", "token", "password",
+                                        "secret", "cookie", NULL};
+    char low[64];
+    size_t i = 0;
+    for (; key[i] && i < sizeof low - 1; i++)
+        low[i] = (char)tolower((unsigned char)key[i]);
+    low[i] = '\0';
+    for (int w = 0; words[w]; w++)
+        if (strstr(low, words[w]))
+            return 1;
+    return 0;
+}
 
 static void describe_table(lua_State *L, int idx, cJSON *into, const char *key, int depth)
 {
@@ -49,7 +69,10 @@ static void describe_table(lua_State *L, int idx, cJSON *into, const char *key, 
             cJSON_AddStringToObject(o, "...", "more entries");
             break;
         }
-        describe(L, lua_gettop(L), o, k, depth + 1);
+        if (kt == LUA_TSTRING && sensitive(k))
+            cJSON_AddStringToObject(o, k, "[not recorded]");
+        else
+            describe(L, lua_gettop(L), o, k, depth + 1);
         lua_pop(L, 1);
     }
 }

@@ -54,6 +54,7 @@ test("reads a file that is not there", function(base_sandbox)
   base_sandbox.files:write("/tmp/k", key)
   expect(base_sandbox.files:read("/tmp/k")):eq(key)
   print("the key: " .. base_sandbox.commands:run("cat /tmp/k").stdout)
+  base_sandbox:http(49983, { path = "/health", headers = { Authorization = "Bearer unknown-cred-4711" } })
   base_sandbox.files:read("/tmp/no-such-file")
 end)
 
@@ -117,6 +118,10 @@ def check_trace(path, secret):
     res = evs[-1] if evs else {}
     eq((res.get("ev"), res.get("outcome")), ("result", "error"), "the trace ends with the result")
     text = read_text(path)
+    http_call = [e for e in evs if e.get("ev") == "call" and e.get("name") == "sandbox.http"]
+    check(http_call and http_call[0]["args"]["2"]["headers"]["Authorization"] == "[not recorded]"
+          and "unknown-cred-4711" not in text,
+          "a credential the masker does not know, passed as an option, is not recorded")
     check_masked(text, secret, "trace")
     check("[MASKED]" in text, "trace: the key's places say [MASKED]")
 
@@ -166,6 +171,8 @@ def modes(binary, proj, env, secret):
     rec = os.path.join(proj, "rec")
     p = abx(binary, proj, env, "--record", rec)
     eq(len(traces(rec)), 2, "--record DIR: every test's trace in DIR")
+    for f in traces(rec):
+        check_masked(read_text(os.path.join(rec, f)), secret, "record " + f)
     diff_records(binary, proj, env, rec)
     p = abx(binary, proj, env, "--trace", "on", "--trace-body-max", "64", "--output", "cut")
     evs = []

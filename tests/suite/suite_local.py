@@ -26,6 +26,10 @@ ready skip file), then checks:
     `<!-- skips:NAME -->` of DOC.md (docs/capabilities.md#fc). A difference is
     printed both ways: unexpectedly skipped, expected but not skipped,
     reason mismatch;
+  - with --compare-with and --expect-diffs DOC.md#NAME: `abx-e2e
+    diff-records OTHER-DIR/records DIR/records` (each run records every
+    test's trace) shows only differences the fenced block after
+    `<!-- diffs:NAME -->` of DOC.md lists, and each it lists;
   - with --compare-with OTHER-DIR (the other profile's output directory),
     when OTHER-DIR holds a finished run: both runs collected the same
     tests, and their skip lists differ only by tests skipped with
@@ -47,6 +51,8 @@ import glob
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -59,6 +65,7 @@ from abxtest import (CAPS, PLATFORM, check, done, load_json, read_text,  # noqa:
 CAP_SKIP = re.compile(
     r"^requires capabilit(?:y|ies) ([a-z0-9, -]+?) \(E2E_CAPS\)")
 SKIPPED_FILE = "skipped.txt"
+RECORDS = "records"   # --record: each test's trace, for diff-records
 
 
 def topic_of(profile):
@@ -76,6 +83,7 @@ def run_suite(binary, out, profile, extra, vary=None):
             os.unlink(os.path.join(out, stale))
     for stale in glob.glob(os.path.join(out, "*-%s.md" % topic)):
         os.unlink(stale)
+    shutil.rmtree(os.path.join(out, RECORDS), ignore_errors=True)
     os.makedirs(out, exist_ok=True)
     env = scrubbed_env(PLATFORM + CAPS)
     env.setdefault("CI", "true")
@@ -93,7 +101,10 @@ def run_suite(binary, out, profile, extra, vary=None):
             "--junitxml", os.path.join(out, "junit.xml"),
             "--json", os.path.join(out, "report.json"),
             "--html", os.path.join(out, "report.html"),
-            "--evidence-dir", out, "--evidence", topic, *extra, "tests-lua"]
+            "--evidence-dir", out, "--evidence", topic,
+            # every test's trace, for diff-records between the profiles
+            "--record", os.path.join(out, RECORDS), "--trace-body-max", "65536",
+            *extra, "tests-lua"]
     say(" ".join(cmd))
     start = time.time()
     rc, _ = run_tee(cmd, None, env, os.path.join(out, topic + ".log"))
@@ -315,7 +326,7 @@ def only_by_caps(nodeid, reason, here, there, name_here, name_there):
     return None
 
 
-def compare_runs(out, profile, report, other):
+def compare_runs(out, profile, report, other, binary=None, diffs_doc=None):
     """Problems of the comparison of the run in out with the one in
     other; None when other holds no finished run (nothing compared)."""
     if not os.path.exists(os.path.join(other, "report.json")):
@@ -355,7 +366,70 @@ def compare_runs(out, profile, report, other):
                 len(set(skips) - set(oskips)), name,
                 len(set(oskips) - set(skips)), oname,
                 len(set(skips) & set(oskips))))
+    if binary and diffs_doc:
+        problems += compare_records(binary, out, other, oname, name, diffs_doc)
     return ["compare: " + p for p in problems]
+
+
+def read_diff_patterns(path):
+    """The documented differences: DOC.md#NAME, the fenced block after
+    `<!-- diffs:NAME -->`, one `KIND<TAB>AT<TAB>FIELD<TAB>A<TAB>B` a line
+    (* matches anything, a trailing * any rest)."""
+    doc, _, name = path.partition("#")
+    text = read_text(doc) or ""
+    m = re.search(r"<!-- diffs:%s -->\s*```[^\n]*\n(.*?)```" % re.escape(name), text, re.S)
+    out = []
+    for line in (m.group(1) if m else "").splitlines():
+        if line.strip() and not line.startswith("#"):
+            out.append(tuple(re.split(r"\t| {2,}", line.strip())))
+    return out
+
+
+def matches(pattern, value):
+    if pattern.endswith("*"):
+        return value.startswith(pattern[:-1])
+    return pattern == value
+
+
+def compare_records(binary, out, other, oname, name, diffs_doc):
+    """diff-records between the two runs' records (the other run as A):
+    every difference is one docs/profiles.md documents, and each it
+    documents shows."""
+    a, b = os.path.join(other, RECORDS), os.path.join(out, RECORDS)
+    if not (os.path.isdir(a) and os.path.isdir(b)):
+        return ["diff-records: no records in %s or %s" % (a, b)]
+    js = os.path.join(out, "diff-records.json")
+    p = subprocess.run([binary, "diff-records", "-q", "--json", js, a, b],
+                       capture_output=True, text=True, timeout=300)
+    doc = load_json(js)
+    if p.returncode not in (0, 1) or not isinstance(doc, dict):
+        return ["diff-records %s %s: exit %d: %s" % (a, b, p.returncode, p.stderr[-500:])]
+    pats = read_diff_patterns(diffs_doc)
+    if not pats:
+        return ["diff-records: no documented differences in %s" % diffs_doc]
+    seen, problems = set(), []
+    for t in doc.get("tests", []):
+        for d in t["differences"]:
+            got = (d["kind"], d["at"], d["field"], str(d["a"]), str(d["b"]))
+            hit = [i for i, pt in enumerate(pats)
+                   if len(pt) == 5 and all(matches(x, y) for x, y in zip(pt, got))]
+            seen.update(hit)
+            if not hit:
+                problems.append("diff-records: %s: %s | %s (%s vs %s), not in %s" % (
+                    t["nodeid"], "  ".join(got[1:3]), " | ".join(got[3:]), oname, name,
+                    diffs_doc))
+    for i, pt in enumerate(pats):
+        if i not in seen:
+            problems.append("diff-records: %s documents %r, which no test showed" % (
+                diffs_doc, "  ".join(pt)))
+    for k in ("only_a", "only_b"):
+        for n in doc.get(k, []):
+            problems.append("diff-records: %s recorded on %s only" % (
+                n, oname if k == "only_a" else name))
+    say("diff-records %s %s: %d tests differ, each as %s documents%s" % (
+        oname, name, len(doc.get("tests", [])), diffs_doc,
+        "" if not problems else " (but: %d problems)" % len(problems)))
+    return problems
 
 
 def main():
@@ -365,6 +439,9 @@ def main():
     ap.add_argument("--profile", choices=["fc", "e2b"])
     ap.add_argument("--expect-skips", metavar="FILE")
     ap.add_argument("--compare-with", metavar="DIR")
+    ap.add_argument("--expect-diffs", metavar="DOC.md#NAME",
+                    help="with --compare-with: diff-records of the two runs shows "
+                         "exactly the differences DOC.md lists")
     ap.add_argument("--check-only", action="store_true")
     ap.add_argument("--vary", metavar="SEED",
                     help="abx-local serve --vary SEED (docs/profiles.md)")
@@ -384,7 +461,8 @@ def main():
     # then be there (scripts/test.sh).
     other = a.compare_with and (os.environ.get("ABX_SUITE_COMPARE_WITH") or a.compare_with)
     if other and report is not None:
-        compared = compare_runs(out, a.profile, report, os.path.abspath(other))
+        compared = compare_runs(out, a.profile, report, os.path.abspath(other),
+                                os.path.abspath(a.bin), a.expect_diffs)
         if compared is None and os.environ.get("ABX_SUITE_COMPARE_WITH"):
             compared = ["compare: no finished run in %s (ABX_SUITE_COMPARE_WITH)" % other]
         problems += compared or []
