@@ -27,11 +27,13 @@ static void describe(lua_State *L, int idx, cJSON *into, const char *key, int de
 /* A field whose value is a credential by its name (a header of an
  * http.request, an option): recorded as present, never its value, as
  * the HTTP trace does with request headers. */
+static const char *const credential_words[] = {"authorization", "api-key", "api_key", "apikey",
+                                               "access-token", "access_token", "token",
+                                               "password", "secret", "cookie", NULL};
+
 static int sensitive(const char *key)
 {
-    static const char *const words[] = {"authorization", "api-key", "api_key", "apikey",
-                                        "access-token", "access_token", "token", "password",
-                                        "secret", "cookie", NULL};
+    const char *const *words = credential_words;
     char low[64];
     size_t i = 0;
     for (; key[i] && i < sizeof low - 1; i++)
