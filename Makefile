@@ -4,7 +4,8 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DABX_WERROR=ON
 ARGS    ?=
 
-.PHONY: all dev deps build build-sanitize test check-sanitize bench soak vary-loop clean install \
+.PHONY: all dev deps build build-sanitize test test-hosts check-sanitize bench soak vary-loop clean \
+        install \
         e2e e2e-all e2e-local e2e-local-all e2e-cleanup
 
 all: build
@@ -112,6 +113,11 @@ soak: build
 # The fast suite at ten random --vary seeds, printed (suite.vary.loop).
 vary-loop: build
 	ctest --test-dir $(BUILD) --output-on-failure -L vary-loop $(ARGS)
+
+# The host kinds (tests/hosts/): each booted as a QEMU guest.
+test-hosts: build
+	@ABX_DEPS_HOSTS=1 scripts/deps.sh
+	ctest --test-dir $(BUILD) --output-on-failure -L hosts $(ARGS)
 
 bench: build
 	@for b in bench/*.sh; do [ -x "$$b" ] && "$$b" $(BUILD) || true; done

@@ -19,6 +19,9 @@ pkgs=(
   chromium chromium-driver python3-selenium
 )
 
+# make test-hosts (ABX_DEPS_HOSTS=1): QEMU boots each host kind's guest.
+[ "${ABX_DEPS_HOSTS:-0}" = 1 ] && pkgs+=(qemu-system-x86)
+
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -59,10 +59,11 @@ pass() {
   [ "$prc" -eq 0 ] || rc=1
 }
 
-# vary-loop (suite.vary.loop, ten seeds): `make vary-loop`'s, not a pass's.
-pass sanitize "$san" -L sanitize -LE vary-loop "$@"
+# vary-loop (suite.vary.loop, ten seeds): `make vary-loop`'s, not a pass's;
+# hosts (QEMU guests of each host kind): `make test-hosts`'s.
+pass sanitize "$san" -L sanitize -LE 'vary-loop|hosts' "$@"
 ABX_SUITE_COMPARE_WITH=$(cd "$san" && pwd)/e2e/fc \
-  pass release "$build" -LE 'sanitize|vary-loop' -FS abx_roots "$@"
+  pass release "$build" -LE 'sanitize|vary-loop|hosts' -FS abx_roots "$@"
 
 if [ "$total" -eq 0 ]; then
   echo "test: no case matched ($*)"
