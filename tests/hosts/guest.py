@@ -37,11 +37,20 @@ import time
 
 CACHE = os.environ.get("ABX_HOSTS_CACHE", "/var/cache/abx-local/hosts")
 MARK = "ABX-GUEST-RC="
+# The guest's disk: sparse, so room for sandboxes' disks (1 GiB each) costs
+# nothing until they are written.
+ROOT_SIZE = "16G"
 
 # Each kind: its Debian suite and what its image holds beyond the base.
+# Debian 12's: what abx-local and abx-e2e built on this machine (Debian 12)
+# run with, and what their tests drive them with.
+RUNTIME12 = ["libcurl4", "libcjson1", "libmicrohttpd12", "libseccomp2", "libnftables1",
+             "libmnl0", "liblua5.4-0", "libedit2", "bubblewrap", "e2fsprogs", "python3"]
 KINDS = {
-    "debian12-v2": {"suite": "bookworm", "what": "Debian 12, systemd 252, cgroup v2"},
-    "debian13-v2": {"suite": "trixie", "what": "Debian 13, systemd 257, cgroup v2"},
+    "debian12-v2": {"suite": "bookworm", "what": "Debian 12, systemd 252, cgroup v2",
+                    "extra": RUNTIME12},
+    "debian13-v2": {"suite": "trixie", "what": "Debian 13, systemd 257, cgroup v2",
+                    "extra": []},
 }
 PACKAGES = ["linux-image-cloud-amd64", "systemd-sysv", "udev", "kmod", "iproute2",
             "util-linux", "procps"]
@@ -88,9 +97,13 @@ def need(*progs):
                 "mke2fs": "e2fsprogs"}.get(p, p)))
 
 
+def packages(kind):
+    return PACKAGES + KINDS[kind]["extra"]
+
+
 def image_key(kind):
     h = hashlib.sha256()
-    for part in (kind, KINDS[kind]["suite"], " ".join(PACKAGES), UNIT, RUNNER, "1"):
+    for part in (kind, KINDS[kind]["suite"], " ".join(packages(kind)), UNIT, RUNNER, ROOT_SIZE):
         h.update(part.encode() + b"\0")
     return "%s-%s" % (kind, h.hexdigest()[:16])
 
@@ -109,7 +122,7 @@ def build(kind):
             root = os.path.join(tmp, "root")
             t0 = time.monotonic()
             p = subprocess.run(
-                ["mmdebstrap", "--variant=apt", "--include=" + ",".join(PACKAGES),
+                ["mmdebstrap", "--variant=apt", "--include=" + ",".join(packages(kind)),
                  "--customize-hook=echo guest > \"$1/etc/hostname\"",
                  KINDS[kind]["suite"], root], capture_output=True, text=True, timeout=1800)
             if p.returncode != 0:
@@ -131,12 +144,16 @@ def build(kind):
                     if name.startswith(prefix):
                         shutil.copy(os.path.join(boot, name), os.path.join(tmp, dest))
             p = subprocess.run(["mke2fs", "-q", "-t", "ext4", "-d", root, "-F",
-                                os.path.join(tmp, "root.img"), "4G"],
+                                os.path.join(tmp, "root.img"), ROOT_SIZE],
                                capture_output=True, text=True)
             if p.returncode != 0:
                 die("mke2fs of %s's image failed: %s" % (kind, p.stderr[-1000:]))
             shutil.rmtree(root)
             os.rename(tmp, final)
+            # the kind's older images (another package list) go
+            for old in os.listdir(CACHE):
+                if old.startswith(kind + "-") and os.path.join(CACHE, old) != final:
+                    shutil.rmtree(os.path.join(CACHE, old), ignore_errors=True)
             print("guest: built %s (%s) in %.0f s" % (kind, KINDS[kind]["what"],
                                                      time.monotonic() - t0), file=sys.stderr)
         finally:
@@ -156,7 +173,9 @@ def input_disk(work, cmd, user, copies):
     for spec in copies:
         src, _, name = spec.partition(":")
         dest = os.path.join(d, name or os.path.basename(os.path.abspath(src)))
-        shutil.copytree(src, dest, symlinks=True)
+        # cp -a: owners, modes and links as they are (a template root's)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        subprocess.run(["cp", "-a", src, dest], check=True)
         for top, _, files in os.walk(dest):
             size += sum(os.lstat(os.path.join(top, f)).st_size for f in files) + 4096 * len(files)
     img = os.path.join(work, "in.img")
