@@ -16,8 +16,9 @@ not exist, one passes. Then:
     field), --record DIR puts them all in DIR; a run removes the traces an
     earlier run left in its folder and nothing else there;
   - diff-records: a record against itself (nothing), against a copy with
-    one status, one key and one type changed (exactly those), and bad
-    input (usage errors);
+    one status, one key and two types changed (exactly those; a key
+    renamed inside a list's elements is data, not shape), and bad input
+    (usage errors);
   - --trace-body-max cuts a long output chunk after masking, saying its
     size;
   - usage errors: a bad mode, --record with --trace off, --output naming a
@@ -202,14 +203,20 @@ def diff_records(binary, proj, env, rec):
     shutil.copytree(rec, other)
     name = [f for f in traces(other) if "not-there" in f][0]
     lines = read_text(os.path.join(other, name)).splitlines()
+    health = None
     for i, line in enumerate(lines):
         e = json.loads(line)
+        if e.get("ev") == "http" and e["url"].endswith("/health"):
+            health, e["status"] = e["status"], 503   # another status
         if e.get("ev") == "http" and e.get("status") == 404:
-            e["status"] = 410   # another status for the failed read
+            body = json.loads(e["response"]["body"])
+            body["msg"] = body.pop("message")   # a key renamed
+            body["code"] = "404"                # a type changed
+            e["response"]["body"] = json.dumps(body)
         if e.get("ev") == "http" and e.get("method") == "POST" and "/files?" in e["url"]:
             body = json.loads(e["response"]["body"])
-            body[0]["Name"] = body[0].pop("name")   # a key renamed
-            body[0]["type"] = 7                     # a type changed
+            body[0]["Name"] = body[0].pop("name")   # in a list: its elements' data
+            body[0]["type"] = 7                     # a type, compared in a list too
             e["response"]["body"] = json.dumps(body)
         lines[i] = json.dumps(e)
     write_file(os.path.join(other, name), "\n".join(lines) + "\n")
@@ -218,13 +225,14 @@ def diff_records(binary, proj, env, rec):
     doc = load_json(os.path.join(proj, "out", "diff.json")) or {}
     got = sorted((d["at"], d["field"], str(d["a"]), str(d["b"]))
                  for t in doc.get("tests", []) for d in t["differences"])
-    eq(got, sorted([("GET /files?path", "status", "404", "410"),
-                    ("POST /files?path", "body[].name", "present", "absent"),
-                    ("POST /files?path", "body[].Name", "absent", "present"),
+    eq(got, sorted([("GET /health", "status", str(health), "503"),
+                    ("GET /files?path", "body.message", "present", "absent"),
+                    ("GET /files?path", "body.msg", "absent", "present"),
+                    ("GET /files?path", "body.code", "number", "string"),
                     ("POST /files?path", "body[].type", "string", "number")]),
-       "diff-records: exactly the changed status, key and type, no value")
+       "diff-records: exactly the changed status, key and types (in a list: types only)")
     check(p.returncode == 1 and doc.get("only_a") == [PASSED] and "1 only in" in p.stdout
-          and "GET /files?path: status: 404 | 410" in p.stdout,
+          and "GET /health: status: %s | 503" % health in p.stdout,
           "... a test recorded on one side only is named; exit 1 (%d %r)" % (
               p.returncode, p.stdout[-600:]))
     write_file(os.path.join(other, "bad.trace.jsonl"), "not json\n")
