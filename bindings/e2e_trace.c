@@ -5,7 +5,6 @@
 
 #include "e2e_error.h"
 #include "e2e_trace.h"
-#include "lua_e2e.h"
 #include "trace.h"
 
 #define DEPTH_MAX 3     /* nested tables described */
@@ -17,10 +16,6 @@ static struct {
     double t0;
 } g_cur;
 
-static double now(void)
-{
-    return abx_clock();
-}
 
 static void describe(lua_State *L, int idx, cJSON *into, const char *key, int depth);
 
@@ -152,7 +147,7 @@ static int traced(lua_State *L)
     }
     lua_settop(L, mark);
     char saved[sizeof g_cur.name];
-    double saved_t0 = g_cur.t0, t0 = now();
+    double saved_t0 = g_cur.t0, t0 = abx_trace_clock();
     memcpy(saved, g_cur.name, sizeof saved);
     snprintf(g_cur.name, sizeof g_cur.name, "%s", name);
     g_cur.t0 = t0;
@@ -163,7 +158,7 @@ static int traced(lua_State *L)
     if (e) {
         int end = lua_gettop(L);
         cJSON_AddStringToObject(e, "name", name);
-        cJSON_AddNumberToObject(e, "ms", (double)(long long)((now() - t0) * 1e4) / 10);
+        abx_trace_put_ms(e, "ms", abx_trace_clock() - t0);
         describe_list(L, end - nres + 1, end, e, "results");
         abx_trace_add(e);
     }
@@ -212,7 +207,7 @@ void abx_ltrace_raise(lua_State *L, int idx)
     idx = lua_absindex(L, idx);
     if (g_cur.name[0]) {
         cJSON_AddStringToObject(e, "call", g_cur.name);
-        cJSON_AddNumberToObject(e, "ms", (double)(long long)((now() - g_cur.t0) * 1e4) / 10);
+        abx_trace_put_ms(e, "ms", abx_trace_clock() - g_cur.t0);
     }
     if (lua_istable(L, idx)) {
         for (int i = 0; raise_fields[i]; i++) {

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsutil.h"
 #include "host.h"
 #include "out.h"
 
@@ -58,61 +57,29 @@ static int by_nodeid(const void *a, const void *b)
 /* One trace file into s; 0, or -1 with err (not a trace). */
 static int load_file(struct side *s, const char *path, char *err, size_t errlen)
 {
-    char *data = NULL, ferr[256];
-    size_t len = 0;
-    int rc = -1;
-    cJSON *evs = cJSON_CreateArray(), *head = NULL;
-
-    if (evs == NULL || abx_read_file(path, FILE_MAX, &data, &len, ferr, sizeof ferr) != 0) {
-        snprintf(err, errlen, "cannot read %s: %s", path, evs ? ferr : "out of memory");
-        goto out;
-    }
-    for (char *p = data, *nl; p < data + len; p = nl + 1) {
-        nl = memchr(p, '\n', (size_t)(data + len - p));
-        if (nl == NULL)
-            nl = data + len;
-        cJSON *ev = cJSON_ParseWithLength(p, (size_t)(nl - p));
-        if (!cJSON_IsObject(ev)) {
-            cJSON_Delete(ev);
-            snprintf(err, errlen, "%s: line %zu is not a JSON object: not a trace", path,
-                     (size_t)cJSON_GetArraySize(evs) + (head != NULL) + 1);
-            goto out;
-        }
-        if (head == NULL)
-            head = ev;
-        else
-            cJSON_AddItemToArray(evs, ev);
-    }
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(head, "nodeid");
-    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(head, "ev");
-    if (!cJSON_IsString(ev) || strcmp(ev->valuestring, "trace") != 0 || !cJSON_IsString(id)) {
-        snprintf(err, errlen, "%s: no trace header (format in docs/reports.md)", path);
-        goto out;
-    }
+    char *id = NULL;
+    cJSON *evs = abx_traces_read(path, FILE_MAX, 1, &id, err, errlen);
+    if (evs == NULL)
+        return -1;
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 64;
         struct rec *v = realloc(s->v, cap * sizeof *v);
         if (v == NULL) {
             snprintf(err, errlen, "%s: out of memory", path);
-            goto out;
+            free(id);
+            cJSON_Delete(evs);
+            return -1;
         }
         s->v = v;
         s->cap = cap;
     }
-    s->v[s->n].nodeid = abx_xstrdup(id->valuestring);
+    s->v[s->n].nodeid = id;
     s->v[s->n++].evs = evs;
-    evs = NULL;
-    rc = 0;
-out:
-    cJSON_Delete(head);
-    cJSON_Delete(evs);
-    free(data);
-    return rc;
+    return 0;
 }
 
 static int load_side(struct side *s, char *err, size_t errlen)
 {
-    size_t sl = strlen(ABX_TRACE_SUFFIX);
     DIR *d = opendir(s->dir);
     int rc = 0;
 
@@ -122,9 +89,8 @@ static int load_side(struct side *s, char *err, size_t errlen)
     }
     struct dirent *e;
     while (rc == 0 && (e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
         char path[4200];
-        if (n <= sl || strcmp(e->d_name + n - sl, ABX_TRACE_SUFFIX) != 0)
+        if (!abx_traces_is_file(e->d_name))
             continue;
         snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
         rc = load_file(s, path, err, errlen);

@@ -265,6 +265,15 @@ void abx_signals_set_children(const int *pids, size_t n);
 /* Removes the trace files an earlier run left in dir (the --output
  * folder); 0, or -1 with err (dir is not a folder, or cannot be read). */
 int abx_traces_prepare(const char *dir, char *err, size_t errlen);
+/* Whether a file name is a trace's (*.trace.jsonl). */
+int abx_traces_is_file(const char *name);
+/* The events of a trace file, its header left out (its node id in
+ * *nodeid, caller frees, when nodeid is given), at most max bytes read.
+ * strict: a line that is not a JSON object is an error; else it is left
+ * out, as is a last line without its end (a file cut short). No header
+ * is an error either way. NULL with err. */
+cJSON *abx_traces_read(const char *path, size_t max, int strict, char **nodeid, char *err,
+                       size_t errlen);
 /* For the HTML page: a copy of the report document in which each failed,
  * errored or flaky test with a trace file has its events (read back, up
  * to 2 MiB a file, 32 MiB a page) as trace_events; NULL when no such

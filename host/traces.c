@@ -10,13 +10,18 @@
 #include "fsutil.h"
 #include "host.h"
 
+int abx_traces_is_file(const char *name)
+{
+    size_t n = strlen(name), sl = strlen(ABX_TRACE_SUFFIX);
+    return n > sl && strcmp(name + n - sl, ABX_TRACE_SUFFIX) == 0;
+}
+
 /* A run's traces are its own: the *.trace.jsonl files an earlier run left
  * in dir go (nothing else there is touched), so --record DIR holds one
  * run and a retained trace is never an old one. */
 int abx_traces_prepare(const char *dir, char *err, size_t errlen)
 {
     struct stat st;
-    size_t sl = strlen(ABX_TRACE_SUFFIX);
     int rc = 0;
 
     if (stat(dir, &st) != 0)
@@ -32,9 +37,8 @@ int abx_traces_prepare(const char *dir, char *err, size_t errlen)
     }
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
         char path[4200];
-        if (n <= sl || strcmp(e->d_name + n - sl, ABX_TRACE_SUFFIX) != 0)
+        if (!abx_traces_is_file(e->d_name))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (unlink(path) != 0 && errno != ENOENT) {
@@ -59,28 +63,55 @@ static int shows_trace(const cJSON *t)
            cJSON_IsString(cJSON_GetObjectItemCaseSensitive(t, "teardown_message"));
 }
 
-/* The lines of a trace file as an array of events; NULL if unreadable. */
-static cJSON *read_trace(const char *path, size_t *used)
+cJSON *abx_traces_read(const char *path, size_t max, int strict, char **nodeid, char *err,
+                       size_t errlen)
 {
-    char *data = NULL;
-    size_t len = 0;
-    char err[256];
-    if (abx_read_file(path, TRACE_READ_MAX, &data, &len, err, sizeof err) != 0)
-        return NULL;
-    cJSON *a = cJSON_CreateArray();
-    for (char *p = data, *nl; a && p < data + len; p = nl + 1) {
-        nl = memchr(p, '\n', (size_t)(data + len - p));
-        if (nl == NULL)
-            break;   /* a last line without its end: cut short, left out */
-        cJSON *ev = cJSON_ParseWithLength(p, (size_t)(nl - p));
-        if (cJSON_IsObject(ev))
-            cJSON_AddItemToArray(a, ev);
-        else
-            cJSON_Delete(ev);
+    char *data = NULL, ferr[256];
+    size_t len = 0, line = 0;
+    cJSON *evs = cJSON_CreateArray(), *head = NULL;
+
+    if (evs == NULL || abx_read_file(path, max, &data, &len, ferr, sizeof ferr) != 0) {
+        snprintf(err, errlen, "cannot read %s: %s", path, evs ? ferr : "out of memory");
+        goto fail;
     }
+    for (char *p = data, *nl; p < data + len; p = nl + 1) {
+        nl = memchr(p, '\n', (size_t)(data + len - p));
+        line++;
+        if (nl == NULL && !strict)
+            break;   /* a last line without its end: cut short, left out */
+        if (nl == NULL)
+            nl = data + len;
+        cJSON *ev = cJSON_ParseWithLength(p, (size_t)(nl - p));
+        if (!cJSON_IsObject(ev)) {
+            cJSON_Delete(ev);
+            if (!strict)
+                continue;
+            snprintf(err, errlen, "%s: line %zu is not a JSON object: not a trace", path, line);
+            goto fail;
+        }
+        if (head == NULL)
+            head = ev;
+        else
+            cJSON_AddItemToArray(evs, ev);
+    }
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(head, "nodeid");
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(head, "ev");
+    if (!cJSON_IsString(ev) || strcmp(ev->valuestring, "trace") != 0 || !cJSON_IsString(id)) {
+        snprintf(err, errlen, "%s: no trace header (format in docs/reports.md)", path);
+        goto fail;
+    }
+    if (nodeid && (*nodeid = strdup(id->valuestring)) == NULL) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    cJSON_Delete(head);
     free(data);
-    *used += len;
-    return a;
+    return evs;
+fail:
+    cJSON_Delete(head);
+    cJSON_Delete(evs);
+    free(data);
+    return NULL;
 }
 
 cJSON *abx_traces_for_html(const cJSON *doc)
@@ -98,9 +129,12 @@ cJSON *abx_traces_for_html(const cJSON *doc)
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(ct, "trace");
         if (!cJSON_IsString(p) || !shows_trace(ct) || used > TRACES_HTML_MAX)
             continue;
-        cJSON *evs = read_trace(p->valuestring, &used);
+        char err[512];
+        struct stat st;
+        cJSON *evs = abx_traces_read(p->valuestring, TRACE_READ_MAX, 0, NULL, err, sizeof err);
         if (evs)
             cJSON_AddItemToObject(ct, "trace_events", evs);
+        used += stat(p->valuestring, &st) == 0 ? (size_t)st.st_size : 0;
     }
     return copy;
 }

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "http.h"
 #include "http_int.h"
@@ -168,11 +167,8 @@ void abx_httpx_trace_headers_done(struct abx_http_xfer *x)
     if (x->trace == NULL || x->sink == NULL || x->trace->emitted || x->status < 200 ||
         x->status > 299 || strncmp(x->content_type, "application/connect+", 20) != 0)
         return;
-    /* abx_http_now()'s clock, read here: http.c is the layer above */
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     abx_url_redact(x->url, url, sizeof url);
-    emit(x, url, NULL, -1, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - x->t_attempt);
+    emit(x, url, NULL, -1, abx_trace_clock() - x->t_attempt);
     x->trace->emitted = 1;
 }
 
@@ -190,17 +186,11 @@ static void emit(struct abx_http_xfer *x, const char *url, const char *outcome,
     cJSON *e = abx_trace_new("http");
     if (e == NULL)
         return;
-    /* The event is made as the attempt ends: its time is when it began. */
-    cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "t");
-    if (t) {
-        double at = t->valuedouble > seconds ? t->valuedouble - seconds : 0;
-        cJSON_SetNumberValue(t, (double)(long long)(at * 1e6) / 1e6);
-    }
+    abx_trace_began(e, seconds);   /* made as the attempt ends */
     cJSON_AddStringToObject(e, "what", x->what);
     cJSON_AddStringToObject(e, "method", x->method);
     cJSON_AddStringToObject(e, "url", url);
     cJSON_AddNumberToObject(e, "attempt", x->attempts);
-    cJSON_AddNumberToObject(e, "ms", (double)(long long)(seconds * 1e4) / 10);
     if (x->status > 0)
         cJSON_AddNumberToObject(e, "status", (double)x->status);
     if (outcome)

@@ -59,7 +59,7 @@ enum abx_trace_mode abx_trace_get_mode(void)
     return g_mode;
 }
 
-static double mono(void)
+double abx_trace_clock(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -85,7 +85,7 @@ void abx_trace_begin(const char *nodeid)
         return;
     }
     g.t0 = abx_wall_clock();
-    g.mono0 = mono();
+    g.mono0 = abx_trace_clock();
     g.open = 1;
 }
 
@@ -94,19 +94,37 @@ int abx_trace_recording(void)
     return g.open;
 }
 
+/* Seconds to the microsecond: what a reader needs, not cJSON's 17 digits. */
+static double to_us(double s)
+{
+    return (double)(long long)(s * 1e6) / 1e6;
+}
+
 cJSON *abx_trace_new(const char *ev)
 {
     if (!g.open)
         return NULL;
     cJSON *o = cJSON_CreateObject();
-    double t = mono() - g.mono0;
     /* "ev" and "t" first: a reader scanning a line sees them at once. */
     if (o && (cJSON_AddStringToObject(o, "ev", ev) == NULL ||
-              cJSON_AddNumberToObject(o, "t", (double)(long long)(t * 1e6) / 1e6) == NULL)) {
+              cJSON_AddNumberToObject(o, "t", to_us(abx_trace_clock() - g.mono0)) == NULL)) {
         cJSON_Delete(o);
         return NULL;
     }
     return o;
+}
+
+void abx_trace_began(cJSON *event, double seconds)
+{
+    cJSON *t = cJSON_GetObjectItemCaseSensitive(event, "t");
+    if (t)
+        cJSON_SetNumberValue(t, to_us(t->valuedouble > seconds ? t->valuedouble - seconds : 0));
+    abx_trace_put_ms(event, "ms", seconds);
+}
+
+void abx_trace_put_ms(cJSON *o, const char *key, double seconds)
+{
+    cJSON_AddNumberToObject(o, key, (double)(long long)(seconds * 1e4) / 10);
 }
 
 void abx_trace_add(cJSON *event)

@@ -38,9 +38,16 @@ enum abx_trace_mode abx_trace_get_mode(void);
 void abx_trace_begin(const char *nodeid);
 /* Whether a test is being recorded: callers skip building events if not. */
 int abx_trace_recording(void);
+/* Monotonic seconds (CLOCK_MONOTONIC, the HTTP engine's clock too). */
+double abx_trace_clock(void);
 /* A new event of kind ev, its "t" the seconds since abx_trace_begin;
  * NULL when no test is being recorded (or out of memory). */
 cJSON *abx_trace_new(const char *ev);
+/* An event made when what it records ends: "t" moved back to when it
+ * began, and o["ms"] its duration. */
+void abx_trace_began(cJSON *event, double seconds);
+/* o[key] = seconds as milliseconds, to 0.1 ms. */
+void abx_trace_put_ms(cJSON *o, const char *key, double seconds);
 /* Adds it to the record (consumed; NULL is ignored). Over the per-test
  * memory cap, events are counted and dropped. */
 void abx_trace_add(cJSON *event);
