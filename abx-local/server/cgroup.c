@@ -3,14 +3,17 @@
  * machine mounts. Memory, pids and CPU are limited; the freezer pauses;
  * usage is read back for metrics.
  *
- * Layout: abx-local/srv-<pid>-<start>/<sandbox id>, where the middle one
- * is this server's (its pid and start time, which no other process will
- * have): it caps all of this server's sandboxes together (memory, pids),
- * and any abx-local, whatever its state dir, can tell a dead server's
- * leftovers from a live one's and remove them (abxl_cgroup_gc).
+ * Layout: TOP/srv-<pid>-<start>/<sandbox id>, where TOP is abx-local/ of
+ * each v1 controller, and on v2 the server's delegated cgroup or the shared
+ * abx-local/ (cgroup_place.c); the middle one is this server's (its pid
+ * and start time, which no other process will have): it caps all of this
+ * server's sandboxes together (memory, pids), and any abx-local, whatever
+ * its state dir, can tell a dead server's leftovers from a live one's and
+ * remove them (abxl_cgroup_gc).
  *
  * v1 needs the memory, pids, cpu and cpuacct controllers; freezer is used
- * when mounted. v2 needs memory, pids and cpu enabled below the root. */
+ * when mounted. v2 needs memory, pids and cpu offered to the server's
+ * place. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,41 +33,17 @@
 #define CGROUP2_MAGIC 0x63677270
 
 static int cg_v2 = -1;           /* -1 unknown, 0 v1, 1 v2 */
+static char cg_v2_top[512];      /* v2: the folder of srv-* (cgroup_place.c) */
+static bool cg_v2_shared;        /* ... the shared abx-local/, removed when empty */
 static char cg_self[64];         /* srv-<pid>-<start> */
 static bool cg_has_freezer;
 static const char *const v1_ctrls[] = {"memory", "pids", "cpu", "cpuacct", "freezer"};
 #define V1_REQUIRED 4            /* the first four must be mounted */
 
-static int write_str(const char *path, const char *val)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t n = strlen(val);
-    ssize_t w = write(fd, val, n);
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return w == (ssize_t)n ? 0 : -1;
-}
-
-static int read_str(const char *path, char *out, size_t n)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t r = read(fd, out, n - 1);
-    close(fd);
-    if (r < 0)
-        return -1;
-    out[r] = '\0';
-    return 0;
-}
-
 static long long read_ll(const char *path)
 {
     char buf[64];
-    if (read_str(path, buf, sizeof buf) != 0)
+    if (abxl_cgroup_read(path, buf, sizeof buf) != 0)
         return -1;
     return strtoll(buf, NULL, 10);
 }
@@ -73,7 +52,7 @@ static long long read_ll(const char *path)
 static long long read_keyed(const char *path, const char *key)
 {
     char buf[8192];
-    if (read_str(path, buf, sizeof buf) != 0)
+    if (abxl_cgroup_read(path, buf, sizeof buf) != 0)
         return -1;
     size_t kl = strlen(key);
     for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
@@ -82,11 +61,11 @@ static long long read_keyed(const char *path, const char *key)
     return -1;
 }
 
-/* The folder "abx-local" of controller ctrl (v1) or the unified one. */
+/* The folder "abx-local" of controller ctrl (v1), or v2's TOP. */
 static int cg_top(char *out, size_t n, const char *ctrl)
 {
     if (cg_v2 == 1)
-        return abxl_fmt(out, n, "%s/%s", CG_ROOT, CG_GROUP);
+        return abxl_fmt(out, n, "%s", cg_v2_top);
     return abxl_fmt(out, n, "%s/%s/%s", CG_ROOT, ctrl ? ctrl : "", CG_GROUP);
 }
 
@@ -94,7 +73,7 @@ static int cg_top(char *out, size_t n, const char *ctrl)
  * NULL: this server's parent of its sandboxes. */
 static int cg_path(char *out, size_t n, const char *ctrl, const char *id, const char *file)
 {
-    char base[256];
+    char base[512];
     cg_top(base, sizeof base, ctrl);
     return abxl_fmt(out, n, "%s/%s%s%s%s%s", base, cg_self, id ? "/" : "", id ? id : "",
                    file ? "/" : "", file ? file : "");
@@ -114,7 +93,7 @@ static int set_limit(const char *ctrl, const char *id, const char *file, const c
 static long long host_memory_mb(void)
 {
     char buf[4096];
-    if (read_str("/proc/meminfo", buf, sizeof buf) != 0)
+    if (abxl_cgroup_read("/proc/meminfo", buf, sizeof buf) != 0)
         return 0;
     const char *m = strstr(buf, "MemTotal:");
     return m ? strtoll(m + 9, NULL, 10) / 1024 : 0;
@@ -128,7 +107,7 @@ void abxl_cgroup_totals(long long *memory_mb, long *pids)
         return;
     }
     char buf[32];
-    long pid_max = read_str("/proc/sys/kernel/pid_max", buf, sizeof buf) == 0
+    long pid_max = abxl_cgroup_read("/proc/sys/kernel/pid_max", buf, sizeof buf) == 0
                        ? strtol(buf, NULL, 10) : 32768;
     *pids = pid_max / 2;
 }
@@ -152,7 +131,7 @@ static int make_self(char *err, size_t errlen)
     }
     if (cg_v2 == 1) {
         cg_path(p, sizeof p, NULL, NULL, "cgroup.subtree_control");
-        if (write_str(p, "+memory +pids +cpu") != 0) {
+        if (abxl_cgroup_write(p, "+memory +pids +cpu") != 0) {
             abxl_fmt(err, errlen, "cgroup v2: cannot enable controllers in %s: %s", p,
                     strerror(errno));
             return -1;
@@ -169,7 +148,7 @@ static int make_self(char *err, size_t errlen)
     return set_limit("pids", NULL, "pids.max", v, false, err, errlen);
 }
 
-int abxl_cgroup_init(char *err, size_t errlen)
+int abxl_cgroup_init(bool serve, char *err, size_t errlen)
 {
     struct statfs sf;
     char p[512];
@@ -180,32 +159,11 @@ int abxl_cgroup_init(char *err, size_t errlen)
     }
     if ((unsigned long)sf.f_type == CGROUP2_MAGIC) {
         cg_v2 = 1;
-        char ctrls[512];
-        if (read_str(CG_ROOT "/cgroup.controllers", ctrls, sizeof ctrls) != 0) {
-            abxl_fmt(err, errlen, "cgroup v2: %s/cgroup.controllers unreadable", CG_ROOT);
-            return -1;
-        }
-        static const char *const need[] = {"memory", "pids", "cpu"};
-        for (size_t i = 0; i < 3; i++)
-            if (strstr(ctrls, need[i]) == NULL) {
-                abxl_fmt(err, errlen, "cgroup v2: the %s controller is not available "
-                        "(have: %.200s)", need[i], ctrls);
-                return -1;
-            }
-        cg_top(p, sizeof p, NULL);
-        if ((mkdir(p, 0755) != 0 && errno != EEXIST) ||
-            write_str(CG_ROOT "/cgroup.subtree_control", "+memory +pids +cpu") != 0) {
-            abxl_fmt(err, errlen, "cgroup v2: cannot enable memory, pids and cpu below %s: %s",
-                    CG_ROOT, strerror(errno));
-            return -1;
-        }
-        abxl_fmt(p + strlen(p), sizeof p - strlen(p), "/cgroup.subtree_control");
-        if (write_str(p, "+memory +pids +cpu") != 0) {
-            abxl_fmt(err, errlen, "cgroup v2: cannot enable controllers in %s: %s", p,
-                    strerror(errno));
-            return -1;
-        }
         cg_has_freezer = true;   /* cgroup.freeze, Linux 5.2+ */
+        if (!serve)
+            return 0;
+        if (abxl_cgroup_place(cg_v2_top, sizeof cg_v2_top, &cg_v2_shared, err, errlen) != 0)
+            return -1;
         return make_self(err, errlen);
     }
     cg_v2 = 0;
@@ -229,7 +187,7 @@ int abxl_cgroup_init(char *err, size_t errlen)
             return -1;
         }
     }
-    return make_self(err, errlen);
+    return serve ? make_self(err, errlen) : 0;
 }
 
 /* Applies one limit; a limit file that does not exist (memsw without swap
@@ -239,7 +197,7 @@ static int set_limit(const char *ctrl, const char *id, const char *file, const c
 {
     char p[512];
     cg_path(p, sizeof p, ctrl, id, file);
-    if (write_str(p, val) == 0 || (optional && errno == ENOENT))
+    if (abxl_cgroup_write(p, val) == 0 || (optional && errno == ENOENT))
         return 0;
     abxl_fmt(err, errlen, "cannot set %s=%s: %s", p, val, strerror(errno));
     return -1;
@@ -311,18 +269,18 @@ int abxl_cgroup_create(const char *id, const struct abxl_limits *lim, char *err,
     return set_limit("cpu", id, "cpu.cfs_quota_us", v, false, err, errlen);
 }
 
-int abxl_cgroup_procs_files(const char *id, char paths[][256], int max)
+int abxl_cgroup_procs_files(const char *id, char paths[][512], int max)
 {
     int n = 0;
     if (cg_v2 == 1) {
-        if (max > 0 && cg_path(paths[n], 256, NULL, id, "cgroup.procs") == 0)
+        if (max > 0 && cg_path(paths[n], 512, NULL, id, "cgroup.procs") == 0)
             n++;
         return n;
     }
     for (size_t i = 0; i < sizeof v1_ctrls / sizeof v1_ctrls[0] && n < max; i++) {
         if (i == V1_REQUIRED && !cg_has_freezer)
             continue;
-        if (cg_path(paths[n], 256, v1_ctrls[i], id, "cgroup.procs") == 0)
+        if (cg_path(paths[n], 512, v1_ctrls[i], id, "cgroup.procs") == 0)
             n++;
     }
     return n;
@@ -333,7 +291,7 @@ static void kill_procs(const char *id)
 {
     char p[512], buf[65536];
     cg_path(p, sizeof p, "memory", id, "cgroup.procs");
-    if (read_str(p, buf, sizeof buf) != 0)
+    if (abxl_cgroup_read(p, buf, sizeof buf) != 0)
         return;
     for (char *s = buf; *s;) {
         char *end;
@@ -355,7 +313,7 @@ int abxl_cgroup_freeze(const char *id, bool frozen)
         return -1;
     if (cg_v2 == 1) {
         cg_path(p, sizeof p, NULL, id, "cgroup.freeze");
-        if (write_str(p, frozen ? "1" : "0") != 0)
+        if (abxl_cgroup_write(p, frozen ? "1" : "0") != 0)
             return -1;
         cg_path(p, sizeof p, NULL, id, "cgroup.events");
         for (int i = 0; i < 200; i++) {
@@ -366,15 +324,15 @@ int abxl_cgroup_freeze(const char *id, bool frozen)
         return -1;
     }
     cg_path(p, sizeof p, "freezer", id, "freezer.state");
-    if (write_str(p, frozen ? "FROZEN" : "THAWED") != 0)
+    if (abxl_cgroup_write(p, frozen ? "FROZEN" : "THAWED") != 0)
         return -1;
     /* FREEZING until every task stopped; v1 retries on its own. */
     for (int i = 0; i < 200; i++) {
-        if (read_str(p, st, sizeof st) == 0 &&
+        if (abxl_cgroup_read(p, st, sizeof st) == 0 &&
             strncmp(st, frozen ? "FROZEN" : "THAWED", 6) == 0)
             return 0;
         if (frozen)
-            write_str(p, "FROZEN");
+            abxl_cgroup_write(p, "FROZEN");
         abxl_sleep_ms(5);
     }
     return -1;
@@ -385,7 +343,7 @@ void abxl_cgroup_kill(const char *id)
     char p[512];
     if (cg_v2 == 1) {
         cg_path(p, sizeof p, NULL, id, "cgroup.kill");
-        if (write_str(p, "1") == 0)
+        if (abxl_cgroup_write(p, "1") == 0)
             return;
     }
     kill_procs(id);
@@ -463,7 +421,7 @@ static int kill_rmdir(const char *dir)
     char p[1100], buf[65536];
     for (int i = 0; i < 400; i++) {
         abxl_fmt(p, sizeof p, "%s/cgroup.procs", dir);
-        if (read_str(p, buf, sizeof buf) == 0)
+        if (abxl_cgroup_read(p, buf, sizeof buf) == 0)
             for (char *s = buf; *s;) {
                 char *end;
                 long pid = strtol(s, &end, 10);
@@ -474,7 +432,7 @@ static int kill_rmdir(const char *dir)
                 s = end + strspn(end, "\n");
             }
         abxl_fmt(p, sizeof p, "%s/%s", dir, cg_v2 == 1 ? "cgroup.freeze" : "freezer.state");
-        write_str(p, cg_v2 == 1 ? "0" : "THAWED");   /* absent outside the freezer: fine */
+        abxl_cgroup_write(p, cg_v2 == 1 ? "0" : "THAWED");   /* absent outside the freezer: fine */
         if (rmdir(dir) == 0 || errno == ENOENT)
             return rc;
         if (errno != EBUSY)
@@ -497,30 +455,50 @@ static bool server_alive(const char *name)
     return start != 0 && abxl_proc_starttime((pid_t)pid) == start;
 }
 
+/* Removes the groups of dead servers in top; other names too when any
+ * (the shared abx-local/ of an older layout, whose sandboxes sat there). */
+static int gc_dir(const char *top, bool any, bool counted)
+{
+    char dir[1024];
+    int removed = 0;
+    DIR *d = opendir(top);
+    if (d == NULL)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_type != DT_DIR || e->d_name[0] == '.' || server_alive(e->d_name) ||
+            (!any && strncmp(e->d_name, "srv-", 4) != 0) ||
+            abxl_fmt(dir, sizeof dir, "%s/%s", top, e->d_name) != 0)
+            continue;
+        if (kill_rmdir(dir) != 0)
+            abxl_log(ABXL_LOG_ERROR, "cannot remove the leftover cgroup %s", dir);
+        else if (counted)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
 int abxl_cgroup_gc(void)
 {
+    char top[512];
+    int removed = 0;
+    if (cg_v2 == 1) {
+        /* Every place a server may have put its groups (cgroup_place.c). */
+        char dirs[64][512];
+        int n = abxl_cgroup_gc_dirs(cg_v2_top, dirs, 64);
+        abxl_fmt(top, sizeof top, "%s/%s", CG_ROOT, CG_GROUP);
+        removed += gc_dir(top, true, true);
+        for (int i = 0; i < n; i++)
+            removed += gc_dir(dirs[i], false, true);
+        return removed;
+    }
     /* The freezer first: the other hierarchies' tasks die once thawed. */
     static const char *const order[] = {"freezer", "memory", "pids", "cpu", "cpuacct"};
-    char top[256], dir[512];
-    int removed = 0;
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        if (cg_v2 == 1 && i > 0)
-            break;
         cg_top(top, sizeof top, order[i]);
-        DIR *d = opendir(top);
-        if (d == NULL)
-            continue;
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (e->d_type != DT_DIR || e->d_name[0] == '.' || server_alive(e->d_name) ||
-                abxl_fmt(dir, sizeof dir, "%s/%s", top, e->d_name) != 0)
-                continue;
-            if (kill_rmdir(dir) != 0)
-                abxl_log(ABXL_LOG_ERROR, "cannot remove the leftover cgroup %s", dir);
-            else if (cg_v2 == 1 || strcmp(order[i], "memory") == 0)
-                removed++;   /* counted once, in a hierarchy every layout has */
-        }
-        closedir(d);
+        /* counted once, in a hierarchy every layout has */
+        removed += gc_dir(top, true, strcmp(order[i], "memory") == 0);
     }
     return removed;
 }
@@ -534,4 +512,8 @@ void abxl_cgroup_shutdown(void)
         cg_path(p, sizeof p, v1_ctrls[i], NULL, NULL);
         kill_rmdir(p);
     }
+    /* The last server out leaves no empty abx-local/ beside the system's
+     * groups (one still in use is not empty: EBUSY). */
+    if (cg_v2 == 1 && cg_v2_shared)
+        rmdir(cg_v2_top);
 }

@@ -144,7 +144,7 @@ int abxl_spawn_check_machine(char *err, size_t errlen)
     }
     if (run_probe(err, errlen) != 0)
         return -1;
-    return abxl_cgroup_init(err, errlen);
+    return abxl_cgroup_init(true, err, errlen);
 }
 
 /* pid file: "<host pid of the sandbox's pid 1> <its start time>". The start
@@ -220,7 +220,7 @@ int abxl_gc_main(int argc, char **argv)
         abxl_log_cmd("gc", ABXL_LOG_ERROR, "must run as root (cgroups of root's sandboxes)");
         return 1;
     }
-    if (abxl_cgroup_init(err, sizeof err) != 0) {
+    if (abxl_cgroup_init(false, err, sizeof err) != 0) {
         abxl_log_cmd("gc", ABXL_LOG_ERROR, "%s", err);
         return 1;
     }

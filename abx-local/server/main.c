@@ -532,6 +532,8 @@ int main(int argc, char **argv)
         return abxl_template_main(argc, argv);
     if (strcmp(cmd, "serve") == 0) {
         int rc = parse_args(argc, argv);
+        if (rc == 0)
+            abxl_cgroup_scope_exec(argv);
         return rc == 1 ? 0 : rc != 0 ? rc : serve();
     }
     if (cmd[0] == '\0')

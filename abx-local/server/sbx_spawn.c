@@ -207,7 +207,7 @@ static void add_proc_cover(struct argv_b *a)
 static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct abxl_tmpl *t,
                        bool keep_disk)
 {
-    char num[32], cg[8][256];
+    char num[32], cg[8][512];
     add(a, abxl_cfg.self_exe);
     add(a, "sandbox-enter");
     add(a, "--dir");

@@ -278,10 +278,12 @@ bool abxl_disk_check(char *err, size_t errlen);
 struct abxl_limits {
     int cpu_count, memory_mb, pids;
 };
-int abxl_cgroup_init(char *err, size_t errlen);
+/* serve: this server's own groups made (cgroup_place.c, on v2); else what
+ * the machine has, told only (abx-local gc). */
+int abxl_cgroup_init(bool serve, char *err, size_t errlen);
 int abxl_cgroup_create(const char *id, const struct abxl_limits *lim, char *err, size_t errlen);
 /* The cgroup.procs files a process writes "0" to, to join the sandbox. */
-int abxl_cgroup_procs_files(const char *id, char paths[][256], int max);
+int abxl_cgroup_procs_files(const char *id, char paths[][512], int max);
 int abxl_cgroup_freeze(const char *id, bool frozen);   /* 0, -1 no freezer / failed */
 void abxl_cgroup_kill(const char *id);
 void abxl_cgroup_destroy(const char *id);
@@ -290,6 +292,20 @@ void abxl_cgroup_destroy(const char *id);
 int abxl_cgroup_gc(void);
 /* Removes this server's parent cgroup (its sandboxes are gone). */
 void abxl_cgroup_shutdown(void);
+/* A cgroup file's text (NUL-terminated, at most n - 1 bytes), or a value
+ * written in one write: 0, or -1 with errno. */
+int abxl_cgroup_read(const char *path, char *out, size_t n);
+int abxl_cgroup_write(const char *path, const char *val);
+/* ---- where the groups go on v2 (cgroup_place.c) ---- */
+/* serve, first: on a systemd host, re-executes abx-local in a transient
+ * scope with Delegate=yes (systemd-run, same pid); returns when it does
+ * not (no systemd, not root, already delegated, no systemd-run). */
+void abxl_cgroup_scope_exec(char **argv);
+/* The folder this server's srv-* group goes in, its controllers enabled;
+ * shared: the abx-local/ other servers share. */
+int abxl_cgroup_place(char *top, size_t n, bool *shared, char *err, size_t errlen);
+/* The folders whose srv-* may be dead servers' (top: this server's). */
+int abxl_cgroup_gc_dirs(const char *top, char dirs[][512], int max);
 /* The limits on all sandboxes together: --max-memory/--max-pids, else
  * from the host's size. */
 void abxl_cgroup_totals(long long *memory_mb, long *pids);

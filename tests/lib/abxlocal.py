@@ -246,18 +246,35 @@ def sandbox_pids(state_dir):
     return out
 
 
+# Where a server's srv-<pid>-<start>/ may be (abx-local/DESIGN.md, "Limits:
+# cgroups"): abx-local/ of each v1 controller; on v2 the shared
+# abx-local/, a systemd scope of its own, a cgroup namespace's root.
+SERVER_GROUPS = ("/sys/fs/cgroup/*/abx-local", "/sys/fs/cgroup/abx-local",
+                 "/sys/fs/cgroup/system.slice/abx-local-*.scope", "/sys/fs/cgroup")
+
+
+def server_groups(pid="*"):
+    """The parent cgroup folders of server pid's sandboxes (any server's)."""
+    out = []
+    for top in SERVER_GROUPS:
+        out += glob.glob("%s/srv-%s-*" % (top, pid))
+    return out
+
+
 def cgroup_dirs(sid):
     """The sandbox's cgroup folders (v1 controllers or v2), under its
-    server's abx-local/srv-<pid>-<start>/."""
-    return glob.glob("/sys/fs/cgroup/*/abx-local/srv-*/%s" % sid) + \
-        glob.glob("/sys/fs/cgroup/abx-local/srv-*/%s" % sid)
+    server's srv-<pid>-<start>/."""
+    return [d for d in (os.path.join(g, sid) for g in server_groups()) if os.path.isdir(d)]
 
 
 def cgroup_file(sid, v1_ctrl, v1_file, v2_file):
     """The path of one of the sandbox's cgroup files (v1 or v2), or None."""
-    for p in (glob.glob("/sys/fs/cgroup/%s/abx-local/srv-*/%s/%s" % (v1_ctrl, sid, v1_file)) +
-              glob.glob("/sys/fs/cgroup/abx-local/srv-*/%s/%s" % (sid, v2_file))):
-        return p
+    v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
+    for d in cgroup_dirs(sid):
+        if v2 or d.startswith("/sys/fs/cgroup/%s/" % v1_ctrl):
+            p = os.path.join(d, v2_file if v2 else v1_file)
+            if os.path.exists(p):
+                return p
     return None
 
 

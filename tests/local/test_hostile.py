@@ -2,7 +2,7 @@
 a sandbox's root tries on the host, and what a client sends that should
 not be taken. Each case names the defence it checks.
 
-  test_hostile.py [--profile e2b|fc] [--runtime bwrap|gvisor]
+  test_hostile.py [--profile e2b|fc] [--runtime bwrap|gvisor] [--only leftovers]
 
 Root in a sandbox is an unprivileged host uid (user namespace); the host's
 kernel settings cannot be written; pid 1's environment and descriptors hold
@@ -17,7 +17,6 @@ writes to read-only mounts are a 4xx; a SIGKILLed server's sandboxes (a
 paused one too) are removed by the next server, whatever its state dir,
 and by `abx-local gc`, which leaves live servers' sandboxes alone."""
 import argparse
-import glob
 import http.client
 import os
 import re
@@ -29,7 +28,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from abxlocal import LOCAL_BIN, Server, cgroup_dirs  # noqa: E402
+from abxlocal import LOCAL_BIN, Server, cgroup_dirs, server_groups  # noqa: E402
 from abxtest import check, done, pid_ns, pidns_procs, raw_http, until  # noqa: E402
 
 UID_BASE = 1879048192    # sandbox uid 0 on the host (abx-local/server/server.h)
@@ -284,8 +283,8 @@ def fork_bomb(s, sid):
 
 def total_pids(s):
     """--max-pids caps all sandboxes together."""
-    srv = glob.glob("/sys/fs/cgroup/pids/abx-local/srv-%d-*/pids.max" % s.proc.pid) + \
-        glob.glob("/sys/fs/cgroup/abx-local/srv-%d-*/pids.max" % s.proc.pid)
+    srv = [p for p in (os.path.join(g, "pids.max") for g in server_groups(s.proc.pid))
+           if os.path.exists(p)]
     check(srv and host_read(srv[0]).strip() == "300",
           "the server's parent cgroup holds --max-pids 300: %s" % srv)
     if GVISOR:   # processes inside are the sentry's tasks, not host pids
@@ -468,11 +467,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--profile", default="e2b")
     ap.add_argument("--runtime", default="")
+    ap.add_argument("--only", choices=["leftovers"],
+                    help="only what a dead server leaves (tests/hosts: a host kind's cgroups)")
     a = ap.parse_args()
     runtime = ["--runtime", a.runtime] if a.runtime else []
     global GVISOR
     GVISOR = a.runtime == "gvisor"
     os.environ[CANARY] = CANARY_VALUE   # abx-local's environment holds it
+    if a.only == "leftovers":
+        leftovers(a.profile, runtime)
+        done()
     with Server(extra=["--profile", a.profile, "--max-pids", "300"] + runtime) as s:
         sid = s.create("base", timeout=300)["sandboxID"]
         user_namespace(s, sid)
