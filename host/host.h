@@ -235,8 +235,8 @@ struct abx_rerun_cfg {
 };
 extern struct abx_rerun_cfg abx_reruns;
 /* The worker loop: reads jobs from in_fd, sends JSON lines to out_fd,
- * never returns. */
-void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
+ * never returns. runner: the pid that forked it, whose death it watches. */
+void abx_worker_main(int in_fd, int out_fd, int index, long maxfail, pid_t runner)
     __attribute__((noreturn));
 /* Runs the selected tests on workers; fills run. */
 void abx_schedule(const struct abx_opts *o, struct abx_collection *c,

@@ -157,7 +157,7 @@ static int spawn(struct sched *s, struct worker *w, int index)
 {
     int to[2], msg[2], out[2], i;
     sigset_t saved;
-    pid_t pid;
+    pid_t pid, runner;
 
     if (pipe(to) != 0)
         return -1;
@@ -171,6 +171,7 @@ static int spawn(struct sched *s, struct worker *w, int index)
     }
     abx_out_flush();
     abx_signals_fork_begin(&saved);
+    runner = getpid();   /* the worker's parent: pid 1 when it is a container's */
     pid = fork();
     if (pid != 0)
         abx_signals_fork_end(&saved);
@@ -203,7 +204,7 @@ static int spawn(struct sched *s, struct worker *w, int index)
         if (!s->o->no_capture)  /* -s: a test may read the terminal */
             abx_stdin_null();
         abx_worker_main(to[0], msg[1], index,
-                        s->o->maxfail > 0 ? s->o->maxfail - s->failures : 0);
+                        s->o->maxfail > 0 ? s->o->maxfail - s->failures : 0, runner);
     }
     close(to[0]);
     close(msg[1]);

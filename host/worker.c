@@ -747,7 +747,7 @@ static void send_lifetimes(void)
     send_json(m);
 }
 
-void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
+void abx_worker_main(int in_fd, int out_fd, int index, long maxfail, pid_t runner)
 {
     struct abx_chan in;
     char *line = NULL;
@@ -758,7 +758,9 @@ void abx_worker_main(int in_fd, int out_fd, int index, long maxfail)
     /* A runner killed outright interrupts its workers at once: their
      * teardowns delete what they track while the guardian sweeps. */
     prctl(PR_SET_PDEATHSIG, SIGUSR1);
-    if (getppid() == 1)
+    /* Dead before the line above: not "parent is 1", the runner may be a
+     * container's pid 1 itself. */
+    if (getppid() != runner)
         abx_region_interrupt();
     abx_host.emit = emit_to_parent;
     abx_host.secret = secret_to_parent;

@@ -607,6 +607,24 @@ def sc_parallel(c):
          "summary differs")
 
 
+def sc_pid1(c):
+    """The runner as pid 1 (a container started without --init): its
+    workers' parent is pid 1, which is not an orphan's sign here."""
+    files = ["cases/test_outcomes.lua", "cases/test_fixtures.lua"]
+    _, normal = c.json_run(*files, "-n", "2", name="normal.json")
+    pre = ["unshare", "--pid", "--fork", "--mount-proc"]
+    if os.geteuid() != 0:
+        pre += ["--user", "--map-root-user"]
+    p = run(pre + [c.bin, *files, "-n", "2", "--json", "pid1.json"], cwd=c.dir,
+            env=c.env(None), timeout=120)
+    path = os.path.join(c.dir, "pid1.json")
+    must(os.path.exists(path), "no JSON report as pid 1\n" + p.stdout + p.stderr)
+    with open(path) as f:
+        got = json.load(f)
+    must(outcomes(got) == outcomes(normal), "as pid 1 the outcomes differ: %s" % {
+        k: v for k, v in outcomes(got).items() if outcomes(normal).get(k) != v})
+
+
 def sc_shard(c):
     files = ["cases/test_outcomes.lua", "cases/test_fixtures.lua"]
     _, a = c.json_run(*files, "--shard", "1/2", name="a.json")
