@@ -451,8 +451,7 @@ static bool server_alive(const char *name)
     long pid = strtol(name + 4, &end, 10);
     if (pid <= 0 || *end != '-')
         return false;
-    unsigned long long start = strtoull(end + 1, NULL, 10);
-    return start != 0 && abxl_proc_starttime((pid_t)pid) == start;
+    return abxl_proc_alive((pid_t)pid, strtoull(end + 1, NULL, 10));
 }
 
 /* Removes the groups of dead servers in top; other names too when any

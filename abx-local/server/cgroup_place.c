@@ -223,6 +223,19 @@ static int check_offered(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
+const char *abxl_container_hint(void)
+{
+    /* podman writes /run/.containerenv, Docker /.dockerenv; systemd's
+     * convention is $container (lxc, systemd-nspawn, podman, docker). */
+    const char *c = getenv("container");
+    bool in = access("/run/.containerenv", F_OK) == 0 || access("/.dockerenv", F_OK) == 0 ||
+              (c != NULL && c[0] != '\0');
+    return in ? "; abx-local runs in a container here: start that container with "
+                "--privileged (podman run or docker run), which gives it user namespaces, "
+                "a /proc it may mount again and cgroups of its own it may write "
+                "(abx-local/DESIGN.md, \"In a container\")" : "";
+}
+
 static int enable(const char *dir, char *err, size_t errlen)
 {
     char p[1200];
@@ -230,11 +243,8 @@ static int enable(const char *dir, char *err, size_t errlen)
     if (abxl_cgroup_write(p, NEED) == 0)
         return 0;
     if (errno == EROFS || errno == EACCES || errno == EPERM)
-        abxl_fmt(err, errlen, "cgroup v2: %s is not writable here (%s): a container's "
-                 "cgroups are read-only unless it is given its own, writable (podman run "
-                 "--cgroupns=private --security-opt unmask=/sys/fs/cgroup, or docker run "
-                 "--cgroupns=private --privileged; abx-local/DESIGN.md, \"Limits: cgroups\")", p,
-                 strerror(errno));
+        abxl_fmt(err, errlen, "cgroup v2: %s is not writable here: %s%s", p, strerror(errno),
+                 abxl_container_hint());
     else
         abxl_fmt(err, errlen, "cgroup v2: cannot enable memory, pids and cpu in %s: %s", p,
                  strerror(errno));

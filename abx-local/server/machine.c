@@ -48,8 +48,8 @@ static int run_probe(char *err, size_t errlen)
         out[strcspn(out, "\n")] = '\0';
         snprintf(err, errlen,
                  "namespaces refused: a test sandbox (%s --unshare-pid --unshare-net "
-                 "--unshare-ipc --unshare-uts) failed: %s",
-                 abxl_cfg.bwrap, out[0] ? out : "no output");
+                 "--unshare-ipc --unshare-uts) failed: %s%s",
+                 abxl_cfg.bwrap, out[0] ? out : "no output", abxl_container_hint());
         return -1;
     }
     return 0;
@@ -163,10 +163,10 @@ static void kill_left(const char *dir)
     char *end;
     long pid = strtol(line, &end, 10);
     unsigned long long start = strtoull(end, NULL, 10);
-    if (pid <= 1 || start == 0 || abxl_proc_starttime((pid_t)pid) != start)
+    if (pid <= 1 || !abxl_proc_alive((pid_t)pid, start))
         return;
     kill((pid_t)pid, SIGKILL);
-    for (int i = 0; i < 200 && abxl_proc_starttime((pid_t)pid) == start; i++)
+    for (int i = 0; i < 200 && abxl_proc_alive((pid_t)pid, start); i++)
         abxl_sleep_ms(10);
     abxl_log(ABXL_LOG_INFO, "killed sandbox left by a previous run (pid %ld)", pid);
 }

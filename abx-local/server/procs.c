@@ -10,7 +10,8 @@
 
 #include "server.h"
 
-unsigned long long abxl_proc_starttime(pid_t pid)
+/* Start time and state of pid from /proc/PID/stat: 0 if it does not exist. */
+static unsigned long long stat_of(pid_t pid, char *state)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -21,8 +22,9 @@ unsigned long long abxl_proc_starttime(pid_t pid)
     fclose(f);
     buf[n] = '\0';
     char *p = strrchr(buf, ')');   /* comm may contain spaces */
-    if (p == NULL)
+    if (p == NULL || p[1] != ' ')
         return 0;
+    *state = p[2];
     p++;
     /* After ")": state is field 3; starttime is field 22. */
     for (int field = 3; field < 22 && p; field++) {
@@ -31,6 +33,20 @@ unsigned long long abxl_proc_starttime(pid_t pid)
     if (p == NULL)
         return 0;
     return strtoull(p + 1, NULL, 10);
+}
+
+unsigned long long abxl_proc_starttime(pid_t pid)
+{
+    char state;
+    return stat_of(pid, &state);
+}
+
+bool abxl_proc_alive(pid_t pid, unsigned long long start)
+{
+    char state = '?';
+    /* A zombie (Z) or one being reaped (X) is dead: under a pid 1 that
+     * never reaps, a killed server stays a zombie. */
+    return start != 0 && stat_of(pid, &state) == start && state != 'Z' && state != 'X';
 }
 
 typedef void (*proc_fn)(pid_t pid, void *arg);

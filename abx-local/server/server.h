@@ -304,6 +304,9 @@ void abxl_cgroup_scope_exec(char **argv);
 /* The folder this server's srv-* group goes in, its controllers enabled;
  * shared: the abx-local/ other servers share. */
 int abxl_cgroup_place(char *top, size_t n, bool *shared, char *err, size_t errlen);
+/* "" or, in a container, "; " and what to start it with: for messages of
+ * what the machine refuses. */
+const char *abxl_container_hint(void);
 /* The folders whose srv-* may be dead servers' (top: this server's). */
 int abxl_cgroup_gc_dirs(const char *top, char dirs[][512], int max);
 /* The limits on all sandboxes together: --max-memory/--max-pids, else
@@ -422,6 +425,9 @@ int abxl_sbxdir_prepare(const struct abxl_sbx *s, const struct abxl_tmpl *t,
 int abxl_sbxdir_boot_id(const struct abxl_sbx *s);
 /* Start time (clock ticks since boot) of pid, 0 if it does not exist. */
 unsigned long long abxl_proc_starttime(pid_t pid);
+/* pid is the process that started at start and has not ended (a zombie
+ * has: it is dead until reaped). */
+bool abxl_proc_alive(pid_t pid, unsigned long long start);
 int abxl_spawn_check_machine(char *err, size_t errlen);
 /* Mounts an overlay on a tmpfs in a throwaway namespace (needs the state dir). */
 int abxl_overlay_check(char *err, size_t errlen);

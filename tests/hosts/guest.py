@@ -4,8 +4,9 @@ one command in it (docs/testing.md "Host kinds").
 
 usage: guest.py build KIND
        guest.py run KIND [--copy DIR[:NAME]]... [--user USER] [--timeout S]
-                         [--accel tcg|kvm] -- CMD [ARG ...]
+                         [--accel auto|tcg|kvm] -- CMD [ARG ...]
        guest.py kinds
+       guest.py accel KIND
 
 build  makes KIND's image once (mmdebstrap with Debian's cloud kernel,
        systemd and a one-shot unit that runs the command and powers off),
@@ -20,9 +21,12 @@ run    boots a copy of the image (the cached one is never written) with a
        timeout. Nothing of the run is left: its folder in /var/tmp goes.
        The guest has no network.
 
-Accelerator: software emulation (tcg) unless --accel kvm or
-ABX_HOSTS_ACCEL=kvm: on a machine that is itself a VM, /dev/kvm may exist
-and hang a guest in its firmware (seen on this project's CI machine).
+Accelerator (--accel, or ABX_HOSTS_ACCEL): auto, the default, is KVM when
+/dev/kvm boots the kind's kernel to its first panic (no root disk) within
+10 s, else software emulation (tcg): on a machine that is itself a VM,
+/dev/kvm may exist and hang a guest (seen on this project's CI machine).
+The probe's verdict is kept until the machine reboots; `accel KIND`
+prints what auto picks.
 Needs root (mmdebstrap, mke2fs) and the Debian packages mmdebstrap,
 qemu-system-x86 and e2fsprogs. Standard library only."""
 import argparse
@@ -30,6 +34,7 @@ import fcntl
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,13 +49,17 @@ ROOT_SIZE = "16G"
 # Each kind: its Debian suite and what its image holds beyond the base.
 # Debian 12's: what abx-local and abx-e2e built on this machine (Debian 12)
 # run with, and what their tests drive them with.
+# Debian 13's: the same for a build of its own (native.py; the t64 names),
+# and podman, whose containers are a host kind of their own.
 RUNTIME12 = ["libcurl4", "libcjson1", "libmicrohttpd12", "libseccomp2", "libnftables1",
              "libmnl0", "liblua5.4-0", "libedit2", "bubblewrap", "e2fsprogs", "python3"]
+RUNTIME13 = ["libcurl4t64", "libmicrohttpd12t64"] + \
+    [p for p in RUNTIME12 if p not in ("libcurl4", "libmicrohttpd12")]
 KINDS = {
     "debian12-v2": {"suite": "bookworm", "what": "Debian 12, systemd 252, cgroup v2",
                     "extra": RUNTIME12},
-    "debian13-v2": {"suite": "trixie", "what": "Debian 13, systemd 257, cgroup v2",
-                    "extra": []},
+    "debian13-v2": {"suite": "trixie", "what": "Debian 13, systemd 257, cgroup v2, podman 5",
+                    "extra": RUNTIME13 + ["podman", "crun", "nftables", "dbus"]},
 }
 PACKAGES = ["linux-image-cloud-amd64", "systemd-sysv", "udev", "kmod", "iproute2",
             "util-linux", "procps"]
@@ -201,9 +210,38 @@ def qemu_args(image, work, in_img, accel):
             "-monitor", "none"]
 
 
+def kvm_works(image):
+    """Whether KVM boots image's kernel: with no root disk it panics at
+    once and, -no-reboot, qemu exits. Kept per boot of this machine."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot = f.read().strip()
+    mark = os.path.join(CACHE, ".kvm-" + boot)
+    if os.path.exists(mark):
+        return open(mark).read().strip() == "yes"
+    try:
+        p = subprocess.run(["qemu-system-x86_64", "-accel", "kvm", "-m", "256", "-nographic",
+                            "-no-reboot", "-nic", "none", "-monitor", "none",
+                            "-kernel", os.path.join(image, "vmlinuz"),
+                            "-append", "console=ttyS0 panic=-1 root=/dev/nowhere"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+        ok = b"Kernel panic" in p.stdout
+    except subprocess.TimeoutExpired:   # subprocess.run kills it
+        ok = False
+    for old in os.listdir(CACHE):
+        if old.startswith(".kvm-"):
+            os.unlink(os.path.join(CACHE, old))
+    with open(mark, "w") as f:
+        f.write("yes\n" if ok else "no\n")
+    return ok
+
+
 def run(kind, cmd, copies, user, timeout, accel):
     need("qemu-system-x86_64", "mke2fs")
     image = build(kind)
+    if accel == "auto":
+        accel = "kvm" if kvm_works(image) else "tcg"
     work = tempfile.mkdtemp(prefix="abx-guest-", dir="/var/tmp")
     proc = None
     try:
@@ -236,7 +274,15 @@ def run(kind, cmd, copies, user, timeout, accel):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def stop(signum, _frame):
+    """SIGTERM (ctest's timeout, kill) ends a run as a timeout does: the
+    guest killed and its folder removed (the finally clauses run)."""
+    die("stopped by signal %d" % signum, 128 + signum)
+
+
 def main():
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="verb", required=True)
     b = sub.add_parser("build")
@@ -246,10 +292,12 @@ def main():
     r.add_argument("--copy", action="append", default=[], metavar="DIR[:NAME]")
     r.add_argument("--user", default="root")
     r.add_argument("--timeout", type=int, default=600)
-    r.add_argument("--accel", choices=["tcg", "kvm"],
-                   default=os.environ.get("ABX_HOSTS_ACCEL", "tcg"))
+    r.add_argument("--accel", choices=["auto", "tcg", "kvm"],
+                   default=os.environ.get("ABX_HOSTS_ACCEL", "auto"))
     r.add_argument("cmd", nargs="+")
     sub.add_parser("kinds")
+    c = sub.add_parser("accel")
+    c.add_argument("kind", choices=sorted(KINDS))
     a = ap.parse_args()
     if os.geteuid() != 0:
         die("needs root (mmdebstrap, mke2fs, the image cache)")
@@ -259,6 +307,10 @@ def main():
         return 0
     if a.verb == "build":
         print(build(a.kind))
+        return 0
+    if a.verb == "accel":
+        need("qemu-system-x86_64")
+        print("kvm" if kvm_works(build(a.kind)) else "tcg")
         return 0
     for spec in a.copy:
         if not os.path.isdir(spec.partition(":")[0]):

@@ -4,8 +4,9 @@ guest boots the kernel and systemd the kind names, on cgroup v2 with the
 memory, pids and cpu controllers; a command's output and exit status come
 back; a copied folder is there; the command runs as the user asked; a
 guest that does not power off in time is killed (exit 124) and nothing of
-it is left (no qemu process, no run folder in /var/tmp), and the cached
-image is untouched by runs.
+it is left (no qemu process, no run folder in /var/tmp, no mount), this
+machine's cgroup mounts are as they were, and the cached image is
+untouched by runs.
 
 usage: test_boot.py KIND"""
 import glob
@@ -32,6 +33,12 @@ def digest(path):
     return (st.st_size, st.st_mtime_ns)
 
 
+def mounts():
+    with open("/proc/self/mountinfo") as f:
+        return sorted(" ".join(line.split()[3:5]) + " " + line.split(" - ")[1].split()[0]
+                      for line in f)
+
+
 def main():
     kind = sys.argv[1]
     p = guest("build", kind)
@@ -40,6 +47,7 @@ def main():
                  "%s: the image is built or found (%r)" % (kind, p.stderr[-2000:])):
         done()
     before = digest(os.path.join(image, "root.img"))
+    mounted = mounts()
     data = tempfile.mkdtemp(prefix="abx-hosts-test-")
     try:
         write_file(os.path.join(data, "f.txt"), "from the host\n")
@@ -69,6 +77,9 @@ def main():
                               capture_output=True, text=True).stdout.split()
         eq(left, [], "%s: no qemu process is left" % kind)
         eq(glob.glob("/var/tmp/abx-guest-*"), [], "%s: no run folder is left" % kind)
+        now = mounts()
+        eq([m for m in now if m not in mounted] + [m for m in mounted if m not in now], [],
+           "%s: this machine's mounts (its cgroups' among them) are as they were" % kind)
         eq(digest(os.path.join(image, "root.img")), before,
            "%s: runs leave the cached image as it was" % kind)
     finally:

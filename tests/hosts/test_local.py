@@ -11,34 +11,32 @@ template roots of this machine's cache copied into the guest, where
     scope of its own, and by `abx-local gc`) run as they run here;
   - abx-e2e --local runs tests-lua/test_02_lifecycle.lua, green;
   - systemd's delegation holds: each server runs in a scope of its own
-    (abx-local-*.scope, Delegate=yes), the root's subtree_control is as
-    systemd left it and no abx-local group is left once they stop;
+    (abx-local-*.scope, Delegate=yes), one started as a service whose
+    unit says Delegate=yes stays in that service's cgroup, the root's
+    subtree_control is as systemd left it and no abx-local group is left
+    once they stop;
   - in a cgroup namespace of its own (as a container has: a shell moved
     into a cgroup, unshare --cgroup, cgroup2 mounted again) abx-local
     moves that namespace's processes into a leaf and local.limits passes.
 
-Only Debian 12's kind: the binaries are this machine's (Debian 12).
+A kind of another Debian release than this machine's gets binaries built
+for it (native.py: in a cached root of that release).
 
 usage: test_local.py KIND BUILD SRC"""
 import os
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from abxtest import check, done, remove, write_file  # noqa: E402
+sys.path.insert(0, HERE)
+from hostlib import check, done, run, stage  # noqa: E402
+from abxtest import remove  # noqa: E402
 
-CACHE = os.environ.get("ABX_LOCAL_CACHE", "/var/cache/abx-local")
 CASES = ["test_lifecycle.py", "test_limits.py", "test_pause_fs.py"]
 
-# In the guest: the source tree's templates where the binaries look for
-# them, each case with the copied binaries, then the suite file.
+# In the guest (after hostlib.PRELUDE): one server on its own, each case,
+# the suite file, what is left, then a cgroup namespace.
 SCRIPT = r"""
-mkdir -p "$(dirname "$SRC")" && ln -s /mnt/in/src "$SRC"
-export ABX_LOCAL_BIN=/mnt/in/bin/abx-local ABX_ENVD_BIN=/mnt/in/bin/abx-envd
-export ABX_LOCAL_CACHE=/mnt/in/cache PYTHONDONTWRITEBYTECODE=1
-export T=/mnt/in/src/tests/local
 before=$(cat /sys/fs/cgroup/cgroup.subtree_control)
 echo "subtree_control before: $before"
 $ABX_LOCAL_BIN serve --listen 127.0.0.1:0 --state-dir /tmp/one --envd $ABX_ENVD_BIN \
@@ -48,6 +46,13 @@ grep -h "sandbox cgroups below\|outside any delegated" /tmp/one.err |
   sed 's/abx-local-[0-9-]*\.scope/abx-local-N.scope/'
 echo "its cgroup: $(sed 's/abx-local-[0-9-]*\.scope/abx-local-N.scope/' /proc/$!/cgroup)"
 kill -TERM $! && wait $!
+# serve as a service whose unit says Delegate=yes (abx-local/DESIGN.md)
+systemd-run --quiet --unit=abx-svc -p Delegate=yes -p StandardOutput=file:/tmp/svc.out \
+  -p StandardError=file:/tmp/svc.err -E ABX_LOCAL_CACHE="$ABX_LOCAL_CACHE" \
+  "$ABX_LOCAL_BIN" serve --listen 127.0.0.1:0 --state-dir /tmp/svc --envd "$ABX_ENVD_BIN"
+for i in $(seq 1 300); do grep -q '^ready' /tmp/svc.out 2>/dev/null && break; sleep 0.2; done
+grep -h "sandbox cgroups below\|outside any delegated" /tmp/svc.err
+systemctl stop abx-svc
 for t in CASES; do
   timeout 900 python3 "$T/$t" > "/tmp/$t.log" 2>&1
   echo "case $t exit $? ($(tail -n 1 "/tmp/$t.log"))"
@@ -83,45 +88,28 @@ grep -E '^FAIL|^0::|cgroup /sys' /tmp/ns.log | head -n 20
 
 def main():
     kind, build, src = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
-    stage = tempfile.mkdtemp(prefix="abx-hosts-local-")
+    stage_dir = tempfile.mkdtemp(prefix="abx-hosts-local-")
     try:
-        os.makedirs(os.path.join(stage, "bin"))
-        for b in ("abx-local/server/abx-local", "abx-local/envd/abx-envd", "host/abx-e2e"):
-            subprocess.run(["cp", "-a", os.path.join(build, b), os.path.join(stage, "bin")],
-                           check=True)
-        os.makedirs(os.path.join(stage, "src", "abx-local"))
-        for d in ("tests", "tests-lua"):
-            subprocess.run(["cp", "-a", os.path.join(src, d), os.path.join(stage, "src", d)],
-                           check=True)
-        subprocess.run(["cp", "-a", os.path.join(src, "abx-local", "templates"),
-                        os.path.join(stage, "src", "abx-local", "templates")], check=True)
-        script = SCRIPT.replace("CASES", " ".join(CASES)).replace("$SRC", src)
-        write_file(os.path.join(stage, "run.sh"), script)
-        p = subprocess.run([sys.executable, os.path.join(HERE, "guest.py"), "run", kind,
-                            "--timeout", "3000", "--copy", os.path.join(stage, "bin") + ":bin",
-                            "--copy", os.path.join(stage, "src") + ":src",
-                            "--copy", os.path.join(CACHE, "rootfs") + ":cache/rootfs",
-                            "--copy", stage + ":stage", "--", "sh", "/mnt/in/stage/run.sh"],
-                           capture_output=True, text=True, timeout=3600)
-        print(p.stdout[-20000:])
-        check(p.returncode == 0, "%s: the guest ran the cases (exit %d: %s)" % (
-            kind, p.returncode, p.stderr[-1500:]))
+        stage(kind, build, src, stage_dir)
+        out = run(kind, src, stage_dir, SCRIPT.replace("CASES", " ".join(CASES)))
         for t in CASES:
-            check(("case %s exit 0 " % t) in p.stdout, "%s: local %s passes in the guest" % (kind, t))
-        check("case leftovers exit 0 " in p.stdout,
+            check(("case %s exit 0 " % t) in out, "%s: local %s passes in the guest" % (kind, t))
+        check("case leftovers exit 0 " in out,
               "%s: a killed server's leftovers are removed, across scopes" % kind)
-        check("suite exit 0 " in p.stdout and " passed" in p.stdout,
+        check("suite exit 0 " in out and " passed" in out,
               "%s: abx-e2e --local tests-lua/test_02_lifecycle.lua is green in the guest" % kind)
         check("below /sys/fs/cgroup/system.slice/abx-local-N.scope (a delegated scope)"
-              in p.stdout and "its cgroup: 0::/system.slice/abx-local-N.scope/init" in p.stdout,
+              in out and "its cgroup: 0::/system.slice/abx-local-N.scope/init" in out,
               "%s: a server runs in a delegated scope of its own, in its leaf" % kind)
-        check("subtree_control unchanged" in p.stdout,
+        check("below /sys/fs/cgroup/system.slice/abx-svc.service (a delegated cgroup)" in out,
+              "%s: a service with Delegate=yes keeps the server in its own cgroup" % kind)
+        check("subtree_control unchanged" in out,
               "%s: the root's subtree_control is as systemd left it" % kind)
-        check("groups left: []" in p.stdout, "%s: no abx-local group is left" % kind)
-        check("case ns-limits exit 0 " in p.stdout and "\n0::/\n" in p.stdout,
+        check("groups left: []" in out, "%s: no abx-local group is left" % kind)
+        check("case ns-limits exit 0 " in out and "\n0::/\n" in out,
               "%s: in a cgroup namespace of its own, local.limits passes" % kind)
     finally:
-        remove(stage)
+        remove(stage_dir)
     done()
 
 

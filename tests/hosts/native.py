@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Builds abx-local, abx-envd and abx-e2e for a host kind whose Debian
+release is not this machine's (Debian 13's libraries are not Debian 12's:
+a binary built here does not start there), at this machine's speed: in a
+root of that release, made once with mmdebstrap and cached beside the
+kinds' images, through bubblewrap (the source read-only at its own path,
+so the templates folder compiled in is the same path in the guest).
+
+usage: native.py KIND SRC OUT
+
+OUT gets a build folder's layout (abx-local/server/abx-local,
+abx-local/envd/abx-envd, host/abx-e2e), what test_local.py takes. The
+build folder is kept in the cache: the next build is incremental.
+Needs root (mmdebstrap, the cache) and bubblewrap."""
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from guest import CACHE, KINDS, die, need  # noqa: E402
+
+# What the build needs (scripts/deps.sh's build part).
+BUILD = ["build-essential", "cmake", "pkg-config", "python3", "lua5.4", "liblua5.4-dev",
+         "libcurl4-openssl-dev", "libcjson-dev", "libssl-dev", "libmicrohttpd-dev",
+         "libseccomp-dev", "zlib1g-dev", "libmnl-dev", "libnftables-dev", "libedit-dev"]
+TARGETS = {"abx-local": "abx-local/server/abx-local", "abx-envd": "abx-local/envd/abx-envd",
+           "abx-e2e": "host/abx-e2e"}
+
+
+def build_root(kind):
+    """The cached root of kind's release with the build's packages."""
+    suite = KINDS[kind]["suite"]
+    h = hashlib.sha256((suite + "\0" + " ".join(BUILD)).encode()).hexdigest()[:16]
+    final = os.path.join(CACHE, "native-%s-%s" % (suite, h))
+    with open(os.path.join(CACHE, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.isdir(os.path.join(final, "root", "usr")):
+            return final
+        tmp = tempfile.mkdtemp(prefix=".native-", dir=CACHE)
+        try:
+            t0 = time.monotonic()
+            p = subprocess.run(["mmdebstrap", "--variant=apt", "--include=" + ",".join(BUILD),
+                                suite, os.path.join(tmp, "root")],
+                               capture_output=True, text=True, timeout=1800)
+            if p.returncode != 0:
+                die("mmdebstrap of %s's build root failed (exit %d):\n%s" % (
+                    suite, p.returncode, p.stderr[-3000:]))
+            os.makedirs(os.path.join(tmp, "build"))
+            os.rename(tmp, final)
+            for old in os.listdir(CACHE):   # older package lists' roots go
+                if old.startswith("native-%s-" % suite) and os.path.join(CACHE, old) != final:
+                    shutil.rmtree(os.path.join(CACHE, old), ignore_errors=True)
+            print("native: %s's build root made in %.0f s" % (suite, time.monotonic() - t0),
+                  file=sys.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in KINDS:
+        die("usage: native.py KIND SRC OUT (KIND: %s)" % ", ".join(sorted(KINDS)))
+    kind, src, out = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+    if os.geteuid() != 0:
+        die("needs root (mmdebstrap, the cache)")
+    need("mmdebstrap", "bwrap")
+    if not os.path.isfile(os.path.join(src, "CMakeLists.txt")):
+        die("%s: not the project's source (no CMakeLists.txt)" % src)
+    os.makedirs(CACHE, exist_ok=True)
+    top = build_root(kind)
+    with open(os.path.join(top, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)   # one build in a build folder at a time
+        # the mount points of the source and the build: empty folders of the root
+        for d in (src.lstrip("/"), "build"):
+            os.makedirs(os.path.join(top, "root", d), exist_ok=True)
+        script = ("cmake -S '%s' -B /build -DCMAKE_BUILD_TYPE=Release >/dev/null && "
+                  "cmake --build /build -j2 --target %s" % (src, " ".join(TARGETS)))
+        p = subprocess.run(["bwrap", "--ro-bind", os.path.join(top, "root"), "/",
+                            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                            "--ro-bind", src, src, "--bind", os.path.join(top, "build"), "/build",
+                            "--unshare-pid", "--die-with-parent", "--chdir", "/build",
+                            "sh", "-c", script], capture_output=True, text=True, timeout=1800)
+        if p.returncode != 0:
+            die("the %s build failed (exit %d):\n%s" % (kind, p.returncode,
+                                                       (p.stdout + p.stderr)[-3000:]))
+        for rel in TARGETS.values():
+            dest = os.path.join(out, rel)
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copy2(os.path.join(top, "build", rel), dest)
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
