@@ -7,11 +7,15 @@ kinds' images, through bubblewrap (the source read-only at its own path,
 so the templates folder compiled in is the same path in the guest).
 
 usage: native.py KIND SRC OUT
+       native.py KIND SRC --test LABEL
 
 OUT gets a build folder's layout (abx-local/server/abx-local,
-abx-local/envd/abx-envd, host/abx-e2e), what test_local.py takes. The
-build folder is kept in the cache: the next build is incremental.
-Needs root (mmdebstrap, the cache) and bubblewrap."""
+abx-local/envd/abx-envd, host/abx-e2e), what test_local.py takes.
+--test builds everything with warnings as errors (CI's flags) and runs
+the ctest cases labelled LABEL there (not the `hosts` ones: no guest in a
+guest), with ctest's output; exits with ctest's status. The build
+folders are kept in the cache: the next build is incremental. Needs root
+(mmdebstrap, the cache) and bubblewrap."""
 import fcntl
 import hashlib
 import os
@@ -29,6 +33,10 @@ from guest import CACHE, KINDS, die, need  # noqa: E402
 BUILD = ["build-essential", "cmake", "pkg-config", "python3", "lua5.4", "liblua5.4-dev",
          "libcurl4-openssl-dev", "libcjson-dev", "libssl-dev", "libmicrohttpd-dev",
          "libseccomp-dev", "zlib1g-dev", "libmnl-dev", "libnftables-dev", "libedit-dev"]
+# What the `quick` cases run with beyond the build (scripts/deps.sh).
+TESTING = ["lua-check", "python3-yaml", "yamllint", "chromium", "chromium-driver",
+           "python3-selenium", "bubblewrap", "procps", "iproute2", "xxd", "bsdextrautils",
+           "curl", "ca-certificates", "e2fsprogs"]
 TARGETS = {"abx-local": "abx-local/server/abx-local", "abx-envd": "abx-local/envd/abx-envd",
            "abx-e2e": "host/abx-e2e"}
 
@@ -36,7 +44,7 @@ TARGETS = {"abx-local": "abx-local/server/abx-local", "abx-envd": "abx-local/env
 def build_root(kind):
     """The cached root of kind's release with the build's packages."""
     suite = KINDS[kind]["suite"]
-    h = hashlib.sha256((suite + "\0" + " ".join(BUILD)).encode()).hexdigest()[:16]
+    h = hashlib.sha256((suite + "\0" + " ".join(BUILD + TESTING)).encode()).hexdigest()[:16]
     final = os.path.join(CACHE, "native-%s-%s" % (suite, h))
     with open(os.path.join(CACHE, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -45,13 +53,15 @@ def build_root(kind):
         tmp = tempfile.mkdtemp(prefix=".native-", dir=CACHE)
         try:
             t0 = time.monotonic()
-            p = subprocess.run(["mmdebstrap", "--variant=apt", "--include=" + ",".join(BUILD),
+            p = subprocess.run(["mmdebstrap", "--variant=apt",
+                                "--include=" + ",".join(BUILD + TESTING),
                                 suite, os.path.join(tmp, "root")],
                                capture_output=True, text=True, timeout=1800)
             if p.returncode != 0:
                 die("mmdebstrap of %s's build root failed (exit %d):\n%s" % (
                     suite, p.returncode, p.stderr[-3000:]))
             os.makedirs(os.path.join(tmp, "build"))
+            os.makedirs(os.path.join(tmp, "build-all"))
             os.rename(tmp, final)
             for old in os.listdir(CACHE):   # older package lists' roots go
                 if old.startswith("native-%s-" % suite) and os.path.join(CACHE, old) != final:
@@ -63,10 +73,29 @@ def build_root(kind):
     return final
 
 
+def bwrap(top, src, build, script, timeout):
+    """script (sh) in top's root, the source read-only at its own path,
+    build at /build; its CompletedProcess."""
+    for d in (src.lstrip("/"), "build"):   # mount points: empty folders of the root
+        os.makedirs(os.path.join(top, "root", d), exist_ok=True)
+    return subprocess.run(["bwrap", "--ro-bind", os.path.join(top, "root"), "/",
+                           "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                           "--ro-bind", src, src, "--bind", os.path.join(top, build), "/build",
+                           "--unshare-pid", "--die-with-parent", "--chdir", "/build",
+                           "--setenv", "HOME", "/tmp", "sh", "-c", script],
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in KINDS:
-        die("usage: native.py KIND SRC OUT (KIND: %s)" % ", ".join(sorted(KINDS)))
-    kind, src, out = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+    argv = sys.argv[1:]
+    label = None
+    if len(argv) == 4 and argv[2] == "--test":
+        label = argv[3]
+        argv = argv[:2] + [None]
+    if len(argv) != 3 or argv[0] not in KINDS:
+        die("usage: native.py KIND SRC OUT | native.py KIND SRC --test LABEL (KIND: %s)"
+            % ", ".join(sorted(KINDS)))
+    kind, src = argv[0], os.path.abspath(argv[1])
     if os.geteuid() != 0:
         die("needs root (mmdebstrap, the cache)")
     need("mmdebstrap", "bwrap")
@@ -76,19 +105,23 @@ def main():
     top = build_root(kind)
     with open(os.path.join(top, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)   # one build in a build folder at a time
-        # the mount points of the source and the build: empty folders of the root
-        for d in (src.lstrip("/"), "build"):
-            os.makedirs(os.path.join(top, "root", d), exist_ok=True)
-        script = ("cmake -S '%s' -B /build -DCMAKE_BUILD_TYPE=Release >/dev/null && "
-                  "cmake --build /build -j2 --target %s" % (src, " ".join(TARGETS)))
-        p = subprocess.run(["bwrap", "--ro-bind", os.path.join(top, "root"), "/",
-                            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-                            "--ro-bind", src, src, "--bind", os.path.join(top, "build"), "/build",
-                            "--unshare-pid", "--die-with-parent", "--chdir", "/build",
-                            "sh", "-c", script], capture_output=True, text=True, timeout=1800)
+        if label:
+            p = bwrap(top, src, "build-all",
+                      # -Werror: a build that succeeds has no warning
+                      "cmake -S '%s' -B /build -DABX_WERROR=ON >/dev/null && "
+                      "{ cmake --build /build -j2 > /tmp/build.log 2>&1 || "
+                      "{ grep -E -A5 'error|warning' /tmp/build.log | tail -n 80; exit 1; }; } && "
+                      "echo 'built with -Werror: no warning' && ctest --test-dir /build "
+                      "-L '%s' -LE hosts -j2 --output-on-failure" % (src, label), 3600)
+            sys.stdout.write(p.stdout[-30000:] + p.stderr[-5000:])
+            return p.returncode
+        p = bwrap(top, src, "build",
+                  "cmake -S '%s' -B /build -DCMAKE_BUILD_TYPE=Release >/dev/null && "
+                  "cmake --build /build -j2 --target %s" % (src, " ".join(TARGETS)), 1800)
         if p.returncode != 0:
             die("the %s build failed (exit %d):\n%s" % (kind, p.returncode,
                                                        (p.stdout + p.stderr)[-3000:]))
+        out = os.path.abspath(argv[2])
         for rel in TARGETS.values():
             dest = os.path.join(out, rel)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
