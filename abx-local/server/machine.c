@@ -106,7 +106,9 @@ int abxl_spawn_check_machine(char *err, size_t errlen)
     if (geteuid() != 0) {
         snprintf(err, errlen,
                  "must run as root (uid 0): sandboxes need bwrap with namespaces, "
-                 "capability control and setns; running as uid %d",
+                 "capability control and setns; running as uid %d. Either start it as "
+                 "root (sudo), or run the suite against a cloud platform instead "
+                 "(ABX_SANDBOX_* in .env, then `make e2e`; README, \"Credentials and .env\")",
                  (int)geteuid());
         return -1;
     }

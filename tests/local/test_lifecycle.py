@@ -141,7 +141,9 @@ def refusals(tmp):
     if setpriv:
         rc, out, err = run_cli(base, pre=[setpriv, "--reuid=65534", "--regid=65534",
                                           "--clear-groups", "--"])
-        check(rc == 1 and "root" in err and "ready" not in out, "non-root: refuses, says root")
+        check(rc == 1 and "must run as root" in err and "sudo" in err and "cloud platform" in err
+              and "ready" not in out,
+              "non-root: refuses, says root and the two ways out (sudo, a cloud platform)")
     else:
         print("skip non-root refusal: setpriv not installed")
 
