@@ -236,11 +236,18 @@ def sc_group_term(binary, server):
         remove(work)
 
 
+# Live until the test has run the second one (the file second-done), at
+# most 60 s: a fixed 3 s let a second run slow to start (sanitizers, a
+# loaded CI machine) begin after the first had ended, and not be refused.
 LONG = """local e2e = require "e2e"
 e2e.test("long", { platform = true }, function(base_sandbox)
   print("created")
   io.stdout:flush()
-  for i = 1, 6 do base_sandbox.commands:run("sleep 0.5") end
+  for i = 1, 600 do
+    local f = io.open("second-done", "r")
+    if f then f:close() return end
+    base_sandbox.commands:run("sleep 0.1")
+  end
 end)
 """
 
@@ -266,6 +273,8 @@ def sc_same_run_id(binary, server):
             if not line:
                 break
         p, _ = run(binary, work, env, "cases/test_plain.lua", timeout=60)
+        with open(os.path.join(work, "second-done"), "w"):
+            pass
         check(p.returncode != 0, "the second run is refused: %d" % p.returncode)
         check("is in use by another live run" in p.stdout + p.stderr,
               "it says why: %r" % (p.stdout + p.stderr)[-300:])
