@@ -43,7 +43,7 @@ static const char *const v1_ctrls[] = {"memory", "pids", "cpu", "cpuacct", "free
 static long long read_ll(const char *path)
 {
     char buf[64];
-    if (abxl_cgroup_read(path, buf, sizeof buf) != 0)
+    if (abxl_read_value(path, buf, sizeof buf) != 0)
         return -1;
     return strtoll(buf, NULL, 10);
 }
@@ -52,7 +52,7 @@ static long long read_ll(const char *path)
 static long long read_keyed(const char *path, const char *key)
 {
     char buf[8192];
-    if (abxl_cgroup_read(path, buf, sizeof buf) != 0)
+    if (abxl_read_value(path, buf, sizeof buf) != 0)
         return -1;
     size_t kl = strlen(key);
     for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
@@ -93,7 +93,7 @@ static int set_limit(const char *ctrl, const char *id, const char *file, const c
 static long long host_memory_mb(void)
 {
     char buf[4096];
-    if (abxl_cgroup_read("/proc/meminfo", buf, sizeof buf) != 0)
+    if (abxl_read_value("/proc/meminfo", buf, sizeof buf) != 0)
         return 0;
     const char *m = strstr(buf, "MemTotal:");
     return m ? strtoll(m + 9, NULL, 10) / 1024 : 0;
@@ -107,7 +107,7 @@ void abxl_cgroup_totals(long long *memory_mb, long *pids)
         return;
     }
     char buf[32];
-    long pid_max = abxl_cgroup_read("/proc/sys/kernel/pid_max", buf, sizeof buf) == 0
+    long pid_max = abxl_read_value("/proc/sys/kernel/pid_max", buf, sizeof buf) == 0
                        ? strtol(buf, NULL, 10) : 32768;
     *pids = pid_max / 2;
 }
@@ -131,7 +131,7 @@ static int make_self(char *err, size_t errlen)
     }
     if (cg_v2 == 1) {
         cg_path(p, sizeof p, NULL, NULL, "cgroup.subtree_control");
-        if (abxl_cgroup_write(p, "+memory +pids +cpu") != 0) {
+        if (abxl_write_value(p, "+memory +pids +cpu") != 0) {
             abxl_fmt(err, errlen, "cgroup v2: cannot enable controllers in %s: %s", p,
                     strerror(errno));
             return -1;
@@ -197,7 +197,7 @@ static int set_limit(const char *ctrl, const char *id, const char *file, const c
 {
     char p[512];
     cg_path(p, sizeof p, ctrl, id, file);
-    if (abxl_cgroup_write(p, val) == 0 || (optional && errno == ENOENT))
+    if (abxl_write_value(p, val) == 0 || (optional && errno == ENOENT))
         return 0;
     abxl_fmt(err, errlen, "cannot set %s=%s: %s", p, val, strerror(errno));
     return -1;
@@ -291,7 +291,7 @@ static void kill_procs(const char *id)
 {
     char p[512], buf[65536];
     cg_path(p, sizeof p, "memory", id, "cgroup.procs");
-    if (abxl_cgroup_read(p, buf, sizeof buf) != 0)
+    if (abxl_read_value(p, buf, sizeof buf) != 0)
         return;
     for (char *s = buf; *s;) {
         char *end;
@@ -313,7 +313,7 @@ int abxl_cgroup_freeze(const char *id, bool frozen)
         return -1;
     if (cg_v2 == 1) {
         cg_path(p, sizeof p, NULL, id, "cgroup.freeze");
-        if (abxl_cgroup_write(p, frozen ? "1" : "0") != 0)
+        if (abxl_write_value(p, frozen ? "1" : "0") != 0)
             return -1;
         cg_path(p, sizeof p, NULL, id, "cgroup.events");
         for (int i = 0; i < 200; i++) {
@@ -324,15 +324,15 @@ int abxl_cgroup_freeze(const char *id, bool frozen)
         return -1;
     }
     cg_path(p, sizeof p, "freezer", id, "freezer.state");
-    if (abxl_cgroup_write(p, frozen ? "FROZEN" : "THAWED") != 0)
+    if (abxl_write_value(p, frozen ? "FROZEN" : "THAWED") != 0)
         return -1;
     /* FREEZING until every task stopped; v1 retries on its own. */
     for (int i = 0; i < 200; i++) {
-        if (abxl_cgroup_read(p, st, sizeof st) == 0 &&
+        if (abxl_read_value(p, st, sizeof st) == 0 &&
             strncmp(st, frozen ? "FROZEN" : "THAWED", 6) == 0)
             return 0;
         if (frozen)
-            abxl_cgroup_write(p, "FROZEN");
+            abxl_write_value(p, "FROZEN");
         abxl_sleep_ms(5);
     }
     return -1;
@@ -343,7 +343,7 @@ void abxl_cgroup_kill(const char *id)
     char p[512];
     if (cg_v2 == 1) {
         cg_path(p, sizeof p, NULL, id, "cgroup.kill");
-        if (abxl_cgroup_write(p, "1") == 0)
+        if (abxl_write_value(p, "1") == 0)
             return;
     }
     kill_procs(id);
@@ -421,7 +421,7 @@ static int kill_rmdir(const char *dir)
     char p[1100], buf[65536];
     for (int i = 0; i < 400; i++) {
         abxl_fmt(p, sizeof p, "%s/cgroup.procs", dir);
-        if (abxl_cgroup_read(p, buf, sizeof buf) == 0)
+        if (abxl_read_value(p, buf, sizeof buf) == 0)
             for (char *s = buf; *s;) {
                 char *end;
                 long pid = strtol(s, &end, 10);
@@ -432,7 +432,7 @@ static int kill_rmdir(const char *dir)
                 s = end + strspn(end, "\n");
             }
         abxl_fmt(p, sizeof p, "%s/%s", dir, cg_v2 == 1 ? "cgroup.freeze" : "freezer.state");
-        abxl_cgroup_write(p, cg_v2 == 1 ? "0" : "THAWED");   /* absent outside the freezer: fine */
+        abxl_write_value(p, cg_v2 == 1 ? "0" : "THAWED");   /* absent outside the freezer: fine */
         if (rmdir(dir) == 0 || errno == ENOENT)
             return rc;
         if (errno != EBUSY)

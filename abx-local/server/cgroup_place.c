@@ -45,37 +45,11 @@ static bool on_v2(void)
     return statfs(CG_ROOT, &sf) == 0 && (unsigned long)sf.f_type == CGROUP2_MAGIC;
 }
 
-int abxl_cgroup_write(const char *path, const char *val)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t n = strlen(val);
-    ssize_t w = write(fd, val, n);
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return w == (ssize_t)n ? 0 : -1;
-}
-
-int abxl_cgroup_read(const char *path, char *out, size_t n)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t r = read(fd, out, n - 1);
-    close(fd);
-    if (r < 0)
-        return -1;
-    out[r] = '\0';
-    return 0;
-}
-
 /* This process's cgroup, "/" or "/system.slice/x.scope" (v2's "0::" line). */
 static int own_cgroup(char *out, size_t n)
 {
     char buf[4096];
-    if (abxl_cgroup_read("/proc/self/cgroup", buf, sizeof buf) != 0)
+    if (abxl_read_value("/proc/self/cgroup", buf, sizeof buf) != 0)
         return -1;
     for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
         if (strncmp(line, "0::", 3) == 0) {
@@ -171,7 +145,7 @@ static int move_to_leaf(const char *dir, char *err, size_t errlen)
     abxl_fmt(leaf, sizeof leaf, "%s/init/cgroup.procs", dir);
     abxl_fmt(procs, sizeof procs, "%s/cgroup.procs", dir);
     for (int round = 0; round < 50; round++) {
-        if (abxl_cgroup_read(procs, buf, sizeof buf) != 0) {
+        if (abxl_read_value(procs, buf, sizeof buf) != 0) {
             abxl_fmt(err, errlen, "cannot read %s: %s", procs, strerror(errno));
             return -1;
         }
@@ -183,7 +157,7 @@ static int move_to_leaf(const char *dir, char *err, size_t errlen)
             if (len > 0 && len < sizeof pid) {
                 memcpy(pid, s, len);
                 pid[len] = '\0';
-                if (abxl_cgroup_write(leaf, pid) != 0 && errno != ESRCH) {
+                if (abxl_write_value(leaf, pid) != 0 && errno != ESRCH) {
                     abxl_fmt(err, errlen, "cannot move process %s into %s: %s", pid, leaf,
                              strerror(errno));
                     return -1;
@@ -201,7 +175,7 @@ static int check_offered(const char *dir, char *err, size_t errlen)
 {
     char p[1200], ctrls[512];
     abxl_fmt(p, sizeof p, "%s/cgroup.controllers", dir);
-    if (abxl_cgroup_read(p, ctrls, sizeof ctrls) != 0) {
+    if (abxl_read_value(p, ctrls, sizeof ctrls) != 0) {
         abxl_fmt(err, errlen, "cgroup v2: %s unreadable: %s", p, strerror(errno));
         return -1;
     }
@@ -240,7 +214,7 @@ static int enable(const char *dir, char *err, size_t errlen)
 {
     char p[1200];
     abxl_fmt(p, sizeof p, "%s/cgroup.subtree_control", dir);
-    if (abxl_cgroup_write(p, NEED) == 0)
+    if (abxl_write_value(p, NEED) == 0)
         return 0;
     if (errno == EROFS || errno == EACCES || errno == EPERM)
         abxl_fmt(err, errlen, "cgroup v2: %s is not writable here: %s%s", p, strerror(errno),

@@ -136,6 +136,34 @@ int abxl_rm_rf(const char *path)
     return access(path, F_OK) == 0 ? -1 : 0;
 }
 
+int abxl_write_value(const char *path, const char *val)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t n = strlen(val);
+    ssize_t w = write(fd, val, n);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return w == (ssize_t)n ? 0 : -1;
+}
+
+int abxl_read_value(const char *path, char *out, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t r = read(fd, out, n - 1);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    if (r < 0)
+        return -1;
+    out[r] = '\0';
+    return 0;
+}
+
 int abxl_write_small(const char *path, const char *data, mode_t mode)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);

@@ -63,17 +63,6 @@ static int die(const char *what, const char *path)
     return 125;
 }
 
-static int write_file(const char *path, const char *data)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t n = strlen(data);
-    int rc = write(fd, data, n) == (ssize_t)n ? 0 : -1;
-    close(fd);
-    return rc;
-}
-
 static int copy_seed(const char *dir, const char *upper, const char *name, uid_t owner)
 {
     char src[4400], dst[4400], buf[4096];
@@ -373,7 +362,7 @@ int abxl_enter_main(int argc, char **argv)
     uid_t owner = (uid_t)a.uid_base;
     char err[512];
     for (int k = 0; k < a.ncg; k++)
-        if (write_file(a.cgroups[k], "0") != 0)
+        if (abxl_write_value(a.cgroups[k], "0") != 0)
             return die("cannot join cgroup", a.cgroups[k]);
     /* The seccomp program first, so that it is fd 4 (the server hands
      * over 0-3 only); bwrap's binary opened as host root, before /tmp is

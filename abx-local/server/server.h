@@ -292,10 +292,6 @@ void abxl_cgroup_destroy(const char *id);
 int abxl_cgroup_gc(void);
 /* Removes this server's parent cgroup (its sandboxes are gone). */
 void abxl_cgroup_shutdown(void);
-/* A cgroup file's text (NUL-terminated, at most n - 1 bytes), or a value
- * written in one write: 0, or -1 with errno. */
-int abxl_cgroup_read(const char *path, char *out, size_t n);
-int abxl_cgroup_write(const char *path, const char *val);
 /* ---- where the groups go on v2 (cgroup_place.c) ---- */
 /* serve, first: on a systemd host, re-executes abx-local in a transient
  * scope with Delegate=yes (systemd-run, same pid); returns when it does
@@ -570,6 +566,12 @@ int abxl_rm_rf(const char *path);
 /* snprintf that reports truncation: 0, or -1 if dst was too small. */
 int abxl_fmt(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int abxl_write_small(const char *path, const char *data, mode_t mode);
+/* A kernel file (cgroup, /proc): val written to it in one write, or its
+ * text read in one read into out (NUL-terminated, at most n - 1 bytes;
+ * abxl_read_text reads a whole file of any size). 0, or -1
+ * with errno. Only open/read/write/close: safe in a child after fork. */
+int abxl_write_value(const char *path, const char *val);
+int abxl_read_value(const char *path, char *out, size_t n);
 char *abxl_read_text(const char *path, size_t max);   /* NUL-terminated, or NULL */
 
 #endif

@@ -31,15 +31,7 @@ static int write_at(pid_t pid, const char *file, const char *text)
 {
     char p[64];
     snprintf(p, sizeof p, "/proc/%d/%s", (int)pid, file);
-    int fd = open(p, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t n = strlen(text);
-    int rc = write(fd, text, n) == (ssize_t)n ? 0 : -1;
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return rc;
+    return abxl_write_value(p, text);
 }
 
 /* The mapper: waits for the parent's unshare, writes its maps. Exit 0, or

@@ -219,7 +219,8 @@ def kvm_works(image):
         boot = f.read().strip()
     mark = os.path.join(CACHE, ".kvm-" + boot)
     if os.path.exists(mark):
-        return open(mark).read().strip() == "yes"
+        with open(mark) as f:
+            return f.read().strip() == "yes"
     try:
         p = subprocess.run(["qemu-system-x86_64", "-accel", "kvm", "-m", "256", "-nographic",
                             "-no-reboot", "-nic", "none", "-monitor", "none",
