@@ -4,21 +4,37 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DABX_WERROR=ON
 ARGS    ?=
 
-.PHONY: all dev deps build build-sanitize test test-hosts check-sanitize bench soak vary-loop clean \
-        install \
+.PHONY: all dev deps deps-build deps-local build build-local build-sanitize test test-hosts \
+        check-sanitize bench soak vary-loop clean install \
         e2e e2e-all e2e-local e2e-local-all e2e-cleanup
 
 all: build
 
+# Two footprints (docs/testing.md, "What each target installs"): `build`
+# installs and builds only the runner's (abx-e2e: the cloud suite needs no
+# root and nothing else); `build-local` adds abx-local's packages
+# (`deps-local`; runsc too with RUNTIME=gvisor) and requires abx-local in
+# the build. `deps` is all that `make test` runs with. Not root: packages
+# come through passwordless sudo, else the message names the apt-get line.
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh test
 
-dev: deps build
+deps-build:
+	@scripts/deps.sh build
+
+deps-local:
+	@scripts/deps.sh local $(if $(filter gvisor,$(RUNTIME)),gvisor)
+
+dev: deps build-local
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
-build: deps $(BUILD)/CMakeCache.txt
+build: deps-build $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-local: deps-local
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DABX_LOCAL=ON >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Every ctest case once, in parallel (scripts/test.sh, docs/testing.md):
@@ -33,11 +49,11 @@ build: deps $(BUILD)/CMakeCache.txt
 # (sanitizers) and suite.local.e2b, which compares the two runs' skips
 # (outputs under $(BUILD)-sanitize/e2e/fc/ and $(BUILD)/e2e/e2b/).
 TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
-test: build build-sanitize
+test: deps build-local build-sanitize
 	scripts/test.sh -b $(BUILD) -j $(TEST_JOBS) -- $(ARGS)
 
-build-sanitize: deps
-	cmake -S . -B $(BUILD)-sanitize $(CMAKE_FLAGS) -DABX_SANITIZE=ON
+build-sanitize: deps-local
+	cmake -S . -B $(BUILD)-sanitize $(CMAKE_FLAGS) -DABX_LOCAL=ON -DABX_SANITIZE=ON
 	cmake --build $(BUILD)-sanitize -j $(JOBS)
 
 # Every case the sanitizers can take (not only the `sanitize` ones) on the
@@ -52,7 +68,7 @@ check-sanitize: build-sanitize
 
 # The suite. `e2e`/`e2e-all` use the platform configured by ABX_SANDBOX_*
 # (environment or .env); `e2e-local`/`e2e-local-all` start abx-local for the
-# run (abx-e2e --local; root and bubblewrap, installed by `deps`), imitating
+# run (abx-e2e --local; root and bubblewrap, installed by `deps-local`), imitating
 # FC unless PROFILE=e2b (below). Each writes a JUnit report and an HTML page under
 # $(BUILD)/e2e/. ARGS adds abx-e2e options or
 # paths (ARGS='-k timeout', ARGS=tests-lua/test_03_commands.lua,
@@ -88,13 +104,13 @@ RUNTIME ?=
 RUNTIME_ENV = $(if $(RUNTIME),ABX_LOCAL_RUNTIME=$(RUNTIME)) $(if $(VARY),ABX_LOCAL_VARY=$(VARY))
 ROOTS = $(BUILD)/abx-local/server/abx-local template build $(PROFILE_ARG)
 
-e2e-local: build
+e2e-local: build-local
 	$(ROOTS)
 	$(RUNTIME_ENV) $(BUILD)/host/abx-e2e --local $(PROFILE_ARG) $(E2E_FAST) $(E2E_COMMON) \
 	    --junitxml $(E2E_OUT)/junit-local.xml \
 	    --html $(E2E_OUT)/report-local.html $(ARGS)
 
-e2e-local-all: build
+e2e-local-all: build-local
 	$(ROOTS)
 	$(RUNTIME_ENV) $(BUILD)/host/abx-e2e --local $(PROFILE_ARG) $(E2E_COMMON) \
 	    --junitxml $(E2E_OUT)/junit-local-all.xml \
@@ -107,19 +123,19 @@ e2e-cleanup: build
 # with SOAK_S=SECONDS, for that long); prints every test that failed in
 # any run (scripts/soak.sh).
 SOAK_N ?= 10
-soak: build
+soak: build-local
 	scripts/soak.sh $(SOAK_N)
 
 # The fast suite at ten random --vary seeds, printed (suite.vary.loop).
-vary-loop: build
+vary-loop: build-local
 	ctest --test-dir $(BUILD) --output-on-failure -L vary-loop $(ARGS)
 
 # The host kinds (tests/hosts/): each booted as a QEMU guest.
-test-hosts: build
-	@ABX_DEPS_HOSTS=1 scripts/deps.sh
+test-hosts: build-local
+	@scripts/deps.sh test hosts
 	ctest --test-dir $(BUILD) --output-on-failure -L hosts $(ARGS)
 
-bench: build
+bench: build-local
 	@for b in bench/*.sh; do [ -x "$$b" ] && "$$b" $(BUILD) || true; done
 
 install: build

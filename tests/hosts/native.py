@@ -29,23 +29,31 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from guest import CACHE, KINDS, die, need  # noqa: E402
 
-# What the build needs (scripts/deps.sh's build part).
-BUILD = ["build-essential", "cmake", "pkg-config", "python3", "lua5.4", "liblua5.4-dev",
-         "libcurl4-openssl-dev", "libcjson-dev", "libssl-dev", "libmicrohttpd-dev",
-         "libseccomp-dev", "zlib1g-dev", "libmnl-dev", "libnftables-dev", "libedit-dev"]
-# What the `quick` cases run with beyond the build (scripts/deps.sh).
-TESTING = ["lua-check", "python3-yaml", "yamllint", "chromium", "chromium-driver",
-           "python3-selenium", "bubblewrap", "procps", "iproute2", "xxd", "bsdextrautils",
-           "curl", "ca-certificates", "e2fsprogs"]
+SRC_TOP = os.path.dirname(os.path.dirname(HERE))
+
+
+def packages(*groups):
+    """scripts/deps.sh's packages of groups (its footprints)."""
+    p = subprocess.run(["bash", os.path.join(SRC_TOP, "scripts", "deps.sh"), "--list"]
+                       + list(groups), capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        die("scripts/deps.sh --list %s: %s" % (" ".join(groups), p.stderr.strip()))
+    return p.stdout.split()
+
+
+# What the whole build and its `quick` cases need: `make test`'s packages
+# but those no quick case uses (the template builders, gVisor).
+FULL = [p for p in packages("test") if p not in ("mmdebstrap", "umoci", "skopeo", "runsc")]
 TARGETS = {"abx-local": "abx-local/server/abx-local", "abx-envd": "abx-local/envd/abx-envd",
            "abx-e2e": "host/abx-e2e"}
 
 
-def build_root(kind):
-    """The cached root of kind's release with the build's packages."""
-    suite = KINDS[kind]["suite"]
-    h = hashlib.sha256((suite + "\0" + " ".join(BUILD + TESTING)).encode()).hexdigest()[:16]
-    final = os.path.join(CACHE, "native-%s-%s" % (suite, h))
+def build_root(kind, pkgs=None, name="native"):
+    """The cached root of kind's release with pkgs (default FULL), named
+    name-SUITE-HASH."""
+    suite, pkgs = KINDS[kind]["suite"], pkgs or FULL
+    h = hashlib.sha256((suite + "\0" + " ".join(pkgs)).encode()).hexdigest()[:16]
+    final = os.path.join(CACHE, "%s-%s-%s" % (name, suite, h))
     with open(os.path.join(CACHE, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.isdir(os.path.join(final, "root", "usr")):
@@ -54,7 +62,7 @@ def build_root(kind):
         try:
             t0 = time.monotonic()
             p = subprocess.run(["mmdebstrap", "--variant=apt",
-                                "--include=" + ",".join(BUILD + TESTING),
+                                "--include=" + ",".join(pkgs),
                                 suite, os.path.join(tmp, "root")],
                                capture_output=True, text=True, timeout=1800)
             if p.returncode != 0:
@@ -64,7 +72,7 @@ def build_root(kind):
             os.makedirs(os.path.join(tmp, "build-all"))
             os.rename(tmp, final)
             for old in os.listdir(CACHE):   # older package lists' roots go
-                if old.startswith("native-%s-" % suite) and os.path.join(CACHE, old) != final:
+                if old.startswith("%s-%s-" % (name, suite)) and os.path.join(CACHE, old) != final:
                     shutil.rmtree(os.path.join(CACHE, old), ignore_errors=True)
             print("native: %s's build root made in %.0f s" % (suite, time.monotonic() - t0),
                   file=sys.stderr)
@@ -73,16 +81,16 @@ def build_root(kind):
     return final
 
 
-def bwrap(top, src, build, script, timeout):
+def bwrap(top, src, build, script, timeout, extra=()):
     """script (sh) in top's root, the source read-only at its own path,
-    build at /build; its CompletedProcess."""
+    build at /build, extra bwrap arguments; its CompletedProcess."""
     for d in (src.lstrip("/"), "build"):   # mount points: empty folders of the root
         os.makedirs(os.path.join(top, "root", d), exist_ok=True)
     return subprocess.run(["bwrap", "--ro-bind", os.path.join(top, "root"), "/",
                            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
                            "--ro-bind", src, src, "--bind", os.path.join(top, build), "/build",
                            "--unshare-pid", "--die-with-parent", "--chdir", "/build",
-                           "--setenv", "HOME", "/tmp", "sh", "-c", script],
+                           "--setenv", "HOME", "/tmp", *extra, "sh", "-c", script],
                           capture_output=True, text=True, timeout=timeout)
 
 
