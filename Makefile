@@ -102,7 +102,16 @@ PROFILE_ARG = $(if $(PROFILE),--profile $(PROFILE))
 # to decide, else bubblewrap.
 RUNTIME ?=
 RUNTIME_ENV = $(if $(RUNTIME),ABX_LOCAL_RUNTIME=$(RUNTIME)) $(if $(VARY),ABX_LOCAL_VARY=$(VARY))
-ROOTS = $(BUILD)/abx-local/server/abx-local template build $(PROFILE_ARG)
+# Not root: abx-local (the roots here, serve in abx-e2e --local) runs
+# through passwordless sudo, and nothing else does; without one it is not
+# run here, and abx-e2e --local's abx-local refuses, naming the ways out.
+AS_ROOT := $(shell if [ "$$(id -u)" = 0 ]; then echo root; \
+             elif sudo -n true 2>/dev/null; then echo sudo; else echo none; fi)
+SUDO_KEEP = --preserve-env=ABX_LOCAL_CACHE,ABX_LOCAL_PROFILE,ABX_LOCAL_RUNTIME,ABX_LOCAL_VARY
+ROOTS_AS_root  =
+ROOTS_AS_sudo  = sudo -n $(SUDO_KEEP) --
+ROOTS_AS_none  = echo "e2e-local: not root and no passwordless sudo: abx-local will refuse" ||
+ROOTS = $(ROOTS_AS_$(AS_ROOT)) $(BUILD)/abx-local/server/abx-local template build $(PROFILE_ARG)
 
 e2e-local: build-local
 	$(ROOTS)

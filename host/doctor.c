@@ -1,5 +1,6 @@
 /* `abx-e2e doctor`: a read-only preflight for a new platform or account.
- * In order: config (doctor_config.c), control plane (reachable, key
+ * In order: with --local, the host abx-local would run on and abx-local
+ * started (doctor_local.c); config (doctor_config.c), control plane (reachable, key
  * accepted), templates (base, code-interpreter-v1, the server template,
  * by GET /templates), sandbox and clock skew (doctor_sbx.c), capabilities
  * and the tests they skip (doctor_caps.c), then every blocking problem
@@ -225,7 +226,7 @@ static void closing(struct abx_doc *d)
     }
 }
 
-int abx_doctor_main(const struct abx_opts *o, const struct abx_env *e)
+int abx_doctor_main(const struct abx_opts *o, struct abx_env *e)
 {
     struct abx_doc d;
     char *text = NULL;
@@ -252,6 +253,8 @@ int abx_doctor_main(const struct abx_opts *o, const struct abx_env *e)
                        "abx-e2e doctor %s: a read-only preflight of the "
                        "platform the suite would use\n",
                        ABX_E2E_VERSION);
+    if (o->local)
+        abx_doctor_local(&d, e);
     abx_doctor_config(&d);
     control_plane(&d);
     templates_section(&d);

@@ -127,7 +127,9 @@ void abx_doctor_config(struct abx_doc *d)
     }
     abx_doc_line(d, "run id: %s (tag e2e=%s)", e->run_id, e->run_id);
     abx_doc_str(sec, "runId", e->run_id);
-    if (!e->has_credentials)
+    if (d->o->local && !e->has_platform)   /* abx-local did not start: said above */
+        abx_doc_line(d, "no platform: abx-local did not start (see local host)");
+    else if (!e->has_credentials)
         abx_doc_problem(
             d,
             "set ABX_SANDBOX_API_KEY (environment or .env, see "

@@ -70,6 +70,9 @@ void abx_doc_probe_base(struct abx_doc *d, cJSON *sec, const struct abx_endpoint
 /* The server template's server (port, create-time envs) and
  * code-interpreter-v1 (code on 49999), each in a sandbox of group. */
 void abx_doc_probe_templates(struct abx_doc *d, cJSON *sec, uint64_t group);
+/* doctor_local.c, with --local: the "local host" section (abx-local
+ * check), then abx-local started into env when nothing blocks it. */
+void abx_doctor_local(struct abx_doc *d, struct abx_env *env);
 /* doctor_caps.c: the "capabilities" section. */
 void abx_doctor_caps(struct abx_doc *d);
 

@@ -385,12 +385,15 @@ int abx_janitor_main(const struct abx_opts *o, const struct abx_env *e);
 
 /* `abx-e2e doctor` (doctor.c): the preflight; returns the exit code (0
  * nothing blocks, 1 a blocking problem, 2 interrupted). */
-int abx_doctor_main(const struct abx_opts *o, const struct abx_env *e);
+int abx_doctor_main(const struct abx_opts *o, struct abx_env *e);
 
 /* --local (local.c): starts abx-local and fills e's platform (its key
  * joins the masker). 0, or -1 with err (including its stderr). */
 int abx_local_start(struct abx_env *e, char *err, size_t errlen);
 int abx_local_pid(void);      /* 0 when not running */
+/* abx-local's path: $ABX_LOCAL_BIN, the build tree beside abx-e2e, or
+ * PATH. 0, or -1 with err. */
+int abx_local_binary(char *out, size_t outlen, char *err, size_t errlen);
 void abx_local_stop(void);    /* SIGTERM, wait, SIGKILL; idempotent */
 
 /* Small helpers (util.c). */

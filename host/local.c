@@ -6,7 +6,13 @@
  * block it). It gets its own process group so a terminal ^C reaches only
  * the runner, which still needs the platform to sweep; the runner stops it
  * after the sweep (SIGTERM, then SIGKILL), and the guardian does if the
- * runner is killed. */
+ * runner is killed.
+ *
+ * Not root: serve runs through passwordless sudo, and only serve (and its
+ * gc and the removal of the state dir it filled): everything the runner
+ * writes stays the user's. sudo relays our SIGTERM; a SIGKILL goes through
+ * sudo too. Without passwordless sudo abx-local is started as is and
+ * refuses, naming the ways out. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -29,7 +35,11 @@
 #define STOP_GRACE 10.0     /* s between SIGTERM and SIGKILL */
 
 static pid_t g_pid;
+static int g_sudo;   /* serve runs through sudo */
 static char g_state[64], g_out[64], g_err[64], g_bin[PATH_MAX];
+/* What abx-local reads of our environment (sudo resets it otherwise). */
+#define SUDO_KEEP "--preserve-env=ABX_LOCAL_CACHE,ABX_LOCAL_PROFILE,ABX_LOCAL_RUNTIME," \
+                  "ABX_LOCAL_VARY"
 
 int abx_local_pid(void) { return (int)g_pid; }
 
@@ -44,7 +54,7 @@ static int is_exec(const char *path)
 /* $ABX_LOCAL_BIN, else the build tree next to this executable
  * (<build>/host/abx-e2e -> <build>/abx-local/server/abx-local), else
  * PATH. 0, or -1 with err. */
-static int find_binary(char *out, size_t outlen, char *err, size_t errlen)
+int abx_local_binary(char *out, size_t outlen, char *err, size_t errlen)
 {
     const char *env = getenv("ABX_LOCAL_BIN"), *path = getenv("PATH");
     char self[PATH_MAX], *slash;
@@ -127,6 +137,63 @@ static int scan_output(char vals[5][1024])
     return ready;
 }
 
+/* argv (through sudo when sudo) in a process group of its own, with no
+ * input or output, for at most limit s (then SIGKILLed): its exit status,
+ * or -1. */
+static int run_quiet(char *const argv[], int sudo, double limit)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    char *args[16];
+    int status, n = 0;
+    pid_t pid;
+
+    if (sudo) {
+        args[n++] = "sudo";
+        args[n++] = "-n";
+        args[n++] = "--";
+    }
+    for (int i = 0; argv[i] && n < 15; i++)
+        args[n++] = argv[i];
+    args[n] = NULL;
+    abx_out_flush();
+    if ((pid = fork()) < 0)
+        return -1;
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+
+        setpgid(0, 0);   /* its own group: nothing it starts outlives it */
+        if (nul >= 0) {
+            dup2(nul, STDIN_FILENO);
+            dup2(nul, STDOUT_FILENO);
+            dup2(nul, STDERR_FILENO);
+        }
+        execvp(args[0], args);
+        _exit(127);
+    }
+    for (double waited = 0; waited < limit; waited += 0.02) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            kill(-pid, SIGKILL);
+            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        }
+        nanosleep(&ts, NULL);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+/* Not root, with passwordless sudo (said in one line). */
+static int want_sudo(void)
+{
+    char *const probe[] = {"true", NULL};
+
+    if (geteuid() == 0 || run_quiet(probe, 1, 10.0) != 0)
+        return 0;
+    abx_out_printf(ABX_OUT_STDERR, "abx-local: not root: abx-local serve runs through "
+                   "passwordless sudo (it alone)\n");
+    return 1;
+}
+
 static int spawn(const char *bin, int allow_pause, char *err, size_t errlen)
 {
     int out, errf, nul;
@@ -143,17 +210,36 @@ static int spawn(const char *bin, int allow_pause, char *err, size_t errlen)
         g_state[0] = '\0';
         goto fail;
     }
-    abx_out_flush();
     snprintf(g_bin, sizeof g_bin, "%s", bin);
+    g_sudo = want_sudo();
+    abx_out_flush();
     g_pid = fork();
     if (g_pid == 0) {
+        char *argv[16];
+        int n = 0;
+
         setpgid(0, 0);
         dup2(nul, STDIN_FILENO);
         dup2(out, STDOUT_FILENO);
         dup2(errf, STDERR_FILENO);
-        execl(bin, bin, "serve", "--listen", "127.0.0.1:0", "--data-listen",
-              "127.0.0.1:0", "--state-dir", g_state,
-              allow_pause ? "--allow-pause" : (char *)NULL, (char *)NULL);
+        if (g_sudo) {
+            argv[n++] = "sudo";
+            argv[n++] = "-n";
+            argv[n++] = SUDO_KEEP;
+            argv[n++] = "--";
+        }
+        argv[n++] = (char *)bin;
+        argv[n++] = "serve";
+        argv[n++] = "--listen";
+        argv[n++] = "127.0.0.1:0";
+        argv[n++] = "--data-listen";
+        argv[n++] = "127.0.0.1:0";
+        argv[n++] = "--state-dir";
+        argv[n++] = g_state;
+        if (allow_pause)
+            argv[n++] = "--allow-pause";
+        argv[n] = NULL;
+        execvp(argv[0], argv);
         _exit(127);
     }
     if (g_pid < 0) {
@@ -193,7 +279,7 @@ int abx_local_start(struct abx_env *e, char *err, size_t errlen)
         snprintf(err, errlen, "profile %.16s: %s", prof, perr);
         return -1;
     }
-    if (find_binary(bin, sizeof bin, err, errlen) != 0 ||
+    if (abx_local_binary(bin, sizeof bin, err, errlen) != 0 ||
         spawn(bin, strcmp(prof, "fc") == 0 &&
                        (e->caps & (1u << ABX_CAP_PAUSE)),
               err, errlen) != 0)
@@ -277,33 +363,34 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
  * removed below). Bounded: a stuck gc must not hold the run. */
 static void run_gc(void)
 {
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    int status;
-    pid_t pid;
+    char *const gc[] = {g_bin, "gc", NULL};
 
-    if (!g_bin[0] || (pid = fork()) < 0)
-        return;
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDWR);
+    if (g_bin[0])
+        run_quiet(gc, g_sudo, 30.0);
+}
 
-        setpgid(0, 0);   /* its own group: nothing it starts outlives it */
-        if (nul >= 0) {
-            dup2(nul, STDIN_FILENO);
-            dup2(nul, STDOUT_FILENO);
-            dup2(nul, STDERR_FILENO);
+/* SIGKILL to sudo and what it runs (this user may signal neither). */
+static void sudo_kill(pid_t pid)
+{
+    char path[64], pids[8][24], *argv[12];
+    FILE *f;
+    int n = 0, k = 0;
+    long child;
+
+    argv[n++] = "kill";
+    argv[n++] = "-KILL";
+    snprintf(pids[k], sizeof pids[k], "%d", (int)pid);
+    argv[n++] = pids[k++];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    if ((f = fopen(path, "re")) != NULL) {
+        while (k < 8 && fscanf(f, "%ld", &child) == 1) {
+            snprintf(pids[k], sizeof pids[k], "%ld", child);
+            argv[n++] = pids[k++];
         }
-        execl(g_bin, g_bin, "gc", (char *)NULL);
-        _exit(127);
+        fclose(f);
     }
-    for (int i = 0; i < 600; i++) {
-        if (waitpid(pid, &status, WNOHANG) != 0) {
-            kill(-pid, SIGKILL);
-            return;
-        }
-        nanosleep(&ts, NULL);
-    }
-    kill(-pid, SIGKILL);
-    waitpid(pid, &status, 0);
+    argv[n] = NULL;
+    run_quiet(argv, 1, 10.0);
 }
 
 void abx_local_stop(void)
@@ -326,6 +413,8 @@ void abx_local_stop(void)
                 break;
             }
             if (waited >= STOP_GRACE) {
+                if (g_sudo)
+                    sudo_kill(g_pid);
                 kill(g_pid, SIGKILL);
                 if (waitpid(g_pid, &status, 0) < 0)
                     nanosleep(&ts, NULL);
@@ -341,6 +430,10 @@ void abx_local_stop(void)
         g_pid = 0;
         if (!clean)
             run_gc();
+    }
+    if (g_state[0] && g_sudo) {   /* root's files: removed as root */
+        char *const rm[] = {"rm", "-rf", "--one-file-system", "--", g_state, NULL};
+        run_quiet(rm, 1, 60.0);
     }
     if (g_state[0])
         nftw(g_state, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);

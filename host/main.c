@@ -63,10 +63,12 @@ static int setup_platform(const struct abx_opts *o, struct abx_env *env)
         cfg.trace = 1;
         abx_http_configure(&cfg);
     }
-    if (o->local && !o->collect_only) {  /* listing needs no platform */
-        /* abx-local reads it; the suite's tests may too (capabilities). */
-        if (o->profile)
-            setenv("ABX_LOCAL_PROFILE", o->profile, 1);
+    /* abx-local reads it; the suite's tests may too (capabilities). */
+    if (o->local && o->profile)
+        setenv("ABX_LOCAL_PROFILE", o->profile, 1);
+    /* Listing needs no platform; the doctor checks the host first and
+     * starts abx-local itself (doctor_local.c). */
+    if (o->local && !o->collect_only && !o->doctor) {
         if (abx_local_start(env, err, sizeof err) != 0) {
             abx_out_printf(ABX_OUT_STDERR, "ERROR: --local: %s\n", err);
             return ABX_EXIT_INTERNAL_ERROR;
@@ -253,7 +255,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         goto out;
     abx_host_init(&o, &env);
-    if (o.doctor)   /* after setup_platform: --local is running by now */
+    if (o.doctor)
         rc = abx_doctor_main(&o, &env);
     else
         rc = o.exec || o.repl ? exec_with_sandboxes(&o, &env)

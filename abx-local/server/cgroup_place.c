@@ -76,6 +76,26 @@ static bool delegated(const char *dir)
     return false;
 }
 
+/* systemd-run, when serve would re-execute itself in a scope of its own:
+ * v2, root (or, for abx-local check, run as root), systemd up, not
+ * already in "/" or a delegated cgroup. */
+static const char *scope_runner(bool root)
+{
+    static const char *const runs[] = {"/usr/bin/systemd-run", "/bin/systemd-run"};
+    const char *run = NULL;
+    char own[1024], dir[1200];
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0] && run == NULL; i++)
+        if (access(runs[i], X_OK) == 0)
+            run = runs[i];
+    /* The private socket: systemd itself is up and answers root. */
+    if (!on_v2() || !root || run == NULL || access("/run/systemd/system", F_OK) != 0 ||
+        access("/run/systemd/private", F_OK) != 0 || own_cgroup(own, sizeof own) != 0 ||
+        strcmp(own, "/") == 0 || abxl_fmt(dir, sizeof dir, "%s%s", CG_ROOT, own) != 0 ||
+        delegated(dir))
+        return NULL;
+    return run;
+}
+
 void abxl_cgroup_scope_exec(char **argv)
 {
     const char *mark = getenv(SCOPE_ENV);
@@ -84,17 +104,9 @@ void abxl_cgroup_scope_exec(char **argv)
         unsetenv(SCOPE_ENV);   /* nothing below the server needs it */
         return;
     }
-    char own[1024], dir[1200], exe[PATH_MAX];
-    static const char *const runs[] = {"/usr/bin/systemd-run", "/bin/systemd-run"};
-    const char *run = NULL;
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0] && run == NULL; i++)
-        if (access(runs[i], X_OK) == 0)
-            run = runs[i];
-    /* The private socket: systemd itself is up and answers root. */
-    if (!on_v2() || geteuid() != 0 || run == NULL || access("/run/systemd/system", F_OK) != 0 ||
-        access("/run/systemd/private", F_OK) != 0 || own_cgroup(own, sizeof own) != 0 ||
-        strcmp(own, "/") == 0 || abxl_fmt(dir, sizeof dir, "%s%s", CG_ROOT, own) != 0 ||
-        delegated(dir))
+    char exe[PATH_MAX];
+    const char *run = scope_runner(geteuid() == 0);
+    if (run == NULL)
         return;
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0)
@@ -170,6 +182,23 @@ static int move_to_leaf(const char *dir, char *err, size_t errlen)
     return -1;
 }
 
+static const char *const need[] = {"memory", "pids", "cpu"};
+
+/* The first of memory, pids and cpu that ctrls (cgroup.controllers) lacks. */
+static const char *lacks(const char *ctrls)
+{
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        bool have = false;
+        size_t nl = strlen(need[i]);
+        for (const char *s = ctrls; (s = strstr(s, need[i])) != NULL; s += nl)
+            if ((s == ctrls || s[-1] == ' ') && (s[nl] == ' ' || s[nl] == '\n' || !s[nl]))
+                have = true;
+        if (!have)
+            return need[i];
+    }
+    return NULL;
+}
+
 /* memory, pids and cpu offered to dir's children. */
 static int check_offered(const char *dir, char *err, size_t errlen)
 {
@@ -179,20 +208,13 @@ static int check_offered(const char *dir, char *err, size_t errlen)
         abxl_fmt(err, errlen, "cgroup v2: %s unreadable: %s", p, strerror(errno));
         return -1;
     }
-    static const char *const need[] = {"memory", "pids", "cpu"};
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-        bool have = false;
-        size_t nl = strlen(need[i]);
-        for (const char *s = ctrls; (s = strstr(s, need[i])) != NULL; s += nl)
-            if ((s == ctrls || s[-1] == ' ') && (s[nl] == ' ' || s[nl] == '\n' || !s[nl]))
-                have = true;
-        if (!have) {
-            ctrls[strcspn(ctrls, "\n")] = '\0';
-            abxl_fmt(err, errlen, "cgroup v2: the %s controller is not delegated to %s (it "
-                     "has: %.200s); give abx-local a cgroup with memory, pids and cpu "
-                     "(abx-local/DESIGN.md, \"Limits: cgroups\")", need[i], dir, ctrls);
-            return -1;
-        }
+    const char *missing = lacks(ctrls);
+    if (missing != NULL) {
+        ctrls[strcspn(ctrls, "\n")] = '\0';
+        abxl_fmt(err, errlen, "cgroup v2: the %s controller is not delegated to %s (it "
+                 "has: %.200s); give abx-local a cgroup with memory, pids and cpu "
+                 "(abx-local/DESIGN.md, \"Limits: cgroups\")", missing, dir, ctrls);
+        return -1;
     }
     return 0;
 }
@@ -274,6 +296,48 @@ int abxl_cgroup_place(char *top, size_t n, bool *shared, char *err, size_t errle
             return -1;
     }
     return -1;
+}
+
+int abxl_cgroup_plan(struct abxl_cg_plan *p)
+{
+    char own[1024], freeze[1300];
+    memset(p, 0, sizeof *p);
+    p->version = on_v2() ? 2 : access(CG_ROOT "/memory", F_OK) == 0 ? 1 : 0;
+    if (p->version != 2)
+        return 0;
+    if (own_cgroup(own, sizeof own) != 0) {
+        p->how = "unknown: /proc/self/cgroup is unreadable";
+        return -1;
+    }
+    abxl_fmt(p->own, sizeof p->own, "%s", own);
+    abxl_fmt(p->dir, sizeof p->dir, "%s%s", CG_ROOT, strcmp(own, "/") == 0 ? "" : own);
+    abxl_fmt(freeze, sizeof freeze, "%s/cgroup.freeze", p->dir);
+    if (scope_runner(true) != NULL) {   /* serve runs as root */
+        /* systemd delegates to the scope what the root offers */
+        abxl_fmt(p->dir, sizeof p->dir, "%s", CG_ROOT);
+        p->how = "a systemd scope of its own (systemd-run --scope, Delegate=yes)";
+    } else if (strcmp(own, "/") == 0 && access(freeze, F_OK) == 0) {
+        p->how = "this cgroup namespace's root (a container's own cgroup)";
+    } else if (strcmp(own, "/") != 0 && delegated(p->dir)) {
+        p->how = "this process's delegated cgroup (Delegate=yes)";
+    } else {
+        p->shared = true;
+        p->outside = strcmp(own, "/") != 0;
+        abxl_fmt(p->dir, sizeof p->dir, "%s", CG_ROOT);
+        p->how = p->outside ? "the shared " CG_ROOT "/abx-local, outside any delegated "
+                              "cgroup (run abx-local as root with systemd-run, or in a "
+                              "unit with Delegate=yes)"
+                            : "the shared " CG_ROOT "/abx-local (no cgroup manager here)";
+    }
+    char ctrl[1300];
+    abxl_fmt(ctrl, sizeof ctrl, "%s/cgroup.controllers", p->dir);
+    if (abxl_read_value(ctrl, p->controllers, sizeof p->controllers) != 0)
+        p->controllers[0] = '\0';
+    p->controllers[strcspn(p->controllers, "\n")] = '\0';
+    p->lacks = lacks(p->controllers);
+    abxl_fmt(ctrl, sizeof ctrl, "%s/cgroup.subtree_control", p->dir);
+    p->writable = access(ctrl, W_OK) == 0;
+    return 0;
 }
 
 int abxl_cgroup_gc_dirs(const char *top, char dirs[][512], int max)

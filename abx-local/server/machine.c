@@ -16,7 +16,7 @@
 #include "log.h"
 #include "server.h"
 
-static int run_probe(char *err, size_t errlen)
+int abxl_bwrap_probe(char *err, size_t errlen)
 {
     char *argv[] = {abxl_cfg.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net",
                     "--unshare-ipc", "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev",
@@ -144,7 +144,7 @@ int abxl_spawn_check_machine(char *err, size_t errlen)
         snprintf(err, errlen, "namespaces refused: /proc/self/ns is not readable");
         return -1;
     }
-    if (run_probe(err, errlen) != 0)
+    if (abxl_bwrap_probe(err, errlen) != 0)
         return -1;
     return abxl_cgroup_init(true, err, errlen);
 }

@@ -4,6 +4,7 @@
  *                   [--api-key KEY] [--templates DIR] [--cache-dir DIR]
  *                   [--envd PATH] [--bwrap PATH] [--fault-* ...]
  *   abx-local template list|build|import|rm ...   (tmplcli.c)
+ *   abx-local check [--json]                      (hostcheck.c)
  *   abx-local sandbox-enter ...                   (enter.c, internal)
  */
 #include <arpa/inet.h>
@@ -83,6 +84,7 @@ static const char usage[] =
     "       abx-local template list|build|import|rm ...  (abx-local template --help)\n"
     "       abx-local switches   the profile switches and their values per profile\n"
     "       abx-local gc         remove what dead servers left (abx-local gc --help)\n"
+    "       abx-local check      what this host offers serve (abx-local check --help)\n"
     "       abx-local seccomp    the system calls sandboxes may not make, and why\n"
     "       abx-local --help | --version\n"
     "\n" SERVE_ABOUT "\n" SERVE_OPTIONS
@@ -136,8 +138,10 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
     return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-/* serve's options: 0 go on, 1 help printed (exit 0), 2 usage error (said). */
-static int parse_args(int argc, char **argv)
+/* serve's options, for serve or check (cmd, its help; json: check's
+ * --json, NULL for serve): 0 go on, 1 help printed (exit 0), 2 usage
+ * error (said). */
+static int parse_args(int argc, char **argv, const char *cmd, const char *help, bool *json)
 {
     struct {
         const char *flag;
@@ -157,8 +161,12 @@ static int parse_args(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            abxl_usage(serve_help, false);
+            abxl_usage(help, false);
             return 1;
+        }
+        if (json != NULL && strcmp(a, "--json") == 0) {
+            *json = true;
+            continue;
         }
         if (strcmp(a, "--allow-pause") == 0) {
             abxl_switch_set("pause=on", err, sizeof err);
@@ -168,8 +176,8 @@ static int parse_args(int argc, char **argv)
         if (strcmp(a, "--vary") == 0) {
             bool has = i + 1 < argc && argv[i + 1][0] != '-';
             if (abxl_vary_seed_set(has ? argv[i + 1] : "random", err, sizeof err) != 0) {
-                abxl_log_cmd("serve", ABXL_LOG_ERROR, "%s", err);
-                return usage_hint("serve");
+                abxl_log_cmd(cmd, ABXL_LOG_ERROR, "%s", err);
+                return usage_hint(cmd);
             }
             i += has;
             continue;
@@ -184,13 +192,13 @@ static int parse_args(int argc, char **argv)
                      strcmp(a, "--gateway") == 0 ||
                      abxl_faults_flag(a, NULL, err, sizeof err) == 0;
         if (!known) {
-            abxl_log_cmd("serve", ABXL_LOG_ERROR, a[0] == '-' ? "unknown option %s"
+            abxl_log_cmd(cmd, ABXL_LOG_ERROR, a[0] == '-' ? "unknown option %s"
                                                               : "unexpected argument %s", a);
-            return usage_hint("serve");
+            return usage_hint(cmd);
         }
         if (i + 1 >= argc) {
-            abxl_log_cmd("serve", ABXL_LOG_ERROR, "%s needs a value", a);
-            return usage_hint("serve");
+            abxl_log_cmd(cmd, ABXL_LOG_ERROR, "%s needs a value", a);
+            return usage_hint(cmd);
         }
         if (k < sizeof opts / sizeof opts[0]) {
             if (strlen(argv[i + 1]) >= opts[k].n || argv[i + 1][0] == '\0') {
@@ -215,9 +223,9 @@ static int parse_args(int argc, char **argv)
             long long n = strtoll(argv[i + 1], &end, 10);
             if (argv[i + 1][0] == '\0' || *end != '\0' || errno != 0 || n < nums[q].min ||
                 n > nums[q].max) {
-                abxl_log_cmd("serve", ABXL_LOG_ERROR, "%s wants an integer from %lld to %lld",
+                abxl_log_cmd(cmd, ABXL_LOG_ERROR, "%s wants an integer from %lld to %lld",
                              a, nums[q].min, nums[q].max);
-                return usage_hint("serve");
+                return usage_hint(cmd);
             }
             if (q == 0)
                 abxl_cfg.max_sandboxes = (long)n;
@@ -259,9 +267,9 @@ static int parse_args(int argc, char **argv)
         i++;
     }
     if (strcmp(abxl_cfg.runtime, "bwrap") != 0 && strcmp(abxl_cfg.runtime, "gvisor") != 0) {
-        abxl_log_cmd("serve", ABXL_LOG_ERROR, "--runtime (or ABX_LOCAL_RUNTIME) is bwrap or "
+        abxl_log_cmd(cmd, ABXL_LOG_ERROR, "--runtime (or ABX_LOCAL_RUNTIME) is bwrap or "
                      "gvisor, not '%s'", abxl_cfg.runtime);
-        return usage_hint("serve");
+        return usage_hint(cmd);
     }
     return 0;
 }
@@ -522,6 +530,11 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "gc") == 0)
         return abxl_gc_main(argc, argv);
+    if (strcmp(cmd, "check") == 0) {
+        bool json = false;
+        int rc = parse_args(argc, argv, "check", abxl_check_help, &json);
+        return rc == 1 ? 0 : rc != 0 ? rc : abxl_check_main(json);
+    }
     if (strcmp(cmd, "seccomp") == 0 && argc == 2) {
         abxl_seccomp_print();
         return 0;
@@ -531,7 +544,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "template") == 0)
         return abxl_template_main(argc, argv);
     if (strcmp(cmd, "serve") == 0) {
-        int rc = parse_args(argc, argv);
+        int rc = parse_args(argc, argv, "serve", serve_help, NULL);
         if (rc == 0)
             abxl_cgroup_scope_exec(argv);
         return rc == 1 ? 0 : rc != 0 ? rc : serve();

@@ -303,6 +303,17 @@ int abxl_cgroup_place(char *top, size_t n, bool *shared, char *err, size_t errle
 /* "" or, in a container, "; " and what to start it with: for messages of
  * what the machine refuses. */
 const char *abxl_container_hint(void);
+/* Where serve would put its groups, found without changing anything
+ * (abx-local check): version 2, 1 or 0 (none); on v2 the folder whose
+ * controllers it would use, how it came to it, those controllers and
+ * whether this process may enable them. 0, or -1 (how says why). */
+struct abxl_cg_plan {
+    int version;
+    char own[1024], dir[1200], controllers[512];
+    const char *how, *lacks;   /* lacks: the first of memory, pids, cpu missing */
+    bool shared, outside, writable;
+};
+int abxl_cgroup_plan(struct abxl_cg_plan *p);
 /* The folders whose srv-* may be dead servers' (top: this server's). */
 int abxl_cgroup_gc_dirs(const char *top, char dirs[][512], int max);
 /* The limits on all sandboxes together: --max-memory/--max-pids, else
@@ -427,6 +438,13 @@ bool abxl_proc_alive(pid_t pid, unsigned long long start);
 int abxl_spawn_check_machine(char *err, size_t errlen);
 /* Mounts an overlay on a tmpfs in a throwaway namespace (needs the state dir). */
 int abxl_overlay_check(char *err, size_t errlen);
+/* A test sandbox: bwrap with the namespaces sandboxes use, running
+ * /bin/true (machine.c). 0, or -1 with what bwrap said. */
+int abxl_bwrap_probe(char *err, size_t errlen);
+/* `abx-local check [--json]` (hostcheck.c), after serve's options were
+ * parsed into abxl_cfg: its exit code. */
+extern const char abxl_check_help[];
+int abxl_check_main(bool json);
 /* Registers s as STARTING, prepares its folder and starts bwrap. 0, -1
  * (err filled), or 1 when --max-sandboxes are running (s not registered). */
 int abxl_spawn(struct abxl_sbx *s, const struct abxl_tmpl *t, const cJSON *env_vars,

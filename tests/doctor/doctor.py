@@ -16,6 +16,11 @@ dropped from the environment. Scenarios:
   unreachable               nothing listens at the URL: exit 1, URL and FIX
   no_credentials            no key: exit 1, FIX naming ABX_SANDBOX_API_KEY;
                             usage errors exit 4
+  local_host                --local on a host abx-local cannot run on (no
+                            bubblewrap; then not root, no sudo): the
+                            local host section names each problem with its
+                            FIX, abx-local is not started, the platform's
+                            sections are skipped: exit 1
   missing_server_template   --local with E2E_SERVER_TEMPLATE=no-such-template:
                             exit 0, a warning naming it, test_06 listed
   missing_base              an abx-local without base: not listed, the create
@@ -40,6 +45,7 @@ from abxlocal import Server  # noqa: E402
 from abxtest import (KNOBS, PLATFORM, check, check_not_printed, cli, copy_suite,  # noqa: E402
                      done, remove, run, scratch, scrubbed_env)
 
+LOCAL_HOST = "== local host (abx-local check) =="
 SECTIONS = ["== config ==", "== control plane ==", "== templates ==", "== sandbox ==",
             "== clock skew ==", "== capabilities =="]
 ENV_KEY = "e2b_doctor_env_key_5f1c9a7be3d24c60a8b1"     # given in the environment
@@ -113,6 +119,12 @@ def local(ctx, profile):
     rc, out, err = ctx.run(["--local", "--profile", profile], env)
     check(rc == 0, "%s: exit 0 (%d)" % (what, rc))
     sections_in_order(out, what)
+    host = section(out, "local host (abx-local check)")
+    check(0 <= out.find(LOCAL_HOST) < out.find(SECTIONS[0]),
+          "%s: the local host first, before abx-local's config" % what)
+    for fact in ("user ", "user namespaces", "cgroups ", "bubblewrap", "overlayfs"):
+        check("\n  " + fact in host, "%s: the local host section tells %s" % (what, fact.strip()))
+    check("abx-local started: http://127.0.0.1:" in host, "%s: abx-local started" % what)
     check(closing(out) == (0, 0), "%s: closing line 0 problems, 0 warnings (%r)"
           % (what, closing(out)))
     secrets = {"the key in the environment": ENV_KEY, "abx-local's key": LOCAL_KEY}
@@ -184,8 +196,12 @@ def local(ctx, profile):
     js = js if isinstance(js, dict) else {}
     check(js.get("exitCode") == 0 and js.get("problems") == [],
           "%s --json: exit code and no problems" % what)
-    check(list(js)[:7] == ["version", "config", "controlPlane", "templates", "sandbox",
-                           "clockSkew", "capabilities"], "%s --json: sections" % what)
+    check(list(js)[:8] == ["version", "localHost", "config", "controlPlane", "templates",
+                           "sandbox", "clockSkew", "capabilities"], "%s --json: sections" % what)
+    lh = js.get("localHost", {})
+    check(lh.get("started") is True and lh.get("check", {}).get("ok") is True and
+          lh.get("check", {}).get("user", {}).get("root") is True,
+          "%s --json: the local host's facts, abx-local started (%r)" % (what, lh))
     sbx = js.get("sandbox", {})
     check(sbx.get("envdVersion") == envd and sbx.get("killed") is True
           and sbx.get("sweptClean") is True, "%s --json: sandbox facts %r" % (what, sbx))
@@ -356,8 +372,48 @@ def broken(ctx, name):
         s.cleanup()
 
 
+def local_host(ctx):
+    real = os.environ.get("ABX_LOCAL_BIN", "")
+    wrapper = os.path.join(ctx.tmp, "abx-local-no-bwrap")
+    with open(wrapper, "w") as f:   # every command of it without bubblewrap
+        f.write('#!/bin/sh\nexec "%s" "$@" --bwrap /nonexistent/bwrap\n' % real)
+    os.chmod(wrapper, 0o755)
+    for what, env, user, want in (
+            ("no bwrap", {"ABX_LOCAL_BIN": wrapper}, None,
+             ("bubblewrap not found (/nonexistent/bwrap)", "install bubblewrap")),
+            ("not root", {"ABX_LOCAL_BIN": real}, 65534,
+             ("abx-local serve needs root; uid 65534 is not root", "passwordless sudo"))):
+        args = ["--local", "--profile", "fc"]
+        if user is not None:   # the scratch folder is the run's: the user's too
+            os.chmod(ctx.tmp, 0o777)
+            for root, dirs, files in os.walk(ctx.tmp):
+                for n in dirs + files:
+                    os.chmod(os.path.join(root, n), 0o777)
+        e = dict(ctx.env, **env)
+        cmd = [ctx.bin, "doctor"] + args
+        if user is not None:
+            cmd = ["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups"] + cmd
+        p = run(cmd, cwd=ctx.tmp, env=e, timeout=240)
+        out = p.stdout
+        print("$ %s -> exit %d\n%s" % (" ".join(cmd), p.returncode, out[-4000:]))
+        host = section(out, "local host (abx-local check)")
+        check(p.returncode == 1, "%s: exit 1 (%d)" % (what, p.returncode))
+        check(want[0] in host and any(want[1] in f for f in fix_lines(out)),
+              "%s: the problem named, with its FIX (%r)" % (what, fix_lines(out)))
+        check("abx-local not started" in host and "abx-local started" not in out,
+              "%s: abx-local not started" % what)
+        check("skipped" in section(out, "control plane") and
+              "skipped" in section(out, "sandbox"), "%s: the platform's sections skipped" % what)
+        check(closing(out) == (1, 0), "%s: the closing line counts it alone, no missing "
+              "key besides (%r)" % (what, closing(out)))
+        check(not os.path.isdir(os.path.join(ctx.tmp, ".abx-e2e", "runs")) or
+              os.listdir(os.path.join(ctx.tmp, ".abx-e2e", "runs")) == [],
+              "%s: no ledger (no sandbox)" % what)
+
+
 SCENARIOS = {
     "local.fc": lambda c: local(c, "fc"),
+    "local_host": local_host,
     "local.e2b": lambda c: local(c, "e2b"),
     "bad_key": bad_key,
     "unreachable": unreachable,

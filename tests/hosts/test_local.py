@@ -10,6 +10,9 @@ template roots of this machine's cache copied into the guest, where
     sandboxes, a paused one among them, removed by the next server, in a
     scope of its own, and by `abx-local gc`) run as they run here;
   - abx-e2e --local runs tests-lua/test_02_lifecycle.lua, green;
+  - abx-local check (and local.check) finds nothing blocking, and says
+    where the groups would go: a scope of its own, or a cgroup
+    namespace's root;
   - systemd's delegation holds: each server runs in a scope of its own
     (abx-local-*.scope, Delegate=yes), one started as a service whose
     unit says Delegate=yes stays in that service's cgroup, the root's
@@ -32,11 +35,14 @@ sys.path.insert(0, HERE)
 from hostlib import check, done, run, stage  # noqa: E402
 from abxtest import remove  # noqa: E402
 
-CASES = ["test_lifecycle.py", "test_limits.py", "test_pause_fs.py"]
+CASES = ["test_lifecycle.py", "test_limits.py", "test_pause_fs.py", "test_check.py"]
 
 # In the guest (after hostlib.PRELUDE): one server on its own, each case,
 # the suite file, what is left, then a cgroup namespace.
 SCRIPT = r"""
+$ABX_LOCAL_BIN check --envd $ABX_ENVD_BIN > /tmp/check.out 2>&1
+echo "check exit $?"
+cat /tmp/check.out
 before=$(cat /sys/fs/cgroup/cgroup.subtree_control)
 echo "subtree_control before: $before"
 $ABX_LOCAL_BIN serve --listen 127.0.0.1:0 --state-dir /tmp/one --envd $ABX_ENVD_BIN \
@@ -80,9 +86,10 @@ mkdir /sys/fs/cgroup/ctr && echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
 sh -c 'echo $$ > /sys/fs/cgroup/ctr/cgroup.procs &&
   exec unshare --cgroup --mount sh -c "umount -l /sys/fs/cgroup &&
     mount -t cgroup2 cgroup2 /sys/fs/cgroup && cat /proc/self/cgroup &&
+    $ABX_LOCAL_BIN check --envd $ABX_ENVD_BIN | grep cgroups &&
     timeout 900 python3 $T/test_limits.py"' > /tmp/ns.log 2>&1
 echo "case ns-limits exit $? ($(tail -n 1 /tmp/ns.log))"
-grep -E '^FAIL|^0::|cgroup /sys' /tmp/ns.log | head -n 20
+grep -E '^FAIL|^0::|cgroup /sys|cgroups ' /tmp/ns.log | head -n 20
 """
 
 
@@ -94,6 +101,11 @@ def main():
         out = run(kind, src, stage_dir, SCRIPT.replace("CASES", " ".join(CASES)))
         for t in CASES:
             check(("case %s exit 0 " % t) in out, "%s: local %s passes in the guest" % (kind, t))
+        check("check exit 0" in out and "serve can start here" in out and
+              "sandbox groups would go in a systemd scope of its own" in out,
+              "%s: abx-local check: nothing blocks, groups in a scope of its own" % kind)
+        check("sandbox groups would go in this cgroup namespace's root" in out,
+              "%s: abx-local check in a cgroup namespace: its root" % kind)
         check("case leftovers exit 0 " in out,
               "%s: a killed server's leftovers are removed, across scopes" % kind)
         check("suite exit 0 " in out and " passed" in out,
