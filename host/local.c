@@ -428,8 +428,12 @@ void abx_local_stop(void)
          * too: a wrapper script's children must not outlive the run. */
         kill(-g_pid, SIGKILL);
         g_pid = 0;
-        if (!clean)
+        if (!clean) {
+            abx_out_printf(ABX_OUT_STDERR, "abx-local: it did not stop cleanly on SIGTERM "
+                           "(a crash, an error, or still running after %.0f s): `abx-local "
+                           "gc` removes what it left\n", STOP_GRACE);
             run_gc();
+        }
     }
     if (g_state[0] && g_sudo) {   /* root's files: removed as root */
         char *const rm[] = {"rm", "-rf", "--one-file-system", "--", g_state, NULL};

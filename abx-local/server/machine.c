@@ -107,7 +107,9 @@ int abxl_spawn_check_machine(char *err, size_t errlen)
         snprintf(err, errlen,
                  "must run as root (uid 0): sandboxes need bwrap with namespaces, "
                  "capability control and setns; running as uid %d. Either start it as "
-                 "root (sudo), or run the suite against a cloud platform instead "
+                 "root, give this user passwordless sudo (abx-e2e --local and make "
+                 "e2e-local then run abx-local alone through it), or run the suite "
+                 "against a cloud platform instead "
                  "(ABX_SANDBOX_* in .env, then `make e2e`; README, \"Credentials and .env\")",
                  (int)geteuid());
         return -1;

@@ -55,9 +55,26 @@ RUNTIME12 = ["libcurl4", "libcjson1", "libmicrohttpd12", "libseccomp2", "libnfta
              "libmnl0", "liblua5.4-0", "libedit2", "bubblewrap", "e2fsprogs", "python3"]
 RUNTIME13 = ["libcurl4t64", "libmicrohttpd12t64"] + \
     [p for p in RUNTIME12 if p not in ("libcurl4", "libmicrohttpd12")]
+SRC_TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def deps_packages(*groups):
+    """scripts/deps.sh's packages of groups (its footprints)."""
+    p = subprocess.run(["bash", os.path.join(SRC_TOP, "scripts", "deps.sh"), "--list"]
+                       + list(groups), capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        die("scripts/deps.sh --list %s: %s" % (" ".join(groups), p.stderr.strip()))
+    return p.stdout.split()
+
+
 KINDS = {
     "debian12-v2": {"suite": "bookworm", "what": "Debian 12, systemd 252, cgroup v2",
                     "extra": RUNTIME12},
+    # A developer's machine: what `make e2e-local` needs (scripts/deps.sh
+    # local) and sudo, whose users the tests make.
+    "debian12-dev": {"suite": "bookworm",
+                     "what": "Debian 12, systemd 252, cgroup v2, make e2e-local's packages, sudo",
+                     "extra": ["sudo"] + deps_packages("local")},
     "debian13-v2": {"suite": "trixie", "what": "Debian 13, systemd 257, cgroup v2, podman 5",
                     "extra": RUNTIME13 + ["podman", "crun", "nftables", "dbus"]},
 }

@@ -2,6 +2,7 @@
 Debian release) and the tests, templates and template roots staged for a
 guest, a script run in it, and what came back (tests/hosts/guest.py)."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -22,6 +23,22 @@ export ABX_LOCAL_BIN=/mnt/in/bin/abx-local ABX_ENVD_BIN=/mnt/in/bin/abx-envd
 export ABX_LOCAL_CACHE=/mnt/in/cache PYTHONDONTWRITEBYTECODE=1
 export T=/mnt/in/src/tests/local
 """
+
+
+def copy_source(src, dest):
+    """The files git knows of in src (tracked, or untracked and not
+    ignored) into dest: a fresh clone's content with this tree's changes,
+    no build folder."""
+    p = subprocess.run(["git", "-C", src, "ls-files", "-z", "-co", "--exclude-standard"],
+                       capture_output=True, timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError("%s: not a git work tree (%s)" % (
+            src, p.stderr.decode(errors="replace").strip()))
+    for rel in p.stdout.decode().split("\0"):
+        if not rel or not os.path.lexists(os.path.join(src, rel)):
+            continue
+        os.makedirs(os.path.join(dest, os.path.dirname(rel)), exist_ok=True)
+        shutil.copy2(os.path.join(src, rel), os.path.join(dest, rel), follow_symlinks=False)
 
 
 def this_suite():

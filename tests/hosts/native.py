@@ -27,23 +27,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from guest import CACHE, KINDS, die, need  # noqa: E402
-
-SRC_TOP = os.path.dirname(os.path.dirname(HERE))
-
-
-def packages(*groups):
-    """scripts/deps.sh's packages of groups (its footprints)."""
-    p = subprocess.run(["bash", os.path.join(SRC_TOP, "scripts", "deps.sh"), "--list"]
-                       + list(groups), capture_output=True, text=True, timeout=60)
-    if p.returncode != 0:
-        die("scripts/deps.sh --list %s: %s" % (" ".join(groups), p.stderr.strip()))
-    return p.stdout.split()
-
+from guest import CACHE, KINDS, deps_packages, die, need  # noqa: E402
 
 # What the whole build and its `quick` cases need: `make test`'s packages
 # but those no quick case uses (the template builders, gVisor).
-FULL = [p for p in packages("test") if p not in ("mmdebstrap", "umoci", "skopeo", "runsc")]
+FULL = [p for p in deps_packages("test") if p not in ("mmdebstrap", "umoci", "skopeo", "runsc")]
 TARGETS = {"abx-local": "abx-local/server/abx-local", "abx-envd": "abx-local/envd/abx-envd",
            "abx-e2e": "host/abx-e2e"}
 

@@ -22,7 +22,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 from abxtest import check, done, summary_counts, tail  # noqa: E402
 from abxlocal import Server  # noqa: E402
-from guest import CACHE, KINDS, die  # noqa: E402
+from guest import CACHE, KINDS, deps_packages, die  # noqa: E402
+from hostlib import copy_source  # noqa: E402
 import native  # noqa: E402
 
 USER, HOME = 1000, "/home/user"
@@ -31,20 +32,6 @@ USER, HOME = 1000, "/home/user"
 def check_or_show(cond, what, out):
     """check(), with out's tail in the line only when it failed."""
     return check(cond, what if cond else "%s (%s)" % (what, tail(out, 1500)))
-
-
-def copy_source(src, dest):
-    """The files git knows of (tracked or not ignored): a fresh clone's
-    content with this tree's changes; no build folder."""
-    p = subprocess.run(["git", "-C", src, "ls-files", "-z", "-co", "--exclude-standard"],
-                       capture_output=True, timeout=60)
-    if p.returncode != 0:
-        die("%s: not a git work tree (%s)" % (src, p.stderr.decode(errors="replace")))
-    for rel in p.stdout.decode().split("\0"):
-        if not rel or not os.path.lexists(os.path.join(src, rel)):
-            continue
-        os.makedirs(os.path.join(dest, os.path.dirname(rel)), exist_ok=True)
-        shutil.copy2(os.path.join(src, rel), os.path.join(dest, rel), follow_symlinks=False)
 
 
 def as_user(root, work, script, env, timeout):
@@ -67,7 +54,7 @@ def main():
     kind, src = sys.argv[1], os.path.abspath(sys.argv[2])
     if os.geteuid() != 0:
         die("needs root (mmdebstrap, the cache)")
-    top = native.build_root(kind, native.packages("build"), name="runner")
+    top = native.build_root(kind, deps_packages("build"), name="runner")
     work = tempfile.mkdtemp(prefix=".footprint-", dir=CACHE)
     try:
         copy_source(src, os.path.join(work, "src"))
