@@ -1041,6 +1041,66 @@ def sc_sandbox_cli(c):
     must(SECRET not in p.stdout + p.stderr, "the key is never printed")
 
 
+def sc_subcommands(c):
+    """Every sub-command of the one option table alike: its options before
+    or after the word, its own usage line and --help, exit 4 for a usage
+    error naming the option; exec's options before the script, the rest
+    the script's."""
+    with open(os.path.join(c.dir, "args.lua"), "w") as f:
+        f.write('print("args", ...)\n')
+    fake = os.path.join(c.dir, "fake-profile.sh")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\necho \"fake abx-local: profile=$ABX_LOCAL_PROFILE\" >&2\nexit 7\n")
+    os.chmod(fake, 0o755)
+    for args in (["exec", "--local", "--profile", "fc", "args.lua"],
+                 ["--local", "exec", "--profile=fc", "args.lua"],
+                 ["--local", "--profile", "fc", "exec", "args.lua"]):
+        p = c.run(*args, env={"ABX_LOCAL_BIN": fake})
+        must(p.returncode == 3 and "profile=fc" in p.stderr and "cannot open" not in p.stderr,
+             f"{args}: the options reach abx-local (exit {p.returncode}, {p.stderr!r})")
+    p = c.run("exec", "args.lua", "--bogus", "-k", "x")
+    must(p.returncode == 0 and "args\t--bogus\t-k\tx" in p.stdout,
+         f"after the script, its own arguments: {p.returncode} {p.stdout!r} {p.stderr!r}")
+    p = c.run("exec", "--", "args.lua", "1")
+    must(p.returncode == 0 and "args\t1" in p.stdout, f"exec -- SCRIPT: {p.stderr!r}")
+    for args, usage, want in (
+            (["exec", "--bogus", "args.lua"], "exec", "exec: unrecognized option '--bogus'"),
+            (["exec"], "exec", "exec needs a SCRIPT.lua"),
+            (["exec", "--local", "--profile", "aws", "args.lua"], "exec",
+             "--profile expects e2b or fc, got 'aws'"),
+            (["repl", "--profile", "fc"], "repl", "--profile fc: needs --local"),
+            (["repl", "extra"], "repl", "repl: unexpected argument 'extra'"),
+            (["doctor", "--bogus"], "doctor", "doctor: unrecognized option '--bogus'"),
+            (["doctor", "--keep-failed"], "doctor", "doctor: unrecognized option"),
+            (["--bogus"], "[run]", "unrecognized option '--bogus'"),
+            (["cases/test_outcomes.lua", "--maxfail", "x"], "[run]",
+             "--maxfail expects a number, got 'x'"),
+            (["--junitxml="], "[run]", "--junitxml expects a FILE"),
+            (["--timeout"], "[run]", "--timeout expects seconds"),
+            (["--local", "cleanup"], "[run]", "cleanup: its options go after the word")):
+        p = c.run(*args)
+        must(p.returncode == 4, f"{args}: exit {p.returncode} (want 4): {p.stderr!r}")
+        first = (p.stderr.splitlines() or [""])[0]
+        must(first.startswith("usage: abx-e2e " + usage),
+             f"{args}: the usage line is {usage}'s: {first!r}")
+        must(("abx-e2e: error: " + want) in p.stderr, f"{args}: names {want!r}: {p.stderr!r}")
+    for sub, opts in (("exec", ["--local", "--profile", "--trace-http", "-h"]),
+                      ("repl", ["--local", "--profile", "--trace-http", "-h"]),
+                      ("doctor", ["--local", "--profile", "--json", "--trace-http", "-h"])):
+        p = c.run(sub, "--help")
+        must(p.returncode == 0 and p.stdout.startswith("usage: abx-e2e " + sub),
+             f"{sub} --help: {p.returncode} {p.stdout[:80]!r}")
+        listed = re.findall(r"^  (-[-\w]+)", p.stdout, re.M)
+        must(sorted(listed) == sorted(opts), f"{sub} --help lists {listed}, want {opts}")
+    # Options after the paths, as pytest takes them; -- ends them.
+    p, doc = c.json_run("cases/test_outcomes.lua", "-k", "passes", "-q")
+    must(outcomes(doc) and all("passes" in k for k in outcomes(doc)),
+         f"options after a path: {outcomes(doc)} {p.stderr!r}")
+    p = c.run("--", "-q")
+    must(p.returncode == 4 and "-q" in p.stderr and "unrecognized" not in p.stderr,
+         f"after --, -q is a path: {p.returncode} {p.stderr!r}")
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 

@@ -1,0 +1,64 @@
+/* The command line's one option table (optable.c), read by the parser
+ * (cli.c) and the --help of every sub-command it serves: an option's
+ * names, value, sub-commands, help and how its value is stored are
+ * written once. Not part of the host's interface (host.h has
+ * abx_cli_parse). */
+#ifndef ABX_CLI_INT_H
+#define ABX_CLI_INT_H
+
+#include <stddef.h>
+
+#include "host.h"
+
+/* The sub-commands whose options come from the table. */
+enum {
+    ABX_CMD_RUN = 1u << 0,
+    ABX_CMD_EXEC = 1u << 1,
+    ABX_CMD_REPL = 1u << 2,
+    ABX_CMD_DOCTOR = 1u << 3,
+};
+#define ABX_CMD_PLATFORM (ABX_CMD_RUN | ABX_CMD_EXEC | ABX_CMD_REPL | ABX_CMD_DOCTOR)
+
+/* How a value is stored (at off in struct abx_opts). */
+enum abx_optkind {
+    ABX_OPT_FLAG,    /* int = 1 */
+    ABX_OPT_COUNT,   /* int += 1 a letter (-vv) */
+    ABX_OPT_STR,     /* const char * (non-empty for FILE, DIR, TOPIC) */
+    ABX_OPT_LONG,    /* long in [min, max] */
+    ABX_OPT_DOUBLE,  /* double in [min, max] */
+    ABX_OPT_FN,      /* fn */
+    ABX_OPT_HELP,    /* the sub-command's --help, exit 0 */
+    ABX_OPT_VERSION, /* the version, exit 0 */
+};
+
+/* The help sections of the run command. */
+enum abx_optsection { ABX_SEC_SELECTION, ABX_SEC_EXECUTION, ABX_SEC_SANDBOXES,
+                      ABX_SEC_REPORTING, ABX_SEC_COUNT };
+
+struct abx_optdef {
+    const char *names;     /* "-x, --exitfirst": each name, ", " between */
+    const char *meta;      /* its value ("N", "FILE"), NULL: none */
+    unsigned cmds;         /* ABX_CMD_* that take it */
+    enum abx_optsection section;
+    enum abx_optkind kind;
+    size_t off;
+    double min, max;
+    /* ABX_OPT_FN: 0, or -1 with what was wrong in err. v is NULL for an
+     * option without a value. */
+    int (*fn)(struct abx_opts *o, const char *v, char *err, size_t errlen);
+    const char *expects;   /* for an error: "--maxfail expects <this>, got 'x'" */
+    const char *help;      /* lines, '\n' between */
+};
+
+extern const struct abx_optdef abx_optdefs[];
+extern const size_t abx_noptdefs;
+
+/* A usage error on stderr: cmd's usage line, then "abx-e2e: error: ...".
+ * Returns -1. */
+int abx_cli_usage(unsigned cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cmd's --help, its options from the table; returns 1. */
+int abx_cli_help(unsigned cmd);
+/* The word of cmd ("run", "exec", ...). */
+const char *abx_cli_cmd_name(unsigned cmd);
+
+#endif
