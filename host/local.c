@@ -273,8 +273,8 @@ int abx_local_start(struct abx_env *e, char *err, size_t errlen)
     /* The suite takes the capability set of the profile it starts
      * (E2E_CAPS still adjusts it); +pause on fc is an allow-listed
      * account, which abx-local imitates with --allow-pause. */
-    prof = getenv("ABX_LOCAL_PROFILE");
-    prof = prof && *prof ? prof : "e2b";
+    prof = getenv("ABX_LOCAL_PROFILE");   /* set by main.c's setup_platform */
+    prof = prof && *prof ? prof : "fc";
     if (abx_env_set_platform(e, prof, perr, sizeof perr) != 0) {
         snprintf(err, errlen, "profile %.16s: %s", prof, perr);
         return -1;

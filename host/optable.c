@@ -216,7 +216,7 @@ const struct abx_optdef abx_optdefs[] = {
      "tree, PATH)"},
     {"--profile", "e2b|fc", ALL, SBX, ABX_OPT_FN, 0, 0, 0, opt_profile, "e2b or fc",
      "with --local: the cloud abx-local imitates,\nupstream E2B or FC Agent Sandbox "
-     "(default\n$ABX_LOCAL_PROFILE, else e2b)"},
+     "(default\n$ABX_LOCAL_PROFILE, else fc: the cloud\nthe product ships against)"},
     {"--keep-failed", NULL, RUN, SBX, ABX_OPT_FLAG, OFF(keep_failed), 0, 0, NULL, NULL,
      "leave the sandboxes of failed tests alive and\nprint how to reach them (delete them "
      "later with\n`abx-e2e cleanup --run-id ID --yes`)"},

@@ -1058,6 +1058,17 @@ def sc_subcommands(c):
         p = c.run(*args, env={"ABX_LOCAL_BIN": fake})
         must(p.returncode == 3 and "profile=fc" in p.stderr and "cannot open" not in p.stderr,
              f"{args}: the options reach abx-local (exit {p.returncode}, {p.stderr!r})")
+    # One default for every --local: fc (the cloud the product ships
+    # against); ABX_LOCAL_PROFILE and --profile choose the other.
+    for args, extra, want in ((["--local", "cases/test_outcomes.lua"], {}, "fc"),
+                              (["exec", "--local", "args.lua"], {}, "fc"),
+                              (["--local", "cases/test_outcomes.lua"],
+                               {"ABX_LOCAL_PROFILE": "e2b"}, "e2b"),
+                              (["--local", "--profile", "e2b", "cases/test_outcomes.lua"],
+                               {"ABX_LOCAL_PROFILE": "fc"}, "e2b")):
+        p = c.run(*args, env=dict(extra, ABX_LOCAL_BIN=fake))
+        must(("profile=%s\n" % want) in p.stderr, f"{args} {extra}: profile {want} "
+             f"reaches abx-local: {p.stderr!r}")
     p = c.run("exec", "args.lua", "--bogus", "-k", "x")
     must(p.returncode == 0 and "args\t--bogus\t-k\tx" in p.stdout,
          f"after the script, its own arguments: {p.returncode} {p.stdout!r} {p.stderr!r}")
