@@ -1103,6 +1103,36 @@ def sc_subcommands(c):
              f"{sub} --help: {p.returncode} {p.stdout[:80]!r}")
         listed = re.findall(r"^  (-[-\w]+)", p.stdout, re.M)
         must(sorted(listed) == sorted(opts), f"{sub} --help lists {listed}, want {opts}")
+    # Each sub-command's --help and its parser agree (both are the one
+    # table): every option listed is taken by that sub-command (with a
+    # sample of the value its help names, then --help: nothing runs), and
+    # the run command's options no other sub-command lists are refused there.
+    samples = {"N": "100", "S": "1", "MB": "1", "EXPR": "x", "FILE": "f", "DIR": "d",
+               "TOPIC": "t", "K/N": "1/2", "N|auto": "1", "CHARS": "fE", "all|none": "all",
+               "e2b|fc": "fc", "yes|no|auto": "no"}
+    modes = {"--dist": "load", "--trace": "on"}
+    listed = {}
+    for sub in ("run", "exec", "repl", "doctor"):
+        head = [] if sub == "run" else [sub]
+        p = c.run(*head, "--help")
+        opts = {}
+        for m in re.finditer(r"^  ((?:-[-\w=]+(?:, )?)+)(?: (\S+))?(?:  |\n)", p.stdout, re.M):
+            for name in m.group(1).split(", "):
+                opts[name] = m.group(2)
+        must(len(opts) >= (40 if sub == "run" else 4), f"{sub} --help lists {sorted(opts)}")
+        listed[sub] = opts
+        for name, meta in opts.items():
+            if name in ("-h", "--help", "-V", "--version"):
+                continue
+            value = [] if meta is None else [modes.get(name) or samples.get(meta, "x")]
+            p = c.run(*head, name, *value, "--help")
+            must(p.returncode == 0 and "usage: abx-e2e" in p.stdout,
+                 f"{sub}: {name} {value} is taken (exit {p.returncode}: {p.stderr!r})")
+    for sub in ("exec", "repl", "doctor"):
+        for name in sorted(set(listed["run"]) - set(listed[sub]) - {"-V", "--version"}):
+            p = c.run(sub, name, "x", "--help")
+            must(p.returncode == 4 and "unrecognized option" in p.stderr,
+                 f"{sub}: {name} (not in its --help) is refused: {p.returncode} {p.stderr!r}")
     # Options after the paths, as pytest takes them; -- ends them.
     p, doc = c.json_run("cases/test_outcomes.lua", "-k", "passes", "-q")
     must(outcomes(doc) and all("passes" in k for k in outcomes(doc)),
