@@ -1,7 +1,7 @@
 /* The command line: the sub-command, then its options from the one table
  * (optable.c), before or after its operands (exec: before the script, the
- * rest is the script's); `--` ends them. cleanup, merge and diff-records
- * parse what follows their word themselves. */
+ * rest is the script's); `--` ends them. merge and diff-records parse
+ * what follows their word themselves. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,8 +114,8 @@ static int one_option(int argc, char **argv, int *i, struct abx_opts *o, unsigne
     if (!d) {
         if (cmd == ABX_CMD_RUN)
             return abx_cli_usage(cmd, "unrecognized option '%s' (see --help)", a);
-        return abx_cli_usage(cmd, "%s: unrecognized option '%s' (see `abx-e2e %s --help`)",
-                             abx_cli_cmd_name(cmd), a, abx_cli_cmd_name(cmd));
+        return abx_cli_usage(cmd, "unrecognized option '%s' (see `abx-e2e %s --help`)", a,
+                             abx_cli_cmd_name(cmd));
     }
     if (d->meta) {
         v = inl ? inl : *i + 1 < argc ? argv[++*i] : NULL;
@@ -210,8 +210,8 @@ static int run_checks(struct abx_opts *o)
     return 0;
 }
 
-/* The other sub-commands parse their own arguments (janitor.c, merge.c,
- * diffrec.c): they get what follows their word. */
+/* merge and diff-records parse their own arguments (merge.c, diffrec.c):
+ * they get what follows their word. */
 static int own_parser(struct abx_opts *o, const char *word, int argc, char **argv, int at)
 {
     char **rest = argv + at + 1;
@@ -220,11 +220,7 @@ static int own_parser(struct abx_opts *o, const char *word, int argc, char **arg
     if (at > 1)
         return abx_cli_usage(ABX_CMD_RUN, "%s: its options go after the word (see `abx-e2e "
                              "%s --help`)", word, word);
-    if (strcmp(word, "cleanup") == 0) {
-        o->cleanup = 1;
-        o->cleanup_args = rest;
-        o->ncleanup_args = n;
-    } else if (strcmp(word, "merge") == 0) {
+    if (strcmp(word, "merge") == 0) {
         o->merge = 1;
         o->merge_args = rest;
         o->nmerge_args = n;
@@ -253,8 +249,7 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
     join_argv(o, argc, argv);
 
     word = find_word(argc, argv, &at);
-    if (word && (strcmp(word, "cleanup") == 0 || strcmp(word, "merge") == 0 ||
-                 strcmp(word, "diff-records") == 0))
+    if (word && (strcmp(word, "merge") == 0 || strcmp(word, "diff-records") == 0))
         return own_parser(o, word, argc, argv, at);
     if (word && strcmp(word, "exec") == 0)
         cmd = ABX_CMD_EXEC;
@@ -262,9 +257,13 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
         cmd = ABX_CMD_REPL;
     else if (word && strcmp(word, "doctor") == 0)
         cmd = ABX_CMD_DOCTOR;
+    else if (word && strcmp(word, "cleanup") == 0)
+        cmd = ABX_CMD_CLEANUP;
     o->exec = cmd == ABX_CMD_EXEC;
     o->repl = cmd == ABX_CMD_REPL;
     o->doctor = cmd == ABX_CMD_DOCTOR;
+    o->cleanup = cmd == ABX_CMD_CLEANUP;
+    o->cleanup_older = -1;
     if (o->exec || o->repl) {
         o->timeout = 0;        /* a statement runs until done or Ctrl-C */
         o->max_memory_mb = 0;  /* plain Lua: no ceiling */
@@ -283,9 +282,8 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
                 break;
             }
             if (cmd != ABX_CMD_RUN && i < argc)
-                return abx_cli_usage(cmd, "%s: unexpected argument '%s' (see `abx-e2e %s "
-                                     "--help`)", abx_cli_cmd_name(cmd), argv[i],
-                                     abx_cli_cmd_name(cmd));
+                return abx_cli_usage(cmd, "unexpected argument '%s' (see `abx-e2e %s --help`)",
+                                     argv[i], abx_cli_cmd_name(cmd));
             if (strcmp(a, "--") == 0) {
                 for (; i < argc; i++)
                     o->paths[npos++] = argv[i];
@@ -300,6 +298,8 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
     o->npaths = (size_t)npos;
     if (o->exec && !o->script)
         return abx_cli_usage(cmd, "exec needs a SCRIPT.lua");
+    if (o->cleanup_run && o->cleanup_all)
+        return abx_cli_usage(cmd, "--run-id and --all-tagged exclude each other");
     if (o->profile && !o->local)
         return abx_cli_usage(cmd, "--profile %s: needs --local (a cloud is what it is)",
                              o->profile);

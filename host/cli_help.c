@@ -17,8 +17,7 @@ static const struct cmd_text texts[] = {
     {ABX_CMD_RUN, "run", "usage: abx-e2e [run] [options] [PATH|NODEID ...]\n",
      "usage: abx-e2e [run] [options] [PATH|NODEID ...]\n"
      "       abx-e2e exec [--local [--profile e2b|fc]] [--trace-http] SCRIPT.lua [ARGS ...]\n"
-     "       abx-e2e cleanup [--yes] [--run-id ID | --all-tagged]\n"
-     "                       [--older-than MINUTES]\n"
+     "       abx-e2e cleanup [--yes] [--run-id ID | --all-tagged] [--older-than N]\n"
      "       abx-e2e doctor [--local [--profile e2b|fc]] [--json]\n"
      "       abx-e2e merge [--junitxml F] [--html F] [--json F] SHARD.json ...\n"
      "       abx-e2e diff-records [--json F] A B\n"
@@ -102,6 +101,19 @@ static const struct cmd_text texts[] = {
      "exit codes: 0, or the code given to os.exit; 1 a finalizer or a sandbox\n"
      "delete failed at the end, 2 interrupted (SIGTERM), 3 internal error,\n"
      "4 usage error.\n"},
+    {ABX_CMD_CLEANUP, "cleanup",
+     "usage: abx-e2e cleanup [--yes] [--run-id ID | --all-tagged] [--older-than N]\n",
+     "usage: abx-e2e cleanup [--yes] [--run-id ID | --all-tagged] [--older-than N]\n"
+     "\n"
+     "Deletes sandboxes that abx-e2e runs left behind (a killed run, or\n"
+     "--keep-failed). Dry run by default: lists id, template, age and run\n"
+     "id of what it would delete.\n",
+     "\n"
+     "Without --run-id/--all-tagged: the runs whose ledgers in\n"
+     ".abx-e2e/runs still list sandboxes not deleted. A sandbox without the\n"
+     "e2e tag is never touched; runs still in progress are skipped.\n"
+     "exit codes: 0 done or nothing to do, 1 a delete or listing failed,\n"
+     "4 usage error.\n"},
     {ABX_CMD_DOCTOR, "doctor",
      "usage: abx-e2e doctor [--local [--profile e2b|fc]] [--json] [--trace-http]\n",
      "usage: abx-e2e doctor [--local [--profile e2b|fc]] [--json] [--trace-http]\n"
@@ -142,7 +154,8 @@ int abx_cli_usage(unsigned cmd, const char *fmt, ...)
     va_list ap;
 
     abx_out_puts(ABX_OUT_STDERR, text_of(cmd)->usage);
-    abx_out_puts(ABX_OUT_STDERR, "abx-e2e: error: ");
+    abx_out_printf(ABX_OUT_STDERR, "abx-e2e%s%s: error: ", cmd == ABX_CMD_RUN ? "" : " ",
+                   cmd == ABX_CMD_RUN ? "" : text_of(cmd)->name);
     va_start(ap, fmt);
     abx_out_vprintf(ABX_OUT_STDERR, fmt, ap);
     va_end(ap);

@@ -10,14 +10,17 @@
 
 #include "host.h"
 
-/* The sub-commands whose options come from the table. */
+/* The sub-commands whose options come from the table (merge and
+ * diff-records still parse their own). */
 enum {
     ABX_CMD_RUN = 1u << 0,
     ABX_CMD_EXEC = 1u << 1,
     ABX_CMD_REPL = 1u << 2,
     ABX_CMD_DOCTOR = 1u << 3,
+    ABX_CMD_CLEANUP = 1u << 4,
 };
 #define ABX_CMD_PLATFORM (ABX_CMD_RUN | ABX_CMD_EXEC | ABX_CMD_REPL | ABX_CMD_DOCTOR)
+#define ABX_CMD_ANY (ABX_CMD_PLATFORM | ABX_CMD_CLEANUP)
 
 /* How a value is stored (at off in struct abx_opts). */
 enum abx_optkind {
@@ -53,8 +56,8 @@ struct abx_optdef {
 extern const struct abx_optdef abx_optdefs[];
 extern const size_t abx_noptdefs;
 
-/* A usage error on stderr: cmd's usage line, then "abx-e2e: error: ...".
- * Returns -1. */
+/* A usage error on stderr: cmd's usage line, then "abx-e2e[ CMD]: error:
+ * ...". Returns -1. */
 int abx_cli_usage(unsigned cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* cmd's --help, its options from the table; returns 1. */
 int abx_cli_help(unsigned cmd);

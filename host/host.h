@@ -77,10 +77,12 @@ struct abx_opts {
     const char *profile;       /* --profile e2b|fc for abx-local, or NULL */
     int keep_failed;           /* --keep-failed */
     int trace_http;            /* --trace-http */
-    /* cleanup [ARGS]: the janitor parses its own options */
+    /* cleanup: the janitor (janitor.c) */
     int cleanup;
-    char **cleanup_args;
-    int ncleanup_args;
+    int cleanup_yes;           /* -y, --yes: delete, not a dry run */
+    int cleanup_all;           /* --all-tagged */
+    const char *cleanup_run;   /* --run-id ID */
+    long cleanup_older;        /* --older-than MINUTES; -1: any age */
     /* doctor [--local [--profile P]] [--json]: the preflight (doctor*.c) */
     int doctor;
     int doctor_json;           /* --json: one JSON object instead of text */

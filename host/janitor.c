@@ -20,30 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "host.h"
+#include "cli_int.h"
 #include "ledger.h"
 #include "out.h"
-
-static const char HELP[] =
-    "usage: abx-e2e cleanup [--yes] [--run-id ID | --all-tagged]\n"
-    "                       [--older-than MINUTES]\n"
-    "\n"
-    "Deletes sandboxes that abx-e2e runs left behind (a killed run, or\n"
-    "--keep-failed). Dry run by default: lists id, template, age and run\n"
-    "id of what it would delete.\n"
-    "\n"
-    "  --yes              delete them\n"
-    "  --run-id ID        the sandboxes of run ID (its ledger and its tag\n"
-    "                     e2e=ID)\n"
-    "  --all-tagged       every sandbox with an e2e tag, of any run\n"
-    "  --older-than N     only sandboxes started N minutes ago or earlier\n"
-    "  -h, --help         this help\n"
-    "\n"
-    "Without --run-id/--all-tagged: the runs whose ledgers in\n"
-    ".abx-e2e/runs still list sandboxes not deleted. A sandbox without the\n"
-    "e2e tag is never touched; runs still in progress are skipped.\n"
-    "exit codes: 0 done or nothing to do, 1 a delete or listing failed,\n"
-    "4 usage error.\n";
 
 struct cand {
     char id[128], tmpl[128], run[128], ledger[512];
@@ -57,12 +36,10 @@ struct janitor {
     int failed;
 };
 
+/* A usage error, in the shape of every sub-command's (cli_help.c). */
 static int usage(const char *msg, const char *arg)
 {
-    abx_out_printf(ABX_OUT_STDERR, "usage: abx-e2e cleanup [--yes] "
-                   "[--run-id ID | --all-tagged] [--older-than MINUTES]\n"
-                   "abx-e2e cleanup: error: %s%s%s\n", msg, arg ? " " : "",
-                   arg ? arg : "");
+    abx_cli_usage(ABX_CMD_CLEANUP, "%s%s%s", msg, arg ? " " : "", arg ? arg : "");
     return ABX_EXIT_USAGE_ERROR;
 }
 
@@ -346,39 +323,13 @@ out:
 int abx_janitor_main(const struct abx_opts *o, const struct abx_env *e)
 {
     struct janitor j;
-    const char *run = NULL;
+    const char *run = o->cleanup_run;
     char path[1024];
-    long older = -1;
-    int i, yes = 0, all = 0;
+    long older = o->cleanup_older;
+    int i, yes = o->cleanup_yes, all = o->cleanup_all;
 
-    for (i = 0; i < o->ncleanup_args; i++) {
-        const char *a = o->cleanup_args[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            abx_out_puts(ABX_OUT_STDOUT, HELP);
-            return ABX_EXIT_OK;
-        } else if (strcmp(a, "--yes") == 0 || strcmp(a, "-y") == 0) {
-            yes = 1;
-        } else if (strcmp(a, "--all-tagged") == 0) {
-            all = 1;
-        } else if (strcmp(a, "--run-id") == 0) {
-            if (++i >= o->ncleanup_args)
-                return usage("--run-id expects an ID", NULL);
-            run = o->cleanup_args[i];
-            if (abx_ledger_path(run, path, sizeof path) != 0)
-                return usage("--run-id: not a run id (letters, digits, "
-                             "'.', '_', '-'):", run);
-        } else if (strcmp(a, "--older-than") == 0) {
-            if (++i >= o->ncleanup_args ||
-                abx_parse_long(o->cleanup_args[i], 0, 1L << 30, &older) != 0)
-                return usage("--older-than expects minutes (an integer >= "
-                             "0), got", i < o->ncleanup_args
-                                            ? o->cleanup_args[i] : "nothing");
-        } else {
-            return usage("unrecognized argument", a);
-        }
-    }
-    if (run && all)
-        return usage("--run-id and --all-tagged exclude each other", NULL);
+    if (run && abx_ledger_path(run, path, sizeof path) != 0)
+        return usage("--run-id: not a run id:", run);   /* checked by the parser too */
     if (!e->has_credentials)
         return usage("no credentials: set ABX_SANDBOX_API_KEY (and "
                      "ABX_SANDBOX_BASE_URL / ABX_SANDBOX_DOMAIN)", NULL);

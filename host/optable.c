@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli_int.h"
+#include "ledger.h"
 
 #define OFF(f) offsetof(struct abx_opts, f)
 
@@ -143,6 +144,17 @@ static int opt_color(struct abx_opts *o, const char *v, char *err, size_t errlen
     return 0;
 }
 
+static int opt_run_id(struct abx_opts *o, const char *v, char *err, size_t errlen)
+{
+    char path[1024];
+
+    if (abx_ledger_path(v, path, sizeof path) != 0)
+        return fail(err, errlen, "--run-id: not a run id (letters, digits, '.', '_', '-'): %s",
+                    v);
+    o->cleanup_run = v;
+    return 0;
+}
+
 static int opt_profile(struct abx_opts *o, const char *v, char *err, size_t errlen)
 {
     if (strcmp(v, "e2b") != 0 && strcmp(v, "fc") != 0)
@@ -271,7 +283,16 @@ const struct abx_optdef abx_optdefs[] = {
      "colours (auto: terminal and no NO_COLOR)"},
     {"-V, --version", NULL, RUN, REP, ABX_OPT_VERSION, 0, 0, 0, NULL, NULL,
      "print the version and exit"},
-    {"-h, --help", NULL, ALL, REP, ABX_OPT_HELP, 0, 0, 0, NULL, NULL,
+    /* cleanup */
+    {"-y, --yes", NULL, ABX_CMD_CLEANUP, SBX, ABX_OPT_FLAG, OFF(cleanup_yes), 0, 0, NULL, NULL,
+     "delete them"},
+    {"--run-id", "ID", ABX_CMD_CLEANUP, SBX, ABX_OPT_FN, 0, 0, 0, opt_run_id, "an ID",
+     "the sandboxes of run ID (its ledger and its tag\ne2e=ID)"},
+    {"--all-tagged", NULL, ABX_CMD_CLEANUP, SBX, ABX_OPT_FLAG, OFF(cleanup_all), 0, 0, NULL,
+     NULL, "every sandbox with an e2e tag, of any run"},
+    {"--older-than", "N", ABX_CMD_CLEANUP, SBX, ABX_OPT_LONG, OFF(cleanup_older), 0, 1L << 30,
+     NULL, "minutes (an integer >= 0)", "only sandboxes started N minutes ago or earlier"},
+    {"-h, --help", NULL, ABX_CMD_ANY, REP, ABX_OPT_HELP, 0, 0, 0, NULL, NULL,
      "print this help and exit"},
 };
 const size_t abx_noptdefs = sizeof abx_optdefs / sizeof abx_optdefs[0];

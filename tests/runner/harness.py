@@ -986,7 +986,7 @@ def sc_sandbox_cli(c):
                 "E2E_SERVER_TEMPLATE", "E2E_SERVER_PORT", "E2E_SHORT_TTL"]:
         must(re.search(r"(^|[\s,(])" + re.escape(opt) + r"([\s,=)]|$)", p.stdout, re.M),
              "help lacks " + opt)
-    for args, want in [(["cleanup", "--bogus"], "unrecognized argument --bogus"),
+    for args, want in [(["cleanup", "--bogus"], "unrecognized option '--bogus'"),
                        (["cleanup", "--older-than", "-3"], "--older-than"),
                        (["cleanup", "--run-id"], "--run-id expects an ID"),
                        (["cleanup", "--run-id", "a b"], "not a run id"),
@@ -1075,26 +1075,32 @@ def sc_subcommands(c):
     p = c.run("exec", "--", "args.lua", "1")
     must(p.returncode == 0 and "args\t1" in p.stdout, f"exec -- SCRIPT: {p.stderr!r}")
     for args, usage, want in (
-            (["exec", "--bogus", "args.lua"], "exec", "exec: unrecognized option '--bogus'"),
+            (["exec", "--bogus", "args.lua"], "exec", "unrecognized option '--bogus'"),
             (["exec"], "exec", "exec needs a SCRIPT.lua"),
             (["exec", "--local", "--profile", "aws", "args.lua"], "exec",
              "--profile expects e2b or fc, got 'aws'"),
             (["repl", "--profile", "fc"], "repl", "--profile fc: needs --local"),
-            (["repl", "extra"], "repl", "repl: unexpected argument 'extra'"),
-            (["doctor", "--bogus"], "doctor", "doctor: unrecognized option '--bogus'"),
-            (["doctor", "--keep-failed"], "doctor", "doctor: unrecognized option"),
+            (["repl", "extra"], "repl", "unexpected argument 'extra'"),
+            (["doctor", "--bogus"], "doctor", "unrecognized option '--bogus'"),
+            (["doctor", "--keep-failed"], "doctor", "unrecognized option"),
+            (["cleanup", "--local"], "cleanup", "unrecognized option '--local'"),
+            (["cleanup", "extra"], "cleanup", "unexpected argument 'extra'"),
+            (["cleanup", "--run-id", "x", "--all-tagged"], "cleanup",
+             "--run-id and --all-tagged exclude each other"),
             (["--bogus"], "[run]", "unrecognized option '--bogus'"),
             (["cases/test_outcomes.lua", "--maxfail", "x"], "[run]",
              "--maxfail expects a number, got 'x'"),
             (["--junitxml="], "[run]", "--junitxml expects a FILE"),
             (["--timeout"], "[run]", "--timeout expects seconds"),
-            (["--local", "cleanup"], "[run]", "cleanup: its options go after the word")):
+            (["--local", "cleanup"], "cleanup", "unrecognized option '--local'"),
+            (["--local", "merge"], "[run]", "merge: its options go after the word")):
         p = c.run(*args)
         must(p.returncode == 4, f"{args}: exit {p.returncode} (want 4): {p.stderr!r}")
         first = (p.stderr.splitlines() or [""])[0]
         must(first.startswith("usage: abx-e2e " + usage),
              f"{args}: the usage line is {usage}'s: {first!r}")
-        must(("abx-e2e: error: " + want) in p.stderr, f"{args}: names {want!r}: {p.stderr!r}")
+        who = "abx-e2e" + ("" if usage == "[run]" else " " + usage)
+        must((who + ": error: " + want) in p.stderr, f"{args}: names {want!r}: {p.stderr!r}")
     for sub, opts in (("exec", ["--local", "--profile", "--trace-http", "-h"]),
                       ("repl", ["--local", "--profile", "--trace-http", "-h"]),
                       ("doctor", ["--local", "--profile", "--json", "--trace-http", "-h"])):
@@ -1109,10 +1115,10 @@ def sc_subcommands(c):
     # the run command's options no other sub-command lists are refused there.
     samples = {"N": "100", "S": "1", "MB": "1", "EXPR": "x", "FILE": "f", "DIR": "d",
                "TOPIC": "t", "K/N": "1/2", "N|auto": "1", "CHARS": "fE", "all|none": "all",
-               "e2b|fc": "fc", "yes|no|auto": "no"}
+               "e2b|fc": "fc", "yes|no|auto": "no", "ID": "run-1"}
     modes = {"--dist": "load", "--trace": "on"}
     listed = {}
-    for sub in ("run", "exec", "repl", "doctor"):
+    for sub in ("run", "exec", "repl", "doctor", "cleanup"):
         head = [] if sub == "run" else [sub]
         p = c.run(*head, "--help")
         opts = {}
@@ -1128,7 +1134,7 @@ def sc_subcommands(c):
             p = c.run(*head, name, *value, "--help")
             must(p.returncode == 0 and "usage: abx-e2e" in p.stdout,
                  f"{sub}: {name} {value} is taken (exit {p.returncode}: {p.stderr!r})")
-    for sub in ("exec", "repl", "doctor"):
+    for sub in ("exec", "repl", "doctor", "cleanup"):
         for name in sorted(set(listed["run"]) - set(listed[sub]) - {"-V", "--version"}):
             p = c.run(sub, name, "x", "--help")
             must(p.returncode == 4 and "unrecognized option" in p.stderr,
