@@ -105,7 +105,8 @@ RUNTIME_ENV = $(if $(RUNTIME),ABX_LOCAL_RUNTIME=$(RUNTIME)) $(if $(VARY),ABX_LOC
 # Not root: abx-local (the roots here, serve in abx-e2e --local) runs
 # through passwordless sudo, and nothing else does; without one it is not
 # run here, and abx-e2e --local's abx-local refuses, naming the ways out.
-AS_ROOT := $(shell if [ "$$(id -u)" = 0 ]; then echo root; \
+# (Expanded only by the targets that use it: no sudo probe for `make clean`.)
+AS_ROOT = $(shell if [ "$$(id -u)" = 0 ]; then echo root; \
              elif sudo -n true 2>/dev/null; then echo sudo; else echo none; fi)
 SUDO_KEEP = --preserve-env=ABX_LOCAL_CACHE,ABX_LOCAL_PROFILE,ABX_LOCAL_RUNTIME,ABX_LOCAL_VARY
 ROOTS_AS_root  =

@@ -6,12 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "doctor_int.h"
@@ -23,46 +20,22 @@
 /* `bin check --json`'s output and exit status; 0, or -1 with err. */
 static int run_check(const char *bin, char **out, int *status, char *err, size_t errlen)
 {
-    struct timespec ts = {0, 20 * 1000 * 1000};
     char path[] = "/tmp/abx-e2e-check.XXXXXX";
+    char *const argv[] = {(char *)bin, "check", "--json", NULL};
     size_t len = 0;
-    double waited = 0;
     int fd = mkostemp(path, O_CLOEXEC), rc = -1;
-    pid_t pid;
 
     *out = NULL;
     if (fd < 0) {
         snprintf(err, errlen, "cannot create a temporary file: %s", strerror(errno));
         return -1;
     }
-    abx_out_flush();
-    pid = fork();
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDWR);
-        setpgid(0, 0);
-        dup2(nul, STDIN_FILENO);
-        dup2(fd, STDOUT_FILENO);
-        dup2(nul, STDERR_FILENO);
-        execl(bin, bin, "check", "--json", (char *)NULL);
-        _exit(127);
-    }
-    if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        goto out;
-    }
-    while (waitpid(pid, status, WNOHANG) == 0) {
-        if (waited >= CHECK_TIMEOUT || abx_signal_count()) {
-            kill(-pid, SIGKILL);
-            waitpid(pid, status, 0);
-            snprintf(err, errlen, "%s check %s", bin, abx_signal_count()
-                     ? "interrupted" : "gave no answer in 120 s");
-            goto out;
-        }
-        nanosleep(&ts, NULL);
-        waited += 0.02;
-    }
-    rc = abx_read_file(path, 1 << 20, out, &len, err, errlen);
-out:
+    *status = abx_local_run(argv, 0, fd, CHECK_TIMEOUT, 1);
+    if (*status < 0)
+        snprintf(err, errlen, "%s check %s", bin, abx_signal_count() ? "interrupted"
+                 : "gave no answer in 120 s, or was killed");
+    else
+        rc = abx_read_file(path, 1 << 20, out, &len, err, errlen);
     close(fd);
     unlink(path);
     return rc;
@@ -90,8 +63,7 @@ void abx_doctor_local(struct abx_doc *d, struct abx_env *env)
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
         abx_doc_problem(d, "run `abx-local check` yourself to see why",
-                        "%s check --json printed no JSON object (exit %d)", bin,
-                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+                        "%s check --json printed no JSON object (exit %d)", bin, status);
         return;
     }
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "lines"))

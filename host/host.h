@@ -396,6 +396,11 @@ int abx_local_pid(void);      /* 0 when not running */
 /* abx-local's path: $ABX_LOCAL_BIN, the build tree beside abx-e2e, or
  * PATH. 0, or -1 with err. */
 int abx_local_binary(char *out, size_t outlen, char *err, size_t errlen);
+/* argv (through `sudo -n` when sudo) in a process group of its own, no
+ * input, its stdout to out_fd (-1: nowhere), its stderr nowhere, for at
+ * most limit s, or (interruptible) until a signal came: then SIGKILLed.
+ * Its exit status, or -1. Clean-ups after a ^C are not interruptible. */
+int abx_local_run(char *const argv[], int sudo, int out_fd, double limit, int interruptible);
 void abx_local_stop(void);    /* SIGTERM, wait, SIGKILL; idempotent */
 
 /* Small helpers (util.c). */

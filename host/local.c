@@ -137,10 +137,7 @@ static int scan_output(char vals[5][1024])
     return ready;
 }
 
-/* argv (through sudo when sudo) in a process group of its own, with no
- * input or output, for at most limit s (then SIGKILLed): its exit status,
- * or -1. */
-static int run_quiet(char *const argv[], int sudo, double limit)
+int abx_local_run(char *const argv[], int sudo, int out_fd, double limit, int interruptible)
 {
     struct timespec ts = {0, 20 * 1000 * 1000};
     char *args[16];
@@ -164,13 +161,14 @@ static int run_quiet(char *const argv[], int sudo, double limit)
         setpgid(0, 0);   /* its own group: nothing it starts outlives it */
         if (nul >= 0) {
             dup2(nul, STDIN_FILENO);
-            dup2(nul, STDOUT_FILENO);
+            dup2(out_fd >= 0 ? out_fd : nul, STDOUT_FILENO);
             dup2(nul, STDERR_FILENO);
         }
         execvp(args[0], args);
         _exit(127);
     }
-    for (double waited = 0; waited < limit; waited += 0.02) {
+    for (double waited = 0; waited < limit && !(interruptible && abx_signal_count());
+         waited += 0.02) {
         if (waitpid(pid, &status, WNOHANG) == pid) {
             kill(-pid, SIGKILL);
             return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -187,7 +185,7 @@ static int want_sudo(void)
 {
     char *const probe[] = {"true", NULL};
 
-    if (geteuid() == 0 || run_quiet(probe, 1, 10.0) != 0)
+    if (geteuid() == 0 || abx_local_run(probe, 1, -1, 10.0, 0) != 0)
         return 0;
     abx_out_printf(ABX_OUT_STDERR, "abx-local: not root: abx-local serve runs through "
                    "passwordless sudo (it alone)\n");
@@ -366,7 +364,7 @@ static void run_gc(void)
     char *const gc[] = {g_bin, "gc", NULL};
 
     if (g_bin[0])
-        run_quiet(gc, g_sudo, 30.0);
+        abx_local_run(gc, g_sudo, -1, 30.0, 0);
 }
 
 /* SIGKILL to sudo and what it runs (this user may signal neither). */
@@ -390,7 +388,7 @@ static void sudo_kill(pid_t pid)
         fclose(f);
     }
     argv[n] = NULL;
-    run_quiet(argv, 1, 10.0);
+    abx_local_run(argv, 1, -1, 10.0, 0);
 }
 
 void abx_local_stop(void)
@@ -437,7 +435,7 @@ void abx_local_stop(void)
     }
     if (g_state[0] && g_sudo) {   /* root's files: removed as root */
         char *const rm[] = {"rm", "-rf", "--one-file-system", "--", g_state, NULL};
-        run_quiet(rm, 1, 60.0);
+        abx_local_run(rm, 1, -1, 60.0, 0);
     }
     if (g_state[0])
         nftw(g_state, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);

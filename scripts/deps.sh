@@ -49,13 +49,14 @@ for g in "$@"; do
     *) echo "deps: unknown group '$g' (build, local, gvisor, test, hosts)" >&2; exit 2 ;;
   esac
 done
+mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | awk '!seen[$0]++')   # groups overlap
 if [ $list = 1 ]; then
-  printf '%s\n' "${pkgs[@]}" | awk '!seen[$0]++'
+  printf '%s\n' "${pkgs[@]}"
   exit 0
 fi
 
 missing=()
-for p in $(printf '%s\n' "${pkgs[@]}" | awk '!seen[$0]++'); do
+for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$p")
 done

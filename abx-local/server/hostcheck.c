@@ -10,10 +10,8 @@
  * root), 1 when not, 2 on a usage error. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,30 +70,11 @@ static long sysctl_long(const char *path)
     return abxl_read_value(path, v, sizeof v) == 0 ? strtol(v, NULL, 10) : -1;
 }
 
-/* Runs argv with no input or output, for at most 10 s: its exit status,
- * or -1. */
-static int quiet_status(char *const argv[])
+/* abxl_run_lines' line when the program itself could not run. */
+static void note_absent(const char *line, void *arg)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDWR);
-        dup2(nul, 0);
-        dup2(nul, 1);
-        dup2(nul, 2);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int status;
-    for (int i = 0; pid > 0 && i < 1000; i++) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
-            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        abxl_sleep_ms(10);
-    }
-    if (pid > 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-    }
-    return -1;
+    if (strncmp(line, "cannot run ", 11) == 0)
+        *(bool *)arg = true;
 }
 
 static void user(struct check *c)
@@ -108,16 +87,18 @@ static void user(struct check *c)
         line(c, "user", "root (uid 0)");
         return;
     }
-    char *const probe[] = {"sudo", "-n", "true", NULL};
-    int rc = quiet_status(probe);
-    const char *sudo = rc == 0 ? "passwordless" : rc == 127 ? "absent" : "asks a password";
+    /* -n: never a prompt, so it answers at once */
+    char *const probe[] = {"sudo", "-n", "true", NULL}, err[256];
+    bool absent = false;
+    int rc = abxl_run_lines(probe, note_absent, &absent, err, sizeof err);
+    const char *sudo = rc == 0 ? "passwordless" : absent ? "absent" : "asks a password";
     cJSON_AddStringToObject(o, "sudo", sudo);
     line(c, "user", "uid %d, not root; sudo: %s", (int)uid, sudo);
     if (rc != 0)
         problem(c, "run it as root, give this user passwordless sudo, or run the suite "
                 "against a cloud platform (ABX_SANDBOX_* in .env, then `make e2e`)",
                 "abx-local serve needs root; uid %d is not root and sudo %s", (int)uid,
-                rc == 127 ? "is not installed" : "asks a password");
+                absent ? "is not installed" : "asks a password");
 }
 
 /* A user namespace, tried in a child: 0 or the errno. */
