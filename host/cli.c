@@ -1,7 +1,6 @@
 /* The command line: the sub-command, then its options from the one table
  * (optable.c), before or after its operands (exec: before the script, the
- * rest is the script's); `--` ends them. merge and diff-records parse
- * what follows their word themselves. */
+ * rest is the script's); `--` ends them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,12 +124,11 @@ static int one_option(int argc, char **argv, int *i, struct abx_opts *o, unsigne
     return apply(d, name, v, count, o, cmd);
 }
 
-/* The sub-command word, if any, and where it is: options may come before
- * it (`abx-e2e --local exec s.lua`), so their values are skipped. */
-static const char *find_word(int argc, char **argv, int *at)
+/* The sub-command, and where its word is: options may come before it
+ * (`abx-e2e --local exec s.lua`), so their values are skipped. The run
+ * command (its word is optional) when the first operand is no word. */
+static unsigned find_word(int argc, char **argv, int *at)
 {
-    static const char *const words[] = {"run", "exec", "repl", "doctor", "cleanup", "merge",
-                                        "diff-records"};
     const char *inl;
     char name[48];
     int count;
@@ -140,18 +138,16 @@ static const char *find_word(int argc, char **argv, int *at)
         const struct abx_optdef *d;
 
         if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0') {
-            for (size_t k = 0; a[0] != '-' && k < sizeof words / sizeof words[0]; k++)
-                if (strcmp(a, words[k]) == 0) {
-                    *at = i;
-                    return words[k];
-                }
-            return NULL;   /* an operand, or `--`: the run command */
+            unsigned cmd = a[0] != '-' ? abx_cli_cmd_of(a) : 0;
+
+            *at = cmd ? i : 0;
+            return cmd ? cmd : ABX_CMD_RUN;
         }
-        d = find(a, ABX_CMD_PLATFORM, name, sizeof name, &inl, &count);
+        d = find(a, ABX_CMD_ANY, name, sizeof name, &inl, &count);
         if (d && d->meta && !inl)
             i++;
     }
-    return NULL;
+    return ABX_CMD_RUN;
 }
 
 static int join_argv(struct abx_opts *o, int argc, char **argv)
@@ -210,32 +206,21 @@ static int run_checks(struct abx_opts *o)
     return 0;
 }
 
-/* merge and diff-records parse their own arguments (merge.c, diffrec.c):
- * they get what follows their word. */
-static int own_parser(struct abx_opts *o, const char *word, int argc, char **argv, int at)
+/* The operands of merge and diff-records. 0 or -1 (usage). */
+static int operand_checks(const struct abx_opts *o, unsigned cmd)
 {
-    char **rest = argv + at + 1;
-    int n = argc - at - 1;
-
-    if (at > 1)
-        return abx_cli_usage(ABX_CMD_RUN, "%s: its options go after the word (see `abx-e2e "
-                             "%s --help`)", word, word);
-    if (strcmp(word, "merge") == 0) {
-        o->merge = 1;
-        o->merge_args = rest;
-        o->nmerge_args = n;
-    } else {
-        o->diff = 1;
-        o->diff_args = rest;
-        o->ndiff_args = n;
-    }
+    if (cmd == ABX_CMD_MERGE && o->npaths == 0)
+        return abx_cli_usage(cmd, "no SHARD.json given");
+    if (cmd == ABX_CMD_DIFF && o->npaths != 2)
+        return abx_cli_usage(cmd, "expects two folders of traces (abx-e2e --record DIR), "
+                             "got %zu", o->npaths);
     return 0;
 }
 
 int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
 {
-    const char *color = getenv("NO_COLOR"), *word;
-    unsigned cmd = ABX_CMD_RUN;
+    const char *color = getenv("NO_COLOR");
+    unsigned cmd;
     int at = 0, npos = 0, rc;
 
     memset(o, 0, sizeof *o);
@@ -248,21 +233,13 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
     o->paths = abx_xcalloc((size_t)argc + 1, sizeof *o->paths);
     join_argv(o, argc, argv);
 
-    word = find_word(argc, argv, &at);
-    if (word && (strcmp(word, "merge") == 0 || strcmp(word, "diff-records") == 0))
-        return own_parser(o, word, argc, argv, at);
-    if (word && strcmp(word, "exec") == 0)
-        cmd = ABX_CMD_EXEC;
-    else if (word && strcmp(word, "repl") == 0)
-        cmd = ABX_CMD_REPL;
-    else if (word && strcmp(word, "doctor") == 0)
-        cmd = ABX_CMD_DOCTOR;
-    else if (word && strcmp(word, "cleanup") == 0)
-        cmd = ABX_CMD_CLEANUP;
+    cmd = find_word(argc, argv, &at);
     o->exec = cmd == ABX_CMD_EXEC;
     o->repl = cmd == ABX_CMD_REPL;
     o->doctor = cmd == ABX_CMD_DOCTOR;
     o->cleanup = cmd == ABX_CMD_CLEANUP;
+    o->merge = cmd == ABX_CMD_MERGE;
+    o->diff = cmd == ABX_CMD_DIFF;
     o->cleanup_older = -1;
     if (o->exec || o->repl) {
         o->timeout = 0;        /* a statement runs until done or Ctrl-C */
@@ -281,7 +258,7 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
                 o->nscript_args = argc - i - 1;
                 break;
             }
-            if (cmd != ABX_CMD_RUN && i < argc)
+            if (!(cmd & (ABX_CMD_RUN | ABX_CMD_MERGE | ABX_CMD_DIFF)) && i < argc)
                 return abx_cli_usage(cmd, "unexpected argument '%s' (see `abx-e2e %s --help`)",
                                      argv[i], abx_cli_cmd_name(cmd));
             if (strcmp(a, "--") == 0) {
@@ -303,6 +280,8 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
     if (o->profile && !o->local)
         return abx_cli_usage(cmd, "--profile %s: needs --local (a cloud is what it is)",
                              o->profile);
+    if (operand_checks(o, cmd) != 0)
+        return -1;
     return cmd == ABX_CMD_RUN ? run_checks(o) : 0;
 }
 

@@ -1,4 +1,4 @@
-/* The --help of run, exec, repl and doctor: each sub-command's prose
+/* The --help of every sub-command: each sub-command's prose
  * around its options, which come from the one table (optable.c), and the
  * usage line its errors begin with. */
 #include <stdarg.h>
@@ -131,6 +131,35 @@ static const struct cmd_text texts[] = {
      "\n"
      "exit codes: 0 nothing blocks, 1 a blocking problem, 2 interrupted,\n"
      "3 internal error, 4 usage error.\n"},
+    {ABX_CMD_MERGE, "merge",
+     "usage: abx-e2e merge [--junitxml FILE] [--html FILE] [--json FILE] [-q] SHARD.json ...\n",
+     "usage: abx-e2e merge [--junitxml FILE] [--html FILE] [--json FILE] [-q] SHARD.json ...\n"
+     "\n"
+     "Combines the JSON reports (--json) of `abx-e2e --shard K/N` runs into\n"
+     "one set of reports, so a matrix of CI machines ends in one result.\n"
+     "Each test keeps its shard (the HTML timeline has a lane per shard and\n"
+     "worker); the counts are recounted from the tests. Reported, on the\n"
+     "terminal and in the merged JSON (\"merge\"): shards missing from 1..N,\n"
+     "a test present in two files (the first is kept), and a file that\n"
+     "cannot be read (the others are still merged). A report of an\n"
+     "unsharded run counts as shard 1/1.\n",
+     "\n"
+     "exit codes: 0 every shard present and passed, 1 failures, a missing\n"
+     "shard, a duplicate test or an unreadable file, 4 usage error\n"
+     "(including shards of different N), 5 no tests.\n"},
+    {ABX_CMD_DIFF, "diff-records", "usage: abx-e2e diff-records [--json FILE] [-q] A B\n",
+     "usage: abx-e2e diff-records [--json FILE] [-q] A B\n"
+     "\n"
+     "Compares two folders of traces written by `abx-e2e --record DIR` (the\n"
+     "same tests run on two platforms), test by test: where a reply's\n"
+     "status, media type, X-Next-Token or body shape (keys and types, not\n"
+     "values) differ, where a call returned on one and raised on the other\n"
+     "(or raised another class), the envd version, and the outcome. Ids,\n"
+     "times and values are not compared.\n",
+     "\n"
+     "exit codes: 0 no difference, 1 differences (or tests recorded on one\n"
+     "side only), 4 usage error (an argument, a folder that cannot be read,\n"
+     "a file that is not a trace).\n"},
 };
 
 static const char *const section_names[ABX_SEC_COUNT] = {"selection", "execution",
@@ -147,6 +176,14 @@ static const struct cmd_text *text_of(unsigned cmd)
 const char *abx_cli_cmd_name(unsigned cmd)
 {
     return text_of(cmd)->name;
+}
+
+unsigned abx_cli_cmd_of(const char *word)
+{
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        if (strcmp(texts[i].name, word) == 0)
+            return texts[i].cmd;
+    return 0;
 }
 
 int abx_cli_usage(unsigned cmd, const char *fmt, ...)

@@ -2,7 +2,8 @@
  * (cli.c) and the --help of every sub-command it serves: an option's
  * names, value, sub-commands, help and how its value is stored are
  * written once. Not part of the host's interface (host.h has
- * abx_cli_parse). */
+ * abx_cli_parse): the parser, the help, and the sub-commands that find a
+ * usage error in their operands later (merge, diff-records) use it. */
 #ifndef ABX_CLI_INT_H
 #define ABX_CLI_INT_H
 
@@ -10,17 +11,18 @@
 
 #include "host.h"
 
-/* The sub-commands whose options come from the table (merge and
- * diff-records still parse their own). */
+/* The sub-commands; each takes its options from the table. */
 enum {
     ABX_CMD_RUN = 1u << 0,
     ABX_CMD_EXEC = 1u << 1,
     ABX_CMD_REPL = 1u << 2,
     ABX_CMD_DOCTOR = 1u << 3,
     ABX_CMD_CLEANUP = 1u << 4,
+    ABX_CMD_MERGE = 1u << 5,
+    ABX_CMD_DIFF = 1u << 6,     /* diff-records */
 };
 #define ABX_CMD_PLATFORM (ABX_CMD_RUN | ABX_CMD_EXEC | ABX_CMD_REPL | ABX_CMD_DOCTOR)
-#define ABX_CMD_ANY (ABX_CMD_PLATFORM | ABX_CMD_CLEANUP)
+#define ABX_CMD_ANY (ABX_CMD_PLATFORM | ABX_CMD_CLEANUP | ABX_CMD_MERGE | ABX_CMD_DIFF)
 
 /* How a value is stored (at off in struct abx_opts). */
 enum abx_optkind {
@@ -61,7 +63,9 @@ extern const size_t abx_noptdefs;
 int abx_cli_usage(unsigned cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* cmd's --help, its options from the table; returns 1. */
 int abx_cli_help(unsigned cmd);
-/* The word of cmd ("run", "exec", ...). */
+/* The word of cmd ("run", "exec", ...), and the command of a word (0:
+ * none): the one list of sub-commands is cli_help.c's. */
 const char *abx_cli_cmd_name(unsigned cmd);
+unsigned abx_cli_cmd_of(const char *word);
 
 #endif

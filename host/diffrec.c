@@ -7,28 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host.h"
+#include "cli_int.h"
 #include "out.h"
 
 #define FILE_MAX ((size_t)64 << 20)
-
-static const char DIFF_HELP[] =
-    "usage: abx-e2e diff-records [--json FILE] [-q] A B\n"
-    "\n"
-    "Compares two folders of traces written by `abx-e2e --record DIR` (the\n"
-    "same tests run on two platforms), test by test: where a reply's\n"
-    "status, media type, X-Next-Token or body shape (keys and types, not\n"
-    "values) differ, where a call returned on one and raised on the other\n"
-    "(or raised another class), the envd version, and the outcome. Ids,\n"
-    "times and values are not compared.\n"
-    "\n"
-    "  --json FILE   also write the differences as one JSON document\n"
-    "  -q, --quiet   only the closing line\n"
-    "  -h, --help    this help\n"
-    "\n"
-    "exit codes: 0 no difference, 1 differences (or tests recorded on one\n"
-    "side only), 4 usage error (an argument, a folder that cannot be read,\n"
-    "a file that is not a trace).\n";
 
 struct rec {
     char *nodeid;
@@ -40,14 +22,6 @@ struct side {
     struct rec *v;
     size_t n, cap;
 };
-
-static int diff_usage(const char *what, const char *arg)
-{
-    abx_out_printf(ABX_OUT_STDERR, "usage: abx-e2e diff-records [--json FILE] [-q] A B\n"
-                   "abx-e2e: error: diff-records: %s%s%s\n", what, arg ? " " : "",
-                   arg ? arg : "");
-    return ABX_EXIT_USAGE_ERROR;
-}
 
 static int by_nodeid(const void *a, const void *b)
 {
@@ -192,38 +166,15 @@ static cJSON *compare(const struct side *a, const struct side *b, int quiet, siz
 int abx_diffrec_main(const struct abx_opts *o)
 {
     struct side a = {0}, b = {0};
-    const char *json = NULL;
-    int quiet = 0, rc = ABX_EXIT_USAGE_ERROR;
+    const char *json = o->json;
+    int quiet = o->quiet > 0, rc = ABX_EXIT_USAGE_ERROR;
     char err[8192];
     cJSON *doc = NULL;
 
-    for (int i = 0; i < o->ndiff_args; i++) {
-        const char *arg = o->diff_args[i];
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            abx_out_puts(ABX_OUT_STDOUT, DIFF_HELP);
-            return ABX_EXIT_OK;
-        } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
-            quiet = 1;
-        } else if (strcmp(arg, "--json") == 0) {
-            if (++i == o->ndiff_args || !o->diff_args[i][0])
-                return diff_usage("--json expects a FILE", NULL);
-            json = o->diff_args[i];
-        } else if (strncmp(arg, "--json=", 7) == 0 && arg[7]) {
-            json = arg + 7;
-        } else if (arg[0] == '-' && arg[1]) {
-            return diff_usage("unrecognized option", arg);
-        } else if (!a.dir) {
-            a.dir = arg;
-        } else if (!b.dir) {
-            b.dir = arg;
-        } else {
-            return diff_usage("expects two folders, got another:", arg);
-        }
-    }
-    if (!b.dir)
-        return diff_usage("expects two folders of traces (abx-e2e --record DIR)", NULL);
+    a.dir = o->paths[0];
+    b.dir = o->paths[1];
     if (load_side(&a, err, sizeof err) != 0 || load_side(&b, err, sizeof err) != 0) {
-        rc = diff_usage(err, NULL);
+        abx_cli_usage(ABX_CMD_DIFF, "%s", err);
         goto out;
     }
     size_t ndiff;

@@ -86,14 +86,10 @@ struct abx_opts {
     /* doctor [--local [--profile P]] [--json]: the preflight (doctor*.c) */
     int doctor;
     int doctor_json;           /* --json: one JSON object instead of text */
-    /* merge [OPTIONS] SHARD.json ...: its own options (merge.c) */
+    /* merge SHARD.json ... (merge.c), diff-records A B (diffrec.c):
+       their operands in paths */
     int merge;
-    char **merge_args;
-    int nmerge_args;
-    /* diff-records [OPTIONS] A B: its own options (diffrec.c) */
     int diff;
-    char **diff_args;
-    int ndiff_args;
     /* repl [--local [--profile P]] [--trace-http]: the Lua prompt */
     int repl;
 };

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_int.h"
 #include "fsutil.h"
-#include "host.h"
 #include "out.h"
 #include "report_json.h"
 #include "report_junit.h"
@@ -20,29 +20,6 @@
 #define SHARD_FILE_MAX ((size_t)1024 * 1024 * 1024)
 #define SHARDS_MAX 100000L
 #define DUPLICATES_SHOWN 20    /* on the terminal; the JSON has them all */
-
-static const char MERGE_HELP[] =
-    "usage: abx-e2e merge [--junitxml FILE] [--html FILE] [--json FILE]\n"
-    "                     [-q] SHARD.json ...\n"
-    "\n"
-    "Combines the JSON reports (--json) of `abx-e2e --shard K/N` runs into\n"
-    "one set of reports, so a matrix of CI machines ends in one result.\n"
-    "Each test keeps its shard (the HTML timeline has a lane per shard and\n"
-    "worker); the counts are recounted from the tests. Reported, on the\n"
-    "terminal and in the merged JSON (\"merge\"): shards missing from 1..N,\n"
-    "a test present in two files (the first is kept), and a file that\n"
-    "cannot be read (the others are still merged). A report of an\n"
-    "unsharded run counts as shard 1/1.\n"
-    "\n"
-    "  --junitxml FILE      write the merged JUnit XML report\n"
-    "  --html FILE          write the merged HTML report\n"
-    "  --json FILE          write the merged JSON report\n"
-    "  -q, --quiet          only problems and the closing line\n"
-    "  -h, --help           this help\n"
-    "\n"
-    "exit codes: 0 every shard present and passed, 1 failures, a missing\n"
-    "shard, a duplicate test or an unreadable file, 4 usage error\n"
-    "(including shards of different N), 5 no tests.\n";
 
 struct merge {
     const char *junitxml, *json, *html;
@@ -61,67 +38,6 @@ struct merge {
     double t0, t1;              /* earliest start, latest end */
     double collected;           /* the most any shard collected */
 };
-
-static int merge_usage(const char *what, const char *arg)
-{
-    abx_out_printf(ABX_OUT_STDERR, "usage: abx-e2e merge [--junitxml FILE] "
-                   "[--html FILE] [--json FILE] SHARD.json ...\n"
-                   "abx-e2e: error: merge: %s%s%s\n", what, arg ? " " : "",
-                   arg ? arg : "");
-    return ABX_EXIT_USAGE_ERROR;
-}
-
-/* The report option a names ("--json F" or "--json=F": *v then points
- * at F), or NULL. */
-static const char **report_opt(struct merge *m, const char *a,
-                               const char **v)
-{
-    static const char *const names[] = {"--junitxml", "--json", "--html"};
-    const char **slots[] = {&m->junitxml, &m->json, &m->html};
-
-    *v = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        size_t n = strlen(names[i]);
-        if (strncmp(a, names[i], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
-            *v = a[n] == '=' ? a + n + 1 : NULL;
-            return slots[i];
-        }
-    }
-    return NULL;
-}
-
-/* 0 parsed (run), 1 help printed, or an exit code (usage). */
-static int parse_args(struct merge *m, int argc, char **argv)
-{
-    const char **slot, *v;
-
-    m->files = abx_xcalloc((size_t)argc + 1, sizeof *m->files);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            abx_out_puts(ABX_OUT_STDOUT, MERGE_HELP);
-            return 1;
-        }
-        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            m->quiet = 1;
-            continue;
-        }
-        slot = report_opt(m, a, &v);
-        if (slot) {
-            if (!v && i + 1 < argc)
-                v = argv[++i];
-            if (!v || !*v)
-                return merge_usage(a, "expects a FILE");
-            *slot = v;
-        } else if (a[0] == '-' && a[1]) {
-            return merge_usage("unrecognized argument", a);
-        } else {
-            m->files[m->nfiles++] = a;
-        }
-    }
-    return m->nfiles ? 0 : merge_usage("no SHARD.json given", NULL);
-}
 
 static double num(const cJSON *o, const char *k, double def)
 {
@@ -353,9 +269,8 @@ static int read_one(struct merge *m, const char *path)
         goto out;
     }
     if (m->n && n != m->n) {
-        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: error: merge: %s is shard "
-                       "%ld/%ld, but the files before it are of %ld shards\n",
-                       path, k, n, m->n);
+        abx_cli_usage(ABX_CMD_MERGE, "%s is shard %ld/%ld, but the files before it are "
+                      "of %ld shards", path, k, n, m->n);
         rc = ABX_EXIT_USAGE_ERROR;
         goto out;
     }
@@ -522,20 +437,20 @@ int abx_merge_main(const struct abx_opts *o)
     m.shards = cJSON_CreateArray();
     m.duplicates = cJSON_CreateArray();
     m.unreadable = cJSON_CreateArray();
-    code = parse_args(&m, o->nmerge_args, o->merge_args);
-    if (code == 1)
-        code = ABX_EXIT_OK;
-    else if (code == 0)
-        code = m.sandboxes && m.shards && m.duplicates && m.unreadable
-                   ? merge_run(&m)
-                   : ABX_EXIT_INTERNAL_ERROR;
+    m.junitxml = o->junitxml;
+    m.json = o->json;
+    m.html = o->html;
+    m.quiet = o->quiet > 0;
+    m.files = o->paths;
+    m.nfiles = o->npaths;
+    code = m.sandboxes && m.shards && m.duplicates && m.unreadable ? merge_run(&m)
+                                                                   : ABX_EXIT_INTERNAL_ERROR;
     for (size_t i = 0; i < m.nresults; i++)
         abx_result_free(m.results[i]);
     free(m.results);
     free(m.shard_of);
     free(m.ids);
     free(m.seen);
-    free(m.files);
     cJSON_Delete(m.sandboxes);
     cJSON_Delete(m.shards);
     cJSON_Delete(m.duplicates);

@@ -1,4 +1,4 @@
-/* The one option table of run, exec, repl and doctor (cli_int.h): each
+/* The one option table of every sub-command (cli_int.h): each
  * option's names, value, sub-commands, storage and help, and the --help
  * of each sub-command made from it. pytest's option names and shapes
  * where they exist. */
@@ -165,6 +165,7 @@ static int opt_profile(struct abx_opts *o, const char *v, char *err, size_t errl
 
 #define ALL ABX_CMD_PLATFORM
 #define RUN ABX_CMD_RUN
+#define MRG ABX_CMD_MERGE
 #define SEL ABX_SEC_SELECTION
 #define EXE ABX_SEC_EXECUTION
 #define SBX ABX_SEC_SANDBOXES
@@ -242,6 +243,10 @@ const struct abx_optdef abx_optdefs[] = {
      "more output (-vv: full messages, all durations)"},
     {"-q, --quiet", NULL, RUN, REP, ABX_OPT_COUNT, OFF(quiet), 0, 0, NULL, NULL,
      "less output"},
+    {"-q, --quiet", NULL, ABX_CMD_MERGE, REP, ABX_OPT_COUNT, OFF(quiet), 0, 0, NULL, NULL,
+     "only problems and the closing line"},
+    {"-q, --quiet", NULL, ABX_CMD_DIFF, REP, ABX_OPT_COUNT, OFF(quiet), 0, 0, NULL, NULL,
+     "only the closing line"},
     {"-r", "CHARS", RUN, REP, ABX_OPT_FN, 0, 0, 0, opt_report, "characters",
      "short summary: f failed, E error, s skipped,\nx xfailed, X xpassed, R flaky, p "
      "passed,\nP passed with output (a PASSES section with\ntheir captured output), a all "
@@ -250,11 +255,13 @@ const struct abx_optdef abx_optdefs[] = {
      "is set"},
     {"--durations", "N", RUN, REP, ABX_OPT_LONG, OFF(durations), 0, 1000000, NULL, "a number",
      "show the N slowest phases (0 = all)"},
-    {"--junitxml, --junit-xml", "FILE", RUN, REP, ABX_OPT_STR, OFF(junitxml), 0, 0, NULL,
+    {"--junitxml, --junit-xml", "FILE", RUN | MRG, REP, ABX_OPT_STR, OFF(junitxml), 0, 0, NULL,
      "a FILE", "write a JUnit XML report (pytest's shape)"},
-    {"--json", "FILE", RUN, REP, ABX_OPT_STR, OFF(json), 0, 0, NULL, "a FILE",
+    {"--json", "FILE", RUN | MRG, REP, ABX_OPT_STR, OFF(json), 0, 0, NULL, "a FILE",
      "write a JSON report (one record per test)"},
-    {"--html", "FILE", RUN, REP, ABX_OPT_STR, OFF(html), 0, 0, NULL, "a FILE",
+    {"--json", "FILE", ABX_CMD_DIFF, REP, ABX_OPT_STR, OFF(json), 0, 0, NULL, "a FILE",
+     "also write the differences as one JSON document"},
+    {"--html", "FILE", RUN | MRG, REP, ABX_OPT_STR, OFF(html), 0, 0, NULL, "a FILE",
      "write one self-contained HTML page: counts,\na filterable table of tests, each "
      "failure in\nfull, a timeline of workers and sandboxes"},
     {"--trace", "MODE", RUN, REP, ABX_OPT_FN, 0, 0, 0, opt_trace,

@@ -1093,7 +1093,17 @@ def sc_subcommands(c):
             (["--junitxml="], "[run]", "--junitxml expects a FILE"),
             (["--timeout"], "[run]", "--timeout expects seconds"),
             (["--local", "cleanup"], "cleanup", "unrecognized option '--local'"),
-            (["--local", "merge"], "[run]", "merge: its options go after the word")):
+            (["--local", "merge", "a.json"], "merge", "unrecognized option '--local'"),
+            (["merge"], "merge", "no SHARD.json given"),
+            (["merge", "a.json", "--json"], "merge", "--json expects a FILE"),
+            (["merge", "--bogus", "a.json"], "merge", "unrecognized option '--bogus'"),
+            (["diff-records", "a"], "diff-records", "expects two folders of traces"),
+            (["diff-records", "a", "b", "c"], "diff-records",
+             "expects two folders of traces (abx-e2e --record DIR), got 3"),
+            (["diff-records", "--html", "x", "a", "b"], "diff-records",
+             "unrecognized option '--html'"),
+            (["diff-records", "no-such-a", "no-such-b"], "diff-records",
+             "cannot read the folder no-such-a")):
         p = c.run(*args)
         must(p.returncode == 4, f"{args}: exit {p.returncode} (want 4): {p.stderr!r}")
         first = (p.stderr.splitlines() or [""])[0]
@@ -1103,7 +1113,9 @@ def sc_subcommands(c):
         must((who + ": error: " + want) in p.stderr, f"{args}: names {want!r}: {p.stderr!r}")
     for sub, opts in (("exec", ["--local", "--profile", "--trace-http", "-h"]),
                       ("repl", ["--local", "--profile", "--trace-http", "-h"]),
-                      ("doctor", ["--local", "--profile", "--json", "--trace-http", "-h"])):
+                      ("doctor", ["--local", "--profile", "--json", "--trace-http", "-h"]),
+                      ("merge", ["--junitxml", "--json", "--html", "-q", "-h"]),
+                      ("diff-records", ["--json", "-q", "-h"])):
         p = c.run(sub, "--help")
         must(p.returncode == 0 and p.stdout.startswith("usage: abx-e2e " + sub),
              f"{sub} --help: {p.returncode} {p.stdout[:80]!r}")
@@ -1118,14 +1130,14 @@ def sc_subcommands(c):
                "e2b|fc": "fc", "yes|no|auto": "no", "ID": "run-1"}
     modes = {"--dist": "load", "--trace": "on"}
     listed = {}
-    for sub in ("run", "exec", "repl", "doctor", "cleanup"):
+    for sub in ("run", "exec", "repl", "doctor", "cleanup", "merge", "diff-records"):
         head = [] if sub == "run" else [sub]
         p = c.run(*head, "--help")
         opts = {}
         for m in re.finditer(r"^  ((?:-[-\w=]+(?:, )?)+)(?: (\S+))?(?:  |\n)", p.stdout, re.M):
             for name in m.group(1).split(", "):
                 opts[name] = m.group(2)
-        must(len(opts) >= (40 if sub == "run" else 4), f"{sub} --help lists {sorted(opts)}")
+        must(len(opts) >= (40 if sub == "run" else 3), f"{sub} --help lists {sorted(opts)}")
         listed[sub] = opts
         for name, meta in opts.items():
             if name in ("-h", "--help", "-V", "--version"):
@@ -1134,7 +1146,7 @@ def sc_subcommands(c):
             p = c.run(*head, name, *value, "--help")
             must(p.returncode == 0 and "usage: abx-e2e" in p.stdout,
                  f"{sub}: {name} {value} is taken (exit {p.returncode}: {p.stderr!r})")
-    for sub in ("exec", "repl", "doctor", "cleanup"):
+    for sub in ("exec", "repl", "doctor", "cleanup", "merge", "diff-records"):
         for name in sorted(set(listed["run"]) - set(listed[sub]) - {"-V", "--version"}):
             p = c.run(sub, name, "x", "--help")
             must(p.returncode == 4 and "unrecognized option" in p.stderr,
