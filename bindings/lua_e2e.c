@@ -130,12 +130,11 @@ static void set_caps(lua_State *L, const struct abx_e2e_host *h)
 {
     int i;
 
-    lua_pushstring(L, h->platform_kind && h->platform_kind[0]
-                          ? h->platform_kind : ABX_CAPS_DEFAULT_PLATFORM);
+    lua_pushstring(L, h->set->platform_kind);
     lua_setfield(L, -2, "platform");
     lua_createtable(L, 0, ABX_CAP_COUNT);
     for (i = 0; i < ABX_CAP_COUNT; i++)
-        if (h->caps & (1u << i)) {
+        if (h->set->caps & (1u << i)) {
             lua_pushboolean(L, 1);
             lua_setfield(L, -2, abx_cap_name(i));
         }
@@ -151,19 +150,19 @@ static void set_caps(lua_State *L, const struct abx_e2e_host *h)
 static void set_config(lua_State *L, const struct abx_e2e_host *h)
 {
     lua_createtable(L, 0, 6);
-    lua_pushnumber(L, h->timeout);
+    lua_pushnumber(L, h->set->timeout);
     lua_setfield(L, -2, "timeout");
-    lua_pushnumber(L, h->teardown_budget);
+    lua_pushnumber(L, h->set->teardown_budget);
     lua_setfield(L, -2, "teardown_budget");
-    lua_pushboolean(L, h->capture);
+    lua_pushboolean(L, h->set->capture);
     lua_setfield(L, -2, "capture");
-    lua_pushboolean(L, h->has_credentials);
+    lua_pushboolean(L, h->set->has_credentials);
     lua_setfield(L, -2, "has_credentials");
-    lua_pushboolean(L, h->allow_skips);
+    lua_pushboolean(L, h->set->allow_skips);
     lua_setfield(L, -2, "allow_skips");
-    lua_pushstring(L, h->missing_credentials ? h->missing_credentials : "");
+    lua_pushstring(L, h->set->missing_credentials);
     lua_setfield(L, -2, "missing_credentials");
-    lua_pushstring(L, h->run_id ? h->run_id : "");
+    lua_pushstring(L, h->set->run_id);
     lua_setfield(L, -2, "run_id");
     if (h->worker >= 0)
         lua_pushfstring(L, "gw%d", h->worker);
@@ -172,9 +171,9 @@ static void set_config(lua_State *L, const struct abx_e2e_host *h)
     lua_setfield(L, -2, "worker_id");
     /* The one data-plane URL that routes by headers, if configured:
      * sbx:url gives the host-name form, which needs none. */
-    lua_pushstring(L, h->platform ? h->platform->sandbox_url : "");
+    lua_pushstring(L, h->set->platform ? h->set->platform->sandbox_url : "");
     lua_setfield(L, -2, "data_plane_url");
-    lua_pushboolean(L, h->local_platform);
+    lua_pushboolean(L, h->set->local_platform);
     lua_setfield(L, -2, "is_local");
     set_caps(L, h);
     lua_setfield(L, -2, "config");
@@ -207,9 +206,9 @@ int luaopen_e2e(lua_State *L)
     set_config(L, h);
     lua_pushboolean(L, h->is_session);
     lua_setfield(L, -2, "is_session");
-    lua_pushboolean(L, h->selftest);
+    lua_pushboolean(L, h->set->selftest);
     lua_setfield(L, -2, "selftest");
-    if (h->selftest) {
+    if (h->set->selftest) {
         lua_pushcfunction(L, core_crash);
         lua_setfield(L, -2, "crash");
     }

@@ -20,7 +20,38 @@
 struct abx_platform;
 
 /* ---- host description ------------------------------------------------ */
+/* The settings the bindings read: a part of the runner's one config
+ * (host.h, struct abx_config), built once and never changed after. The
+ * strings and the platform belong to that config. */
+struct abx_e2e_settings {
+    double timeout;          /* default per-test budget, s (0 = none) */
+    double teardown_budget;  /* per finalizer, s */
+    int capture;             /* capture print/io.write per test */
+    int plain;               /* exec, repl: plain Lua (debug.sethook allowed) */
+    int has_credentials;
+    const char *missing_credentials;  /* e.g. "ABX_SANDBOX_API_KEY" */
+    const char *run_id;      /* e2e.run_id: tags everything of this run */
+    int selftest;            /* ABX_E2E_SELFTEST=1: test-only hooks */
+    /* The platform (NULL without one) and the suite's knobs. */
+    const struct abx_platform *platform;
+    long sandbox_ttl;          /* E2E_SANDBOX_TTL, s */
+    const char *server_template;  /* E2E_SERVER_TEMPLATE */
+    long server_port;          /* E2E_SERVER_PORT */
+    long short_ttl;            /* E2E_SHORT_TTL, s: TTL-expiry tests */
+    int allow_skips;           /* --allow-skips (prelude.lua: unexplained skips) */
+    int keep_failed;           /* --keep-failed */
+    /* Capabilities (docs/capabilities.md): platform kind ("fc", "e2b")
+     * and the declared set (1u << enum abx_cap). */
+    const char *platform_kind;
+    unsigned caps;
+    const char *default_user;  /* E2E_DEFAULT_USER */
+    int local_platform;        /* --local: abx-local started for the run */
+};
+
+/* What a Lua state's process gives it: the settings, and its own hooks
+ * and place (a worker's, the collector's, exec's). */
 struct abx_e2e_host {
+    const struct abx_e2e_settings *set;
     void *ud;
     /* Output that is not captured (-s, exec mode, stray writes). */
     void (*emit)(void *ud, const char *s, size_t len);
@@ -29,29 +60,8 @@ struct abx_e2e_host {
     void (*session_fixture)(void *ud, lua_State *L, const char *name);
     /* A secret learned at run time (e2e.secret); already in the masker. */
     void (*secret)(void *ud, const char *s, size_t len);
-    double timeout;          /* default per-test budget, s (0 = none) */
-    double teardown_budget;  /* per finalizer, s */
-    int capture;             /* capture print/io.write per test */
-    int has_credentials;
-    const char *missing_credentials;  /* e.g. "ABX_SANDBOX_API_KEY" */
     int is_session;          /* this state is a worker's session state */
-    const char *run_id;      /* e2e.run_id: tags everything of this run */
     int worker;              /* e2e.worker_id = "gw<N>"; -1 outside workers */
-    int selftest;            /* ABX_E2E_SELFTEST=1: test-only hooks */
-    /* The platform (NULL without credentials) and the suite's knobs. */
-    const struct abx_platform *platform;
-    long sandbox_ttl;          /* E2E_SANDBOX_TTL, s (300) */
-    const char *server_template;  /* E2E_SERVER_TEMPLATE (python-hello) */
-    long server_port;          /* E2E_SERVER_PORT (8080) */
-    long short_ttl;            /* E2E_SHORT_TTL, s (20): TTL-expiry tests */
-    int allow_skips;          /* --allow-skips (prelude.lua: unexplained skips) */
-    int keep_failed;           /* --keep-failed */
-    /* Capabilities (docs/capabilities.md): platform kind ("fc", "e2b")
-     * and the declared set (1u << enum abx_cap). */
-    const char *platform_kind;
-    unsigned caps;
-    const char *default_user;  /* E2E_DEFAULT_USER (user) */
-    int local_platform;        /* --local: abx-local started for the run */
 };
 /* The host description of L (raises if none; e2e_host.c). */
 const struct abx_e2e_host *abx_e2e_host_of(lua_State *L);

@@ -123,8 +123,7 @@ static lua_Integer current_group(lua_State *L)
 
 static long default_ttl(lua_State *L)
 {
-    long ttl = abx_e2e_host_of(L)->sandbox_ttl;
-    return ttl > 0 ? ttl : 300;
+    return abx_e2e_host_of(L)->set->sandbox_ttl;
 }
 
 static long opt_timeout(lua_State *L, int arg, const char *key, long def)
@@ -559,7 +558,6 @@ static const luaL_Reg sbx_methods[] = {
  * /home/<user>, as E2B's templates lay them out. */
 static void push_default_user(lua_State *L, const char *user)
 {
-    user = user && user[0] ? user : "user";
     lua_pushstring(L, user);
     lua_setfield(L, -2, "default_user");
     if (strcmp(user, "root") == 0)
@@ -596,13 +594,12 @@ int luaopen_e2e_sandbox(lua_State *L)
     abx_ltrace_newlib(L, funcs, "sandbox");
     lua_pushinteger(L, default_ttl(L));
     lua_setfield(L, -2, "default_timeout");
-    lua_pushstring(L, h->server_template && h->server_template[0]
-                      ? h->server_template : "python-hello");
+    lua_pushstring(L, h->set->server_template);
     lua_setfield(L, -2, "server_template");
-    lua_pushinteger(L, h->server_port > 0 ? h->server_port : 8080);
+    lua_pushinteger(L, h->set->server_port);
     lua_setfield(L, -2, "server_port");
-    lua_pushinteger(L, h->short_ttl > 0 ? h->short_ttl : 20);
+    lua_pushinteger(L, h->set->short_ttl);
     lua_setfield(L, -2, "short_ttl");
-    push_default_user(L, h->default_user);
+    push_default_user(L, h->set->default_user);
     return 1;
 }

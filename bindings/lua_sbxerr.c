@@ -166,13 +166,13 @@ const struct abx_platform *abx_lsandbox_platform(lua_State *L)
 {
     const struct abx_e2e_host *h = abx_e2e_host_of(L);
 
-    if (!h->platform)
+    if (!h->set->platform)
         luaL_error(L, "no sandbox platform configured (missing credentials:"
                    " %s): set them, or add --local to run on a local "
-                   "abx-local", h->missing_credentials &&
-                   h->missing_credentials[0] ? h->missing_credentials
+                   "abx-local", h->set->missing_credentials &&
+                   h->set->missing_credentials[0] ? h->set->missing_credentials
                                              : "ABX_SANDBOX_API_KEY");
-    return h->platform;
+    return h->set->platform;
 }
 
 /* 1: interrupted (only where the region may be interrupted: teardown

@@ -194,7 +194,7 @@ static void lsub_mt(lua_State *L, const struct abx_lsub *d)
         for (char *c = prefix; *c; c++)
             *c = (char)tolower((unsigned char)*c);
         abx_ltrace_setfuncs(L, d->methods, prefix);
-        if (d->selftest_name && abx_e2e_host_of(L)->selftest) {
+        if (d->selftest_name && abx_e2e_host_of(L)->set->selftest) {
             lua_pushcfunction(L, d->selftest_fn);
             lua_setfield(L, -2, d->selftest_name);
         }

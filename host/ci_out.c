@@ -682,9 +682,11 @@ static void summary(const char *path, const struct abx_opts *o,
     abx_buf_free(&m.b);
 }
 
-void abx_ci_report(const struct abx_opts *o, const struct abx_env *e,
-                   const struct abx_run *run, const struct abx_summary *s)
+void abx_ci_report(const struct abx_config *cfg, const struct abx_run *run,
+                   const struct abx_summary *s)
 {
+    const struct abx_opts *o = &cfg->opt;
+    const struct abx_env *e = &cfg->env;
     const char *ga = getenv("GITHUB_ACTIONS");
     const char *path = getenv("GITHUB_STEP_SUMMARY");
 

@@ -301,16 +301,12 @@ out:
  * 1e6") at top level), and collection must still end. */
 #define COLLECT_GRACE 30.0
 
-static double collect_limit(const struct abx_opts *o)
+static double collect_limit(const struct abx_config *cfg)
 {
-    double extra = COLLECT_GRACE;
-    const char *g = getenv("ABX_E2E_WATCHDOG_EXTRA");
-
-    if (o->timeout <= 0)
+    if (cfg->opt.timeout <= 0)
         return 0;
-    if (abx_host.selftest && g)  /* the self-tests shorten it */
-        abx_parse_double(g, 0, 3600, &extra);
-    return o->timeout + extra;
+    /* the self-tests shorten it */
+    return cfg->opt.timeout + (cfg->watchdog_extra >= 0 ? cfg->watchdog_extra : COLLECT_GRACE);
 }
 
 /* Waits for fd to be readable until deadline (0 = none): 1 ready, 0
@@ -333,8 +329,8 @@ static int wait_readable(int fd, double deadline)
 
 /* Runs one collector child from file `start`; returns the index of the
  * next file to collect (c->n when done), or -1 if interrupted. */
-static long run_collector(struct abx_collection *c, size_t start,
-                          double limit)
+static long run_collector(const struct abx_config *cfg, struct abx_collection *c,
+                          size_t start, double limit)
 {
     int fds[2], status = 0, pid_list[1], killed = 0;
     sigset_t saved;
@@ -362,7 +358,7 @@ static long run_collector(struct abx_collection *c, size_t start,
         close(fds[0]);
         fcntl(fds[1], F_SETFD, FD_CLOEXEC);
         abx_stdin_null();
-        abx_collector_main(fds[1], c, start);
+        abx_collector_main(fds[1], cfg, c, start);
     }
     close(fds[1]);
     pid_list[0] = pid;
@@ -416,17 +412,17 @@ static long run_collector(struct abx_collection *c, size_t start,
     return next;
 }
 
-int abx_collect(const struct abx_opts *o, struct abx_collection *c,
+int abx_collect(const struct abx_config *cfg, struct abx_collection *c,
                 char *err, size_t errlen)
 {
     long next = 0;
 
     memset(c, 0, sizeof *c);
     abx_buf_init(&c->usage, 1024 * 1024);
-    if (discover(o, c, err, errlen) != 0)
+    if (discover(&cfg->opt, c, err, errlen) != 0)
         return -1;
     while (next >= 0 && (size_t)next < c->n) {
-        next = run_collector(c, (size_t)next, collect_limit(o));
+        next = run_collector(cfg, c, (size_t)next, collect_limit(cfg));
         if (next == -2) {
             snprintf(err, errlen, "cannot start the collector: %s",
                      strerror(errno));

@@ -46,7 +46,7 @@ static int get_list(lua_State *L, const char *fn)
 }
 
 /* Fills line with the file's record; returns -2 if interrupted. */
-static int collect_file(const char *path, cJSON *line)
+static int collect_file(const struct abx_e2e_host *h, const char *path, cJSON *line)
 {
     char dir[4096], err[4096];
     cJSON *items = cJSON_AddArrayToObject(line, "items");
@@ -55,7 +55,7 @@ static int collect_file(const char *path, cJSON *line)
     int rc;
 
     abx_dirname(path, dir, sizeof dir);
-    L = abx_lstate_open(dir, 0, err, sizeof err);
+    L = abx_lstate_open(h, dir, err, sizeof err);
     if (!L) {
         cJSON_AddStringToObject(line, "error", err);
         return abx_region_interrupted() ? -2 : 0;
@@ -109,17 +109,20 @@ static void send(int fd, cJSON *msg)
         _exit(ABX_EXIT_INTERNAL_ERROR);  /* the runner is gone */
 }
 
-void abx_collector_main(int fd, const struct abx_collection *c, size_t start)
+void abx_collector_main(int fd, const struct abx_config *cfg,
+                        const struct abx_collection *c, size_t start)
 {
+    struct abx_e2e_host h;
     size_t i;
 
     abx_signals_worker();
+    abx_lstate_host(&h, cfg);
     for (i = start; i < c->n; i++) {
         cJSON *line = abx_msg_new(ABX_MSG_COLLECTED);
         int rc;
 
         cJSON_AddNumberToObject(line, "file", (double)i);
-        rc = collect_file(c->files[i].path, line);
+        rc = collect_file(&h, c->files[i].path, line);
         if (rc == -2) {
             cJSON_Delete(line);
             break;

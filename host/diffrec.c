@@ -163,8 +163,9 @@ static cJSON *compare(const struct side *a, const struct side *b, int quiet, siz
     return doc;
 }
 
-int abx_diffrec_main(const struct abx_opts *o)
+int abx_diffrec_main(const struct abx_config *cfg)
 {
+    const struct abx_opts *o = &cfg->opt;
     struct side a = {0}, b = {0};
     const char *json = o->json;
     int quiet = o->quiet > 0, rc = ABX_EXIT_USAGE_ERROR;

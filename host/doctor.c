@@ -226,15 +226,17 @@ static void closing(struct abx_doc *d)
     }
 }
 
-int abx_doctor_main(const struct abx_opts *o, struct abx_env *e)
+int abx_doctor_main(struct abx_config *cfg)
 {
+    const struct abx_opts *o = &cfg->opt;
     struct abx_doc d;
     char *text = NULL;
     int code;
 
     memset(&d, 0, sizeof d);
+    d.cfg = cfg;
     d.o = o;
-    d.env = e;
+    d.env = &cfg->env;
     d.json = o->doctor_json;
     d.root = cJSON_CreateObject();
     d.problems = cJSON_CreateArray();
@@ -254,7 +256,7 @@ int abx_doctor_main(const struct abx_opts *o, struct abx_env *e)
                        "platform the suite would use\n",
                        ABX_E2E_VERSION);
     if (o->local)
-        abx_doctor_local(&d, e);
+        abx_doctor_local(&d, cfg);
     abx_doctor_config(&d);
     control_plane(&d);
     templates_section(&d);

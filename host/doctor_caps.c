@@ -68,7 +68,7 @@ static void skipped_tests(struct abx_doc *d, cJSON *sec, cJSON *const *skips)
     cJSON *srv = cJSON_AddArrayToObject(sec, "serverTemplateSkips");
     int rc;
 
-    rc = abx_collect(d->o, &c, err, sizeof err);
+    rc = abx_collect(d->cfg, &c, err, sizeof err);
     if (rc != 0) {
         abx_doc_str(sec, "collectError", rc == -2 ? "interrupted" : err);
         abx_doc_line(d, "tests skipped: unknown (collection failed: %s)",

@@ -82,11 +82,11 @@ void abx_doctor_config(struct abx_doc *d)
                                         "client-sdk/.env"};
     const struct abx_env *e = d->env;
     cJSON *sec = abx_doc_section(d, "config", "config");
-    struct abx_config *cfg = NULL;
+    struct abx_layers *cfg = NULL;
     char err[512], val[640], src[640];
     size_t i;
 
-    if (abx_config_load(&cfg, files, sizeof files / sizeof *files, err,
+    if (abx_layers_load(&cfg, files, sizeof files / sizeof *files, err,
                         sizeof err) != 0) {
         abx_doc_problem(d, "correct the file and line named",
                         "configuration: %s", err);
@@ -98,7 +98,7 @@ void abx_doctor_config(struct abx_doc *d)
         cJSON *o = cJSON_AddObjectToObject(sec, var->names[0]);
         int alias;
 
-        v = abx_config_get_any(cfg, var->names, &which, &from);
+        v = abx_layers_get_any(cfg, var->names, &which, &from);
         if (d->o->local && var->from_local) {
             local_value(e, var->id, val, sizeof val);
             /* --local set the platform kind to the profile it started */
@@ -142,5 +142,5 @@ void abx_doctor_config(struct abx_doc *d)
                         "the platform settings are unusable: %s",
                         e->platform_err);
 out:
-    abx_config_free(cfg);
+    abx_layers_free(cfg);
 }

@@ -29,8 +29,9 @@ enum abx_doc_presence {
 };
 
 struct abx_doc {
-    const struct abx_opts *o;
-    const struct abx_env *env;
+    const struct abx_config *cfg;
+    const struct abx_opts *o;      /* &cfg->opt */
+    const struct abx_env *env;     /* &cfg->env */
     int json;    /* --json: print only the tree, at the end */
     cJSON *root; /* every fact, by section */
     cJSON *problems, *warnings;
@@ -72,7 +73,7 @@ void abx_doc_probe_base(struct abx_doc *d, cJSON *sec, const struct abx_endpoint
 void abx_doc_probe_templates(struct abx_doc *d, cJSON *sec, uint64_t group);
 /* doctor_local.c, with --local: the "local host" section (abx-local
  * check), then abx-local started into env when nothing blocks it. */
-void abx_doctor_local(struct abx_doc *d, struct abx_env *env);
+void abx_doctor_local(struct abx_doc *d, struct abx_config *cfg);
 /* doctor_caps.c: the "capabilities" section. */
 void abx_doctor_caps(struct abx_doc *d);
 

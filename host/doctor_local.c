@@ -41,8 +41,9 @@ static int run_check(const char *bin, char **out, int *status, char *err, size_t
     return rc;
 }
 
-void abx_doctor_local(struct abx_doc *d, struct abx_env *env)
+void abx_doctor_local(struct abx_doc *d, struct abx_config *cfg)
 {
+    struct abx_env *env = &cfg->env;
     cJSON *sec = abx_doc_section(d, "localHost", "local host (abx-local check)"), *doc;
     const cJSON *it, *ok;
     char bin[PATH_MAX], err[8192];
@@ -89,7 +90,7 @@ void abx_doctor_local(struct abx_doc *d, struct abx_env *env)
                         "host offers", "abx-local did not start: %s", err);
         return;
     }
-    abx_host_init(d->o, env);   /* again: the platform is abx-local now */
+    abx_config_seal(cfg);   /* again: the platform is abx-local now */
     cJSON_AddBoolToObject(sec, "started", 1);
     abx_doc_line(d, "abx-local started: %s", env->endpoint);
 }

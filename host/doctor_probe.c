@@ -185,8 +185,8 @@ void abx_doc_probe_base(struct abx_doc *d, cJSON *sec, const struct abx_endpoint
 }
 
 /* GET path on the sandbox's port (no envd token: a user's service). */
-static int port_get(const struct abx_tracked *t, long port, const char *path,
-                    struct abx_http_resp *resp, struct abx_err *err)
+static int port_get(const struct abx_doc *d, const struct abx_tracked *t, long port,
+                    const char *path, struct abx_http_resp *resp, struct abx_err *err)
 {
     struct abx_endpoint ep;
     struct abx_headers hb;
@@ -196,7 +196,7 @@ static int port_get(const struct abx_tracked *t, long port, const char *path,
     int rc = -1;
 
     memset(&hb, 0, sizeof hb);
-    if (abx_endpoint_init(&ep, abx_host.platform, &t->info, (int)port, err) != 0)
+    if (abx_endpoint_init(&ep, d->cfg->lua.platform, &t->info, (int)port, err) != 0)
         return -1;
     token = ep.access_token;
     ep.access_token = NULL;
@@ -268,7 +268,7 @@ static void server_template(struct abx_doc *d, cJSON *sec, uint64_t group)
     while (!up && abx_http_now() < until && !abx_http_check_cancel(&err)) {
         abx_http_resp_free(&r);
         abx_http_resp_init(&r);
-        up = port_get(t, e->server_port, "/", &r, &err) == 0 && r.status != 502 &&
+        up = port_get(d, t, e->server_port, "/", &r, &err) == 0 && r.status != 502 &&
              r.status != 503 && r.status != 504;
         if (!up && abx_http_sleep(0.5, &err) != 0)
             break;
@@ -288,7 +288,7 @@ static void server_template(struct abx_doc *d, cJSON *sec, uint64_t group)
     /* A create's envs reach what envd starts there (test_06 starts a
      * server so), not the template's start command: E2B runs that as the
      * template is built. */
-    if (abx_endpoint_init(&ep, abx_host.platform, &t->info, ABX_ENVD_PORT, &err) != 0 ||
+    if (abx_endpoint_init(&ep, d->cfg->lua.platform, &t->info, ABX_ENVD_PORT, &err) != 0 ||
         abx_doc_run(&ep, "printenv " PROBE_ENV, out, sizeof out, &code, &err) != 0) {
         abx_doc_warn(d, "envs given at create not checked: %s", err.message);
         goto out;
@@ -328,7 +328,7 @@ static void code_interpreter(struct abx_doc *d, cJSON *sec, uint64_t group)
     memset(&xo, 0, sizeof xo);
     xo.code = "6 * 7";
     xo.timeout = CMD_TIMEOUT;
-    if (abx_endpoint_init(&ep, abx_host.platform, &t->info, ABX_CODE_PORT, &err) == 0) {
+    if (abx_endpoint_init(&ep, d->cfg->lua.platform, &t->info, ABX_CODE_PORT, &err) == 0) {
         /* 502 (Timeout) while the interpreter starts. */
         while ((rc = abx_code_execute(&ep, &xo, &res, &err)) != 0 &&
                err.cls == ABX_E_TIMEOUT && abx_http_now() < until &&

@@ -167,7 +167,7 @@ static void probe(struct abx_doc *d, struct abx_tracked **t, struct facts *f)
     abx_doc_line(d, "envdVersion: %s",
                  (*t)->info.envd_version[0] ? (*t)->info.envd_version
                                             : "(none reported)");
-    if (abx_endpoint_init(&ep, abx_host.platform, &(*t)->info, ABX_ENVD_PORT,
+    if (abx_endpoint_init(&ep, d->cfg->lua.platform, &(*t)->info, ABX_ENVD_PORT,
                           &err) != 0) {
         abx_doc_problem(d, "check ABX_SANDBOX_DOMAIN and ABX_SANDBOX_URL",
                         "no envd address for %s: %s", f->id, err.message);
@@ -175,7 +175,7 @@ static void probe(struct abx_doc *d, struct abx_tracked **t, struct facts *f)
     }
     abx_doc_str(sec, "envdUrl", ep.base_url);
     abx_doc_line(d, "envd at %s%s", ep.base_url,
-                 abx_host.platform->sandbox_url[0]
+                 d->cfg->lua.platform->sandbox_url[0]
                      ? " (routed by E2b-Sandbox-Id/Port)"
                      : "");
     h = health(&ep, &err);
@@ -255,7 +255,7 @@ void abx_doctor_sandbox(struct abx_doc *d)
         abx_doc_line(d, "skipped: %s", skipped);
         goto skew;
     }
-    if (abx_sandboxes_begin(e, abx_local_pid(), lerr, sizeof lerr) != 0) {
+    if (abx_sandboxes_begin(d->cfg, abx_local_pid(), lerr, sizeof lerr) != 0) {
         abx_doc_problem(
             d,
             "give this run its own E2E_RUN_ID, or make .abx-e2e/runs "
@@ -267,7 +267,7 @@ void abx_doctor_sandbox(struct abx_doc *d)
     /* Tracking starts as in a worker, which forgets the engine it
      * inherited; here it is ours, so free it instead of leaking it. */
     abx_http_shutdown();
-    abx_sandboxes_worker_init();
+    abx_sandboxes_worker_init(d->cfg);
     d->tag_test_id = TAG_TEST_ID;
     probe(d, &t, &f);
     /* Deleted whatever happened above, also after ^C. */
@@ -293,7 +293,7 @@ void abx_doctor_sandbox(struct abx_doc *d)
      * the one JSON object. */
     if (d->json)
         abx_out_set_fd(ABX_OUT_STDOUT, abx_relay_real_fd(2));
-    left = abx_sandboxes_end(e, !t || abx_signal_count() > 0, 1);
+    left = abx_sandboxes_end(d->cfg, !t || abx_signal_count() > 0, 1);
     if (d->json)
         abx_out_set_fd(ABX_OUT_STDOUT, abx_relay_real_fd(1));
     cJSON_AddBoolToObject(sec, "sweptClean", left == 0);

@@ -97,9 +97,11 @@ static void append_skipped(struct abx_buf *b, const struct abx_run *run)
         abx_buf_appends(b, "None.\n");
 }
 
-int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
-                       const struct abx_run *run, const struct abx_summary *s)
+int abx_evidence_write(const struct abx_config *cfg, const struct abx_run *run,
+                       const struct abx_summary *s)
 {
+    const struct abx_opts *o = &cfg->opt;
+    const struct abx_env *e = &cfg->env;
     char topic[128], date[32], stamp[64], path[PATH_MAX], line[512];
     char err[PATH_MAX + 128], caps[256];
     const char *dir = o->evidence_dir ? o->evidence_dir : ABX_EVIDENCE_DIR;

@@ -45,9 +45,10 @@ int abx_exec_scope(lua_State *L, const char *fn, struct abx_buf *errs)
     return rc;
 }
 
-lua_State *abx_exec_state(const char *dir, char *err, size_t errlen)
+lua_State *abx_exec_state(const struct abx_e2e_host *h, const char *dir, char *err,
+                          size_t errlen)
 {
-    lua_State *L = abx_lstate_open(dir, 0, err, errlen);
+    lua_State *L = abx_lstate_open(h, dir, err, errlen);
 
     if (L && luaL_dostring(L, EXIT_GUARD) != LUA_OK) {
         snprintf(err, errlen, "%s", lua_tostring(L, -1));
@@ -57,15 +58,18 @@ lua_State *abx_exec_state(const char *dir, char *err, size_t errlen)
     return L;
 }
 
-int abx_exec_main(const struct abx_opts *o)
+int abx_exec_main(const struct abx_config *cfg)
 {
+    const struct abx_opts *o = &cfg->opt;
+    struct abx_e2e_host h;
     char dir[4096], err[4096];
     lua_State *L;
     int i, status, code = 0;
     struct abx_buf errs;
 
     abx_dirname(o->script, dir, sizeof dir);
-    L = abx_exec_state(dir, err, sizeof err);
+    abx_lstate_host(&h, cfg);
+    L = abx_exec_state(&h, dir, err, sizeof err);
     if (!L) {
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: %s\n", err);
         return ABX_EXIT_INTERNAL_ERROR;

@@ -131,15 +131,42 @@ int abx_env_load(struct abx_env *e, char *err, size_t errlen);
 int abx_env_set_platform(struct abx_env *e, const char *kind, char *err,
                          size_t errlen);
 
-/* ---- Lua states (lstate.c) -------------------------------------------- */
-extern struct abx_e2e_host abx_host;   /* this process's host description */
-void abx_host_init(const struct abx_opts *o, const struct abx_env *e);
+/* ---- the settings: one config (config.c) ------------------------------
+ * Everything the command line, the environment and the .env files say,
+ * read and checked once by abx_config_build, then passed down by const
+ * pointer (docs/ARCHITECTURE.md "A flag's way to a worker"). No file
+ * keeps a setting of its own. */
+struct abx_config {
+    struct abx_opts opt;          /* argv, through the option table */
+    struct abx_env env;           /* the environment and .env files */
+    struct abx_e2e_settings lua;  /* what the bindings read: made from both */
+    int selftest;                 /* ABX_E2E_SELFTEST=1: test-only hooks */
+    double watchdog_extra;        /* ABX_E2E_WATCHDOG_EXTRA (self-tests
+                                     only; -1: the built-in margins) */
+};
+/* Reads the environment and .env files (credentials into the masker
+ * before anything is printed), then argv. 0: go on; -1: stop with
+ * *exit_code (help printed: 0; a usage error, said: 4). */
+int abx_config_build(struct abx_config *cfg, int argc, char **argv, int *exit_code);
+/* Derives cfg->lua once the platform is known (after --local started
+ * abx-local): the last step of building. */
+void abx_config_seal(struct abx_config *cfg);
+void abx_config_free(struct abx_config *cfg);
 
-/* New state with the bindings, `e2e` loaded, output captured (unless -s),
- * strict globals, package.path rooted at dir and dir/conftest.lua loaded.
- * NULL with err on failure (err mentions the file). */
-lua_State *abx_lstate_open(const char *dir, int is_session, char *err,
-                           size_t errlen);
+/* ---- Lua states (lstate.c) -------------------------------------------- */
+/* Process-wide set-up (the heap ceiling, the bindings' registrations):
+ * once, before any state is opened or any child forked. */
+void abx_lstate_init(const struct abx_config *cfg);
+/* A description for this process's states: cfg's settings, output to
+ * stdout, no worker. The caller sets its own hooks after. */
+void abx_lstate_host(struct abx_e2e_host *h, const struct abx_config *cfg);
+
+/* New state described by h (which must outlive it): the bindings, `e2e`
+ * loaded, output captured (unless -s), strict globals, package.path
+ * rooted at dir and dir/conftest.lua loaded. NULL with err on failure
+ * (err mentions the file). */
+lua_State *abx_lstate_open(const struct abx_e2e_host *h, const char *dir,
+                           char *err, size_t errlen);
 /* Pushes the e2e module table of L. */
 void abx_lstate_module(lua_State *L);
 /* Loads and runs a test file in L (collection). 0, or -1 with err. */
@@ -181,11 +208,12 @@ struct abx_collection {
 /* Discovers files from o->paths (or tests-lua/), loads each in a fresh
  * state (in a collector child) and records its tests. 0, -1 usage error
  * (err), -2 interrupted, -3 internal error (err). */
-int abx_collect(const struct abx_opts *o, struct abx_collection *c,
+int abx_collect(const struct abx_config *cfg, struct abx_collection *c,
                 char *err, size_t errlen);
 void abx_collection_free(struct abx_collection *c);
 /* The collector child's loop (collector.c); never returns. */
-void abx_collector_main(int fd, const struct abx_collection *c, size_t start)
+void abx_collector_main(int fd, const struct abx_config *cfg,
+                        const struct abx_collection *c, size_t start)
     __attribute__((noreturn));
 /* Applies node ids, -k, -m, --lf/--ff, --shard. 0 or -1 (usage, err). */
 int abx_select(const struct abx_opts *o, struct abx_collection *c,
@@ -225,19 +253,14 @@ struct abx_run {
 int abx_run_add(struct abx_run *run, struct abx_result *r);  /* takes r */
 void abx_run_free(struct abx_run *run);
 
-/* Reruns of failed tests (--reruns, --reruns-delay): set by the parent
- * before the workers fork; a test's own `reruns` option wins. */
-struct abx_rerun_cfg {
-    long reruns;
-    double delay;
-};
-extern struct abx_rerun_cfg abx_reruns;
 /* The worker loop: reads jobs from in_fd, sends JSON lines to out_fd,
- * never returns. runner: the pid that forked it, whose death it watches. */
-void abx_worker_main(int in_fd, int out_fd, int index, long maxfail, pid_t runner)
-    __attribute__((noreturn));
+ * never returns. fail_budget: the failures it may still see before it
+ * stops (--maxfail less the run's so far; 0: no limit). runner: the pid
+ * that forked it, whose death it watches. */
+void abx_worker_main(int in_fd, int out_fd, int index, const struct abx_config *cfg,
+                     long fail_budget, pid_t runner) __attribute__((noreturn));
 /* Runs the selected tests on workers; fills run. */
-void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
+void abx_schedule(const struct abx_config *cfg, struct abx_collection *c,
                   struct abx_run *run);
 
 /* ---- signals (signals.c) ---------------------------------------------- */
@@ -279,7 +302,7 @@ cJSON *abx_traces_read(const char *path, size_t max, int strict, char **nodeid, 
 cJSON *abx_traces_for_html(const cJSON *doc);
 
 /* ---- diff-records (diffrec.c, diffrec_cmp.c) ---------------------------- */
-int abx_diffrec_main(const struct abx_opts *o);
+int abx_diffrec_main(const struct abx_config *cfg);
 /* The differences between two traces of one test (their events, header
  * left out): [{kind, at, field, a, b}]; NULL out of memory. */
 cJSON *abx_diffrec_compare(const cJSON *a, const cJSON *b);
@@ -287,8 +310,7 @@ cJSON *abx_diffrec_compare(const cJSON *a, const cJSON *b);
 void abx_diffrec_key(const char *method, const char *url, char *out, size_t outlen);
 
 /* ---- terminal output and reports (term.c, reports.c, evidence.c) ------ */
-void abx_term_header(const struct abx_opts *o, const struct abx_collection *c,
-                     const struct abx_env *e);
+void abx_term_header(const struct abx_config *cfg, const struct abx_collection *c);
 void abx_term_result(const struct abx_opts *o, const struct abx_result *r,
                      size_t done, size_t total);
 void abx_term_output(const char *s, size_t len);  /* -s passthrough */
@@ -305,10 +327,10 @@ void abx_term_epilogue(const char *text);
  * ::error/::warning annotations, printed before the closing line, and the
  * Markdown job summary appended to $GITHUB_STEP_SUMMARY (ci_out.c). Call
  * before abx_term_finish, in run mode only. */
-void abx_ci_report(const struct abx_opts *o, const struct abx_env *e,
-                   const struct abx_run *run, const struct abx_summary *s);
-int abx_reports_write(const struct abx_opts *o, const struct abx_env *e,
-                      const struct abx_run *run, const struct abx_summary *s);
+void abx_ci_report(const struct abx_config *cfg, const struct abx_run *run,
+                   const struct abx_summary *s);
+int abx_reports_write(const struct abx_config *cfg, const struct abx_run *run,
+                      const struct abx_summary *s);
 /* Writes b to path through the masking atomic writer and says so (unless
  * quiet) as "<what> report: <path>"; 0, or -1 with the error printed. */
 int abx_report_file(const char *what, const char *path, struct abx_buf *b,
@@ -316,27 +338,27 @@ int abx_report_file(const char *what, const char *path, struct abx_buf *b,
 /* The --json and --html reports of doc (either path may be NULL). */
 int abx_report_docs(const char *json, const char *html, const cJSON *doc,
                     int quiet);
-int abx_evidence_write(const struct abx_opts *o, const struct abx_env *e,
-                       const struct abx_run *run,
+int abx_evidence_write(const struct abx_config *cfg, const struct abx_run *run,
                        const struct abx_summary *s);
 
 /* `abx-e2e merge` (merge.c): shards' JSON reports into one set of
  * reports; returns the exit code. */
-int abx_merge_main(const struct abx_opts *o);
+int abx_merge_main(const struct abx_config *cfg);
 
 /* ---- exec and repl (exec.c, repl.c, repl_line.c) --------------------- */
-int abx_exec_main(const struct abx_opts *o);
+int abx_exec_main(const struct abx_config *cfg);
 /* The Lua state of a script (exec) or the REPL: abx_lstate_open(dir) with
  * plain globals and os.exit(n) raising an Exit error (code = n) that ends
  * the script cleanly. NULL with err. */
-lua_State *abx_exec_state(const char *dir, char *err, size_t errlen);
+lua_State *abx_exec_state(const struct abx_e2e_host *h, const char *dir, char *err,
+                          size_t errlen);
 /* Calls e2e.<fn>() protected (_begin_script, _finish_script: the script's
  * scope, whose end kills its sandboxes); the messages of failed
  * finalizers are appended to errs (one per line). 0, or -1 if any. */
 int abx_exec_scope(lua_State *L, const char *fn, struct abx_buf *errs);
 /* `abx-e2e repl`: the interactive prompt; returns the exit code (0, or
  * os.exit's code, 2 after SIGTERM). Sandboxes as with exec (main.c). */
-int abx_repl_main(const struct abx_opts *o, const struct abx_env *e);
+int abx_repl_main(const struct abx_config *cfg);
 
 /* ---- stray output relay (relay.c) ------------------------------------ */
 int abx_relay_start(void);   /* 0, or -1 (output stays direct) */
@@ -349,7 +371,7 @@ int abx_relay_real_fd(int chan); /* the real fd 1/2 behind the relay */
 /* ---- sandboxes: ledger, sweep, guardian, janitor, --local ------------ */
 /* Run start (parent, before any fork): opens the run's ledger and starts
  * the guardian. Without a platform it does nothing. 0, or -1 with err. */
-int abx_sandboxes_begin(const struct abx_env *e, int local_pid, char *err,
+int abx_sandboxes_begin(const struct abx_config *cfg, int local_pid, char *err,
                         size_t errlen);
 /* The ledger path of this run ("" before begin / without a platform). */
 const char *abx_run_ledger(void);
@@ -359,14 +381,14 @@ const char *abx_run_ledger(void);
  * prints "sandboxes: ..." with errors and kept ones (the line only if
  * something happened when quiet_if_none: exec mode), tells the guardian.
  * Returns 0, or -1 if anything is left alive. */
-int abx_sandboxes_end(const struct abx_env *e, int suspect,
+int abx_sandboxes_end(const struct abx_config *cfg, int suspect,
                       int quiet_if_none);
 /* What abx_sandboxes_end left alive, "" when nothing: *errors its
  * sweep errors ("<id>: <why>" lines), *kept the kept ones ("<id>\t<test>"
  * lines). Valid until the next abx_sandboxes_end. */
 void abx_sandboxes_leftover(const char **errors, const char **kept);
 /* Sandbox tracking in a worker (or exec): after fork, before tests. */
-void abx_sandboxes_worker_init(void);
+void abx_sandboxes_worker_init(const struct abx_config *cfg);
 /* Worker end: deletes what is still tracked; errors go to stderr. */
 void abx_sandboxes_worker_end(void);
 
@@ -379,11 +401,11 @@ int abx_guardian_start(const struct abx_platform *p, const char *run_id,
 void abx_guardian_done(void);
 
 /* `abx-e2e cleanup` (janitor.c): returns the exit code. */
-int abx_janitor_main(const struct abx_opts *o, const struct abx_env *e);
+int abx_janitor_main(const struct abx_config *cfg);
 
 /* `abx-e2e doctor` (doctor.c): the preflight; returns the exit code (0
  * nothing blocks, 1 a blocking problem, 2 interrupted). */
-int abx_doctor_main(const struct abx_opts *o, struct abx_env *e);
+int abx_doctor_main(struct abx_config *cfg);
 
 /* --local (local.c): starts abx-local and fills e's platform (its key
  * joins the masker). 0, or -1 with err (including its stderr). */

@@ -320,8 +320,10 @@ out:
     free(errs);
 }
 
-int abx_janitor_main(const struct abx_opts *o, const struct abx_env *e)
+int abx_janitor_main(const struct abx_config *cfg)
 {
+    const struct abx_opts *o = &cfg->opt;
+    const struct abx_env *e = &cfg->env;
     struct janitor j;
     const char *run = o->cleanup_run;
     char path[1024];

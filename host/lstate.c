@@ -15,55 +15,24 @@
 
 #define MODULE_KEY "abx.e2e"
 
-struct abx_e2e_host abx_host;
-static int g_exec;  /* exec, repl: plain Lua, debug.sethook allowed */
-
 static void emit_stdout(void *ud, const char *s, size_t len)
 {
     (void)ud;
     abx_out_write(ABX_OUT_STDOUT, s, len);
 }
 
-void abx_host_init(const struct abx_opts *o, const struct abx_env *e)
+void abx_lstate_init(const struct abx_config *cfg)
 {
-    const char *st = getenv("ABX_E2E_SELFTEST");
-    static char missing[128], run_id[96], tmpl[128], kind[8], user[64];
-    static struct abx_platform platform;
+    abx_alloc_set_limit((size_t)cfg->opt.max_memory_mb << 20);
+    abx_bindings_init(cfg->selftest);
+}
 
-    memset(&abx_host, 0, sizeof abx_host);
-    abx_host.emit = emit_stdout;
-    abx_host.timeout = o->timeout;
-    abx_host.teardown_budget = ABX_TEARDOWN_BUDGET;
-    if (o->timeout > 0 && o->timeout < ABX_TEARDOWN_BUDGET)
-        abx_host.teardown_budget = o->timeout;
-    abx_host.capture = !o->no_capture && !o->exec && !o->repl;
-    abx_host.has_credentials = e->has_credentials;
-    snprintf(missing, sizeof missing, "%s", e->missing);
-    abx_host.missing_credentials = missing;
-    snprintf(run_id, sizeof run_id, "%s", e->run_id);
-    abx_host.run_id = run_id;
-    abx_host.worker = -1;
-    abx_host.selftest = st && strcmp(st, "1") == 0;
-    /* The platform lives here for the whole process: workers and the
-     * tracker keep pointers to it. */
-    platform = e->platform;
-    abx_host.platform = e->has_platform ? &platform : NULL;
-    abx_host.sandbox_ttl = e->sandbox_ttl;
-    snprintf(tmpl, sizeof tmpl, "%s", e->server_template);
-    abx_host.server_template = tmpl;
-    abx_host.server_port = e->server_port;
-    abx_host.short_ttl = e->short_ttl;
-    abx_host.keep_failed = o->keep_failed;
-    abx_host.allow_skips = o->allow_skips;
-    abx_host.local_platform = o->local;
-    snprintf(kind, sizeof kind, "%s", e->platform_kind);
-    abx_host.platform_kind = kind;
-    abx_host.caps = e->caps;
-    snprintf(user, sizeof user, "%s", e->default_user);
-    abx_host.default_user = user;
-    abx_alloc_set_limit((size_t)o->max_memory_mb << 20);
-    g_exec = o->exec || o->repl;
-    abx_bindings_init(abx_host.selftest);
+void abx_lstate_host(struct abx_e2e_host *h, const struct abx_config *cfg)
+{
+    memset(h, 0, sizeof *h);
+    h->set = &cfg->lua;
+    h->emit = emit_stdout;
+    h->worker = -1;
 }
 
 /* Everything runs under lua_pcall; reaching this is a bug, said once. */
@@ -115,9 +84,10 @@ static int file_exists(const char *path)
 /* pmain: bindings, module, package.path, capture, os.exit guard. */
 static int pmain(lua_State *L)
 {
-    const char *dir = lua_touserdata(L, 1);
+    const struct abx_e2e_host *h = lua_touserdata(L, 1);
+    const char *dir = lua_touserdata(L, 2);
 
-    abx_bindings_open(L, &abx_host);
+    abx_bindings_open(L, h);
     luaL_requiref(L, "e2e", luaopen_e2e, 0);
     lua_setfield(L, LUA_REGISTRYINDEX, MODULE_KEY);
     /* Built-in fixtures (base_sandbox, ...), before conftest.lua. */
@@ -142,7 +112,7 @@ static int pmain(lua_State *L)
         return lua_error(L);
     /* debug.sethook would remove the hook that enforces timeouts and
      * interrupts: a test could then hang the run past every budget. */
-    if (!g_exec && luaL_dostring(L, "debug.sethook = function() error("
+    if (!h->set->plain && luaL_dostring(L, "debug.sethook = function() error("
                                  "'debug.sethook is not allowed in tests "
                                  "(the runner uses the hook for timeouts)',"
                                  " 2) end") != LUA_OK)
@@ -159,17 +129,18 @@ static int pmain(lua_State *L)
 static int run_chunk(lua_State *L, const char *path, char *err,
                      size_t errlen)
 {
+    double timeout = abx_e2e_host_of(L)->set->timeout;
     int rc = 0;
 
     if (luaL_loadfile(L, path) != LUA_OK) {
         snprintf(err, errlen, "%s", lua_tostring(L, -1));
         rc = -1;
-    } else if (abx_region_call(L, 0, abx_host.timeout, 1) != LUA_OK) {
+    } else if (abx_region_call(L, 0, timeout, 1) != LUA_OK) {
         const char *cls = abx_error_class(L, -1);
         rc = strcmp(cls, ABX_ERR_INTERRUPTED) == 0 ? -2 : -1;
         if (strcmp(cls, ABX_ERR_TEST_TIMEOUT) == 0)  /* no test yet: say what */
             snprintf(err, errlen, "Timeout: loading %s took longer than "
-                     "%g s (--timeout)", path, abx_host.timeout);
+                     "%g s (--timeout)", path, timeout);
         else
             snprintf(err, errlen, "%s", abx_error_message(L, -1));
     }
@@ -196,8 +167,8 @@ static int load_conftest(lua_State *L, const char *path, char *err,
     return rc;
 }
 
-lua_State *abx_lstate_open(const char *dir, int is_session, char *err,
-                           size_t errlen)
+lua_State *abx_lstate_open(const struct abx_e2e_host *h, const char *dir,
+                           char *err, size_t errlen)
 {
     lua_State *L = lua_newstate(abx_alloc, NULL);
     char conf[4096];
@@ -207,11 +178,11 @@ lua_State *abx_lstate_open(const char *dir, int is_session, char *err,
         return NULL;
     }
     lua_atpanic(L, panic);
-    abx_host.is_session = is_session;
     abx_region_install(L);
     lua_pushcfunction(L, pmain);
+    lua_pushlightuserdata(L, (void *)h);
     lua_pushlightuserdata(L, (void *)dir);
-    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
         snprintf(err, errlen, "cannot set up the Lua state: %s",
                  lua_tostring(L, -1));
         lua_close(L);

@@ -34,18 +34,17 @@ static int report_path_ok(const char *opt, const char *path, char *err,
 }
 
 /* exec SCRIPT, repl: their sandboxes are tracked in this process. */
-static int exec_with_sandboxes(const struct abx_opts *o,
-                               const struct abx_env *env)
+static int exec_with_sandboxes(const struct abx_config *cfg)
 {
     char err[1024];
     int code;
 
-    if (abx_sandboxes_begin(env, abx_local_pid(), err, sizeof err) != 0)
+    if (abx_sandboxes_begin(cfg, abx_local_pid(), err, sizeof err) != 0)
         return usage_error(err);
-    abx_sandboxes_worker_init();
-    code = o->repl ? abx_repl_main(o, env) : abx_exec_main(o);
+    abx_sandboxes_worker_init(cfg);
+    code = cfg->opt.repl ? abx_repl_main(cfg) : abx_exec_main(cfg);
     abx_sandboxes_worker_end();
-    if (abx_sandboxes_end(env, abx_signal_count() > 0 || code != 0, 1) != 0 &&
+    if (abx_sandboxes_end(cfg, abx_signal_count() > 0 || code != 0, 1) != 0 &&
         code == 0)
         code = ABX_EXIT_TESTS_FAILED;
     return code;
@@ -87,8 +86,9 @@ static int setup_platform(const struct abx_opts *o, struct abx_env *env)
     return 0;
 }
 
-static int run(struct abx_opts *o, const struct abx_env *env)
+static int run(const struct abx_config *cfg)
 {
+    const struct abx_opts *o = &cfg->opt;
     struct abx_collection c;
     struct abx_run r;
     struct abx_summary sum;
@@ -110,7 +110,7 @@ static int run(struct abx_opts *o, const struct abx_env *env)
             return usage_error(err);
     }
     abx_chunks_warm();  /* before any fork: children load bytecode */
-    rc = abx_collect(o, &c, err, sizeof err);
+    rc = abx_collect(cfg, &c, err, sizeof err);
     if (rc == -1) {
         code = usage_error(err);
         goto out_collection;
@@ -152,15 +152,13 @@ static int run(struct abx_opts *o, const struct abx_env *env)
                       : ABX_EXIT_NO_TESTS_COLLECTED;
         goto out_collection;
     }
-    if (abx_sandboxes_begin(env, abx_local_pid(), err, sizeof err) != 0) {
+    if (abx_sandboxes_begin(cfg, abx_local_pid(), err, sizeof err) != 0) {
         abx_out_printf(ABX_OUT_STDERR, "INTERNAL ERROR: sandbox ledger: "
                        "%s\n", err);
         code = ABX_EXIT_INTERNAL_ERROR;
         goto out_collection;
     }
-    abx_term_header(o, &c, env);
-    abx_reruns.reruns = o->reruns;
-    abx_reruns.delay = o->reruns_delay;
+    abx_term_header(cfg, &c);
     if (errors && !o->continue_on_collection_errors) {
         /* pytest: a file that does not load stops the run before any
          * test; the errors alone are reported. */
@@ -172,7 +170,7 @@ static int run(struct abx_opts *o, const struct abx_env *env)
             }
         }
     } else {
-        abx_schedule(o, &c, &r);
+        abx_schedule(cfg, &c, &r);
     }
 
     abx_summary_init(&sum);
@@ -184,7 +182,7 @@ static int run(struct abx_opts *o, const struct abx_env *env)
      * failed test may have lost a create whose reply never came (cut by
      * its deadline, a 5xx after the platform made it): in no ledger, so
      * failures force the tag sweep too. */
-    leaked = abx_sandboxes_end(env, r.interrupted || r.worker_crashed ||
+    leaked = abx_sandboxes_end(cfg, r.interrupted || r.worker_crashed ||
                                sum.counts[ABX_OUTCOME_FAILED] ||
                                abx_summary_errors(&sum), 0);
     sum.deselected = c.deselected;
@@ -198,13 +196,13 @@ static int run(struct abx_opts *o, const struct abx_env *env)
     if (o->fail_on_flaky && sum.counts[ABX_OUTCOME_FLAKY] && code == ABX_EXIT_OK)
         code = ABX_EXIT_TESTS_FAILED;
     sum.exit_code = code;
-    abx_ci_report(o, env, &r, &sum);  /* GitHub Actions; before the close */
+    abx_ci_report(cfg, &r, &sum);  /* GitHub Actions; before the close */
     abx_term_finish(o, &r, &sum);
-    if (abx_reports_write(o, env, &r, &sum) != 0 && code == ABX_EXIT_OK)
+    if (abx_reports_write(cfg, &r, &sum) != 0 && code == ABX_EXIT_OK)
         code = ABX_EXIT_INTERNAL_ERROR;
     /* A requested record that could not be written fails the run like a
      * report would: CI keeps it as its proof. */
-    if (o->evidence && abx_evidence_write(o, env, &r, &sum) != 0 &&
+    if (o->evidence && abx_evidence_write(cfg, &r, &sum) != 0 &&
         code == ABX_EXIT_OK)
         code = ABX_EXIT_INTERNAL_ERROR;
     abx_lastfailed_update(r.results, r.n, &c);
@@ -217,57 +215,39 @@ out_collection:
 
 int main(int argc, char **argv)
 {
-    struct abx_opts o;
-    struct abx_env env;
-    char err[1024];
+    /* Static: workers and the tracker keep pointers into it for the
+     * whole process (and its children). */
+    static struct abx_config cfg;
     int rc;
 
     abx_signals_parent();
     abx_relay_start();
-    /* Credentials first: nothing may be printed before the masker knows
-     * them (not even a usage error echoing an argument). */
-    if (abx_env_load(&env, err, sizeof err) != 0) {
-        rc = abx_cli_parse(argc, argv, &o);
-        if (rc == 1) {
-            abx_cli_free(&o);
-            abx_relay_stop();
-            return 0;
-        }
-        abx_out_printf(ABX_OUT_STDERR, "ERROR: configuration: %s\n", err);
-        abx_cli_free(&o);
-        abx_relay_stop();
-        return ABX_EXIT_USAGE_ERROR;
-    }
-    rc = abx_cli_parse(argc, argv, &o);
-    if (rc != 0) {
-        abx_cli_free(&o);
-        abx_relay_stop();
-        return rc == 1 ? ABX_EXIT_OK : ABX_EXIT_USAGE_ERROR;
-    }
-    if (o.cleanup) {
-        rc = abx_janitor_main(&o, &env);
+    if (abx_config_build(&cfg, argc, argv, &rc) != 0)
+        goto out;
+    if (cfg.opt.cleanup) {
+        rc = abx_janitor_main(&cfg);
         goto out;
     }
-    if (o.merge) {
-        rc = abx_merge_main(&o);
+    if (cfg.opt.merge) {
+        rc = abx_merge_main(&cfg);
         goto out;
     }
-    if (o.diff) {
-        rc = abx_diffrec_main(&o);
+    if (cfg.opt.diff) {
+        rc = abx_diffrec_main(&cfg);
         goto out;
     }
-    rc = setup_platform(&o, &env);
+    rc = setup_platform(&cfg.opt, &cfg.env);
     if (rc != 0)
         goto out;
-    abx_host_init(&o, &env);
-    if (o.doctor)
-        rc = abx_doctor_main(&o, &env);
+    abx_config_seal(&cfg);   /* the platform is known: the config is whole */
+    abx_lstate_init(&cfg);
+    if (cfg.opt.doctor)
+        rc = abx_doctor_main(&cfg);
     else
-        rc = o.exec || o.repl ? exec_with_sandboxes(&o, &env)
-                              : run(&o, &env);
+        rc = cfg.opt.exec || cfg.opt.repl ? exec_with_sandboxes(&cfg) : run(&cfg);
 out:
     abx_local_stop();
-    abx_cli_free(&o);
+    abx_config_free(&cfg);
     abx_relay_stop();
     return rc;
 }

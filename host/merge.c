@@ -427,8 +427,9 @@ static int merge_run(struct merge *m)
     return code;
 }
 
-int abx_merge_main(const struct abx_opts *o)
+int abx_merge_main(const struct abx_config *cfg)
 {
+    const struct abx_opts *o = &cfg->opt;
     struct merge m;
     int code;
 

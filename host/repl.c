@@ -458,28 +458,28 @@ static int teardown(lua_State *L, int code)
     return code;
 }
 
-static void banner(void)
+static void banner(const struct abx_config *cfg)
 {
     abx_out_printf(ABX_OUT_STDOUT, "abx-e2e repl (%s): .help lists the "
                    "modules and commands; .exit or Ctrl-D leaves\n",
                    LUA_RELEASE);
-    if (!abx_host.platform)
+    if (!cfg->lua.platform)
         abx_out_puts(ABX_OUT_STDOUT, "no sandbox platform: set "
                      "ABX_SANDBOX_API_KEY (and its URLs) or start with "
                      "--local\n");
 }
 
-int abx_repl_main(const struct abx_opts *o, const struct abx_env *e)
+int abx_repl_main(const struct abx_config *cfg)
 {
+    struct abx_e2e_host h;
     struct abx_buf stmt, line, tmp;
     char err[4096];
     lua_State *L;
     int code = 0, ctrl_c = 0;
     enum step st = STEP_GO_ON;
 
-    (void)o;
-    (void)e;
-    L = abx_exec_state(".", err, sizeof err);
+    abx_lstate_host(&h, cfg);
+    L = abx_exec_state(&h, ".", err, sizeof err);
     if (!L) {
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e repl: %s\n", err);
         return ABX_EXIT_INTERNAL_ERROR;
@@ -494,7 +494,7 @@ int abx_repl_main(const struct abx_opts *o, const struct abx_env *e)
     abx_buf_init(&tmp, ABX_REPL_LINE_MAX + 16);
     abx_exec_scope(L, "_begin_script", NULL);
     if (abx_repl_tty())
-        banner();
+        banner(cfg);
     while (st == STEP_GO_ON) {
         enum abx_repl_got why = ABX_REPL_EOF;
         enum got g;

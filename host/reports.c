@@ -114,9 +114,11 @@ static cJSON *run_doc(const struct abx_opts *o, const struct abx_env *e,
     return abx_report_json_doc(run->results, run->n, &jo);
 }
 
-int abx_reports_write(const struct abx_opts *o, const struct abx_env *e,
-                      const struct abx_run *run, const struct abx_summary *s)
+int abx_reports_write(const struct abx_config *cfg, const struct abx_run *run,
+                      const struct abx_summary *s)
 {
+    const struct abx_opts *o = &cfg->opt;
+    const struct abx_env *e = &cfg->env;
     cJSON *doc = NULL;
     int rc = 0;
 

@@ -42,10 +42,12 @@ void abx_sandboxes_leftover(const char **errors, const char **kept)
     *kept = abx_buf_cstr(&g_left_kept);
 }
 
-int abx_sandboxes_begin(const struct abx_env *e, int local_pid, char *err,
+int abx_sandboxes_begin(const struct abx_config *cfg, int local_pid, char *err,
                         size_t errlen)
 {
-    if (!abx_host.platform)
+    const struct abx_env *e = &cfg->env;
+
+    if (!cfg->lua.platform)
         return 0;
     if (abx_ledger_path(e->run_id, g_ledger, sizeof g_ledger) != 0) {
         snprintf(err, errlen, "run id '%s' cannot name a ledger", e->run_id);
@@ -66,7 +68,7 @@ int abx_sandboxes_begin(const struct abx_env *e, int local_pid, char *err,
         return -1;
     }
     new_session();
-    if (abx_guardian_start(abx_host.platform, abx_host.run_id, g_session,
+    if (abx_guardian_start(cfg->lua.platform, e->run_id, g_session,
                            g_ledger, local_pid) != 0)
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e: warning: cannot start the "
                        "guardian (%s): a hard kill of this run would leave "
@@ -75,21 +77,21 @@ int abx_sandboxes_begin(const struct abx_env *e, int local_pid, char *err,
     return 0;
 }
 
-void abx_sandboxes_worker_init(void)
+void abx_sandboxes_worker_init(const struct abx_config *cfg)
 {
-    struct abx_track_cfg cfg;
+    struct abx_track_cfg t;
     char err[512];
 
     abx_http_after_fork();
-    if (!abx_host.platform)
+    if (!cfg->lua.platform)
         return;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.platform = abx_host.platform;
-    cfg.run_id = abx_host.run_id;
-    cfg.session = g_session[0] ? g_session : NULL;
-    cfg.ledger_path = g_ledger[0] ? g_ledger : NULL;
-    cfg.keep_failed = abx_host.keep_failed;
-    if (abx_track_init(&cfg, err, sizeof err) != 0)
+    memset(&t, 0, sizeof t);
+    t.platform = cfg->lua.platform;
+    t.run_id = cfg->env.run_id;
+    t.session = g_session[0] ? g_session : NULL;
+    t.ledger_path = g_ledger[0] ? g_ledger : NULL;
+    t.keep_failed = cfg->opt.keep_failed;
+    if (abx_track_init(&t, err, sizeof err) != 0)
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e: sandbox tracking: %s\n",
                        err);
 }
@@ -98,7 +100,7 @@ void abx_sandboxes_worker_end(void)
 {
     struct abx_buf errs;
 
-    if (!abx_host.platform || !abx_track_ready())
+    if (!abx_track_ready())
         return;
     /* An interrupt must not cancel the deletes it asked for. */
     abx_http_set_cancel(NULL);
@@ -113,8 +115,9 @@ void abx_sandboxes_worker_end(void)
 
 /* The kept sandboxes of the ledger, with how to reach and delete them
  * (the template comes from the platform; the ledger has the test). */
-static void print_kept(const struct abx_env *e)
+static void print_kept(const struct abx_config *cfg)
 {
+    const struct abx_env *e = &cfg->env;
     struct abx_ledger l;
     char err[512];
     const char *dom = e->platform.domain;
@@ -132,7 +135,7 @@ static void print_kept(const struct abx_env *e)
             abx_out_puts(ABX_OUT_STDOUT, "kept sandboxes (--keep-failed):\n");
         memset(&info, 0, sizeof info);
         abx_err_clear(&aerr);
-        abx_api_get(abx_host.platform, l.e[i].id, &info, &aerr);
+        abx_api_get(cfg->lua.platform, l.e[i].id, &info, &aerr);
         abx_out_printf(ABX_OUT_STDOUT, "  %s  template %s  host %d-%s.%s"
                        "  test %s\n", l.e[i].id,
                        info.template_id[0] ? info.template_id : "?",
@@ -150,9 +153,10 @@ static void print_kept(const struct abx_env *e)
     abx_ledger_free(&l);
 }
 
-int abx_sandboxes_end(const struct abx_env *e, int suspect,
+int abx_sandboxes_end(const struct abx_config *cfg, int suspect,
                       int quiet_if_none)
 {
+    const struct abx_env *e = &cfg->env;
     struct abx_sweep_report r;
     struct abx_ledger l;
     char err[512];
@@ -163,7 +167,7 @@ int abx_sandboxes_end(const struct abx_env *e, int suspect,
     abx_buf_free(&g_left_kept);
     abx_buf_init(&g_left_errors, 512 * 1024);  /* r.log's cap is less */
     abx_buf_init(&g_left_kept, 64 * 1024);
-    if (!abx_host.platform || !g_ledger[0])
+    if (!cfg->lua.platform || !g_ledger[0])
         return 0;
     if (abx_ledger_load(g_ledger, &l, err, sizeof err) == 0) {
         created = l.n;
@@ -177,7 +181,7 @@ int abx_sandboxes_end(const struct abx_env *e, int suspect,
      * create's reply): a shorter look by tag, not the full budget on a
      * platform that is failing anyway. */
     if (created || suspect || signaled)
-        rc = abx_sweep_run(abx_host.platform, e->run_id,
+        rc = abx_sweep_run(cfg->lua.platform, e->run_id,
                            g_session[0] ? g_session : NULL, g_ledger,
                            signaled ? SWEEP_BUDGET_SIGNAL
                            : created ? SWEEP_BUDGET : SWEEP_BUDGET_LOOK, &r);
@@ -193,7 +197,7 @@ int abx_sandboxes_end(const struct abx_env *e, int suspect,
         abx_buf_append(&g_left_errors, r.log.data, r.log.len);
     }
     if (r.kept)
-        print_kept(e);
+        print_kept(cfg);
     /* A clean run leaves nothing for the janitor: no ledger either. */
     if (rc == 0 && r.kept == 0)
         unlink(g_ledger);

@@ -63,7 +63,8 @@ struct worker {
 };
 
 struct sched {
-    const struct abx_opts *o;
+    const struct abx_config *cfg;
+    const struct abx_opts *o;    /* &cfg->opt */
     struct abx_collection *c;
     struct abx_run *run;
     struct worker w[MAX_WORKERS];
@@ -203,7 +204,7 @@ static int spawn(struct sched *s, struct worker *w, int index)
         close(out[1]);
         if (!s->o->no_capture)  /* -s: a test may read the terminal */
             abx_stdin_null();
-        abx_worker_main(to[0], msg[1], index,
+        abx_worker_main(to[0], msg[1], index, s->cfg,
                         s->o->maxfail > 0 ? s->o->maxfail - s->failures : 0, runner);
     }
     close(to[0]);
@@ -767,7 +768,7 @@ static void build_units(struct sched *s, const size_t *order)
     free(keys);
 }
 
-void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
+void abx_schedule(const struct abx_config *cfg, struct abx_collection *c,
                   struct abx_run *run)
 {
     static struct sched s;
@@ -776,13 +777,10 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
 
     memset(&s, 0, sizeof s);
     s.watchdog_extra = 5 * ABX_TEARDOWN_BUDGET + WATCHDOG_GRACE;
-    if (abx_host.selftest) {
-        /* The self-tests shorten the watchdog to see it work. */
-        const char *g = getenv("ABX_E2E_WATCHDOG_EXTRA");
-        if (g)
-            abx_parse_double(g, 0, 3600, &s.watchdog_extra);
-    }
-    s.o = o;
+    if (cfg->watchdog_extra >= 0)   /* the self-tests see it work */
+        s.watchdog_extra = cfg->watchdog_extra;
+    s.cfg = cfg;
+    s.o = &cfg->opt;
     s.c = c;
     s.run = run;
     for (i = 0; i < c->n; i++)
@@ -795,7 +793,7 @@ void abx_schedule(const struct abx_opts *o, struct abx_collection *c,
             add_result(&s, r);
         }
     }
-    n = o->workers > 0 ? o->workers : 1;
+    n = s.o->workers > 0 ? s.o->workers : 1;
     /* One worker runs the files in collection order, as pytest does;
      * several take the longest first (durations.c). */
     order = n > 1 ? abx_durations_order(c) : NULL;

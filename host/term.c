@@ -64,9 +64,10 @@ static const char *color_of(const struct abx_result *r)
     return YELLOW;
 }
 
-void abx_term_header(const struct abx_opts *o, const struct abx_collection *c,
-                     const struct abx_env *e)
+void abx_term_header(const struct abx_config *cfg, const struct abx_collection *c)
 {
+    const struct abx_opts *o = &cfg->opt;
+    const struct abx_env *e = &cfg->env;
     size_t i, items = 0, errors = 0;
 
     g_color = o->color;

@@ -50,6 +50,9 @@ struct open_file {
 
 static int g_out_fd = -1;
 static int g_index;
+/* This worker's Lua host descriptions, test states' and session states':
+ * its hooks and index (the settings stay in the config they point to). */
+static struct abx_e2e_host g_host, g_session_host;
 static struct session g_sessions[MAX_SESSIONS];
 static size_t g_nsessions;
 static struct open_file g_open[MAX_OPEN_FILES];
@@ -175,8 +178,7 @@ static lua_State *session_for(const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "too many suite directories in one run");
         return NULL;
     }
-    S = abx_lstate_open(dir, 1, err, errlen);
-    abx_host.is_session = 0;
+    S = abx_lstate_open(&g_session_host, dir, err, errlen);
     if (!S)
         return NULL;
     snprintf(g_sessions[g_nsessions].dir, sizeof g_sessions[0].dir, "%s",
@@ -500,7 +502,7 @@ static struct open_file *open_file(const char *path, char *err,
     }
     if (slot->L)
         close_file(slot);
-    L = abx_lstate_open(g_dir, 0, err, errlen);
+    L = abx_lstate_open(&g_host, g_dir, err, errlen);
     if (L && abx_lstate_load_test(L, path, err, errlen) != 0) {
         lua_close(L);
         L = NULL;
@@ -528,13 +530,18 @@ static void close_all_files(void)
         close_file(&g_open[i]);
 }
 
-struct abx_rerun_cfg abx_reruns;
+/* What this worker's tests run under, from the config and the runner. */
+struct plan {
+    long fail_budget;     /* failures before it stops (0: no limit) */
+    long reruns;          /* --reruns (a test's own option wins) */
+    double reruns_delay;  /* --reruns-delay, s */
+};
 
 /* The reruns a test gets: its own `reruns` option, else --reruns; none
  * for a known issue (a strict xfail must not be retried into a pass). */
-static long reruns_for(lua_State *L, int ci, int idx)
+static long reruns_for(lua_State *L, int ci, int idx, long reruns)
 {
-    long n = abx_reruns.reruns;
+    long n = reruns;
 
     lua_rawgeti(L, ci, idx);
     if (lua_getfield(L, -1, "reruns") == LUA_TNUMBER)
@@ -548,16 +555,16 @@ static long reruns_for(lua_State *L, int ci, int idx)
 
 /* --reruns-delay: sleeps, but a stop request (signal, -x elsewhere) ends
  * the wait at once (nanosleep returns on the signal). */
-static void rerun_pause(long maxfail)
+static void rerun_pause(const struct plan *p)
 {
     struct timespec ts, rem;
 
-    if (abx_reruns.delay <= 0)
+    if (p->reruns_delay <= 0)
         return;
-    ts.tv_sec = (time_t)abx_reruns.delay;
-    ts.tv_nsec = (long)((abx_reruns.delay - (double)ts.tv_sec) * 1e9);
+    ts.tv_sec = (time_t)p->reruns_delay;
+    ts.tv_nsec = (long)((p->reruns_delay - (double)ts.tv_sec) * 1e9);
     while (nanosleep(&ts, &rem) != 0 && errno == EINTR &&
-           !should_stop(maxfail, g_failures))
+           !should_stop(p->fail_budget, g_failures))
         ts = rem;
 }
 
@@ -592,13 +599,13 @@ static void trace_end(struct abx_result *r)
  * fixture keeps for its scope (no_rerun), or once the run must stop.
  * 0, or 1 when interrupted (stop the file). */
 static int run_test(struct open_file *of, int idx, const char *nodeid,
-                    long maxfail)
+                    const struct plan *p)
 {
     lua_State *L = of->L;
     const char *path = of->path;
     const int ci = 1;
     struct abx_result *prior = NULL, *r = NULL;
-    long left = reruns_for(L, ci, idx);
+    long left = reruns_for(L, ci, idx, p->reruns);
 
     abx_trace_begin(nodeid);   /* one record for all its attempts */
     for (;;) {
@@ -634,7 +641,7 @@ static int run_test(struct open_file *of, int idx, const char *nodeid,
         if (!r || left <= 0 || no_rerun || r->xpass_strict ||
             (r->outcome != ABX_OUTCOME_FAILED &&
              r->outcome != ABX_OUTCOME_ERROR) ||
-            should_stop(maxfail, g_failures))
+            should_stop(p->fail_budget, g_failures))
             break;
         if (!prior && !(prior = abx_result_new()))
             break;
@@ -643,8 +650,8 @@ static int run_test(struct open_file *of, int idx, const char *nodeid,
         abx_result_free(r);
         r = NULL;
         left--;
-        rerun_pause(maxfail);
-        if (should_stop(maxfail, g_failures))
+        rerun_pause(p);
+        if (should_stop(p->fail_budget, g_failures))
             break;
     }
     if (r && prior) {
@@ -668,7 +675,7 @@ static int run_test(struct open_file *of, int idx, const char *nodeid,
 
 /* Runs a RUN batch: ids (node ids of path, in order) in path's state.
  * 0, or 1 when interrupted (the worker stops). */
-static int run_batch(const char *path, const cJSON *ids, long maxfail)
+static int run_batch(const char *path, const cJSON *ids, const struct plan *p)
 {
     char err[4096] = "";
     struct open_file *of;
@@ -684,7 +691,7 @@ static int run_batch(const char *path, const cJSON *ids, long maxfail)
     cJSON_ArrayForEach(id, ids) {
         int idx;
 
-        if (!cJSON_IsString(id) || should_stop(maxfail, g_failures))
+        if (!cJSON_IsString(id) || should_stop(p->fail_budget, g_failures))
             break;
         idx = find_collected(of->L, 1, id->valuestring, &of->hint);
         if (idx == 0) {
@@ -694,7 +701,7 @@ static int run_batch(const char *path, const cJSON *ids, long maxfail)
                         of);
             continue;
         }
-        if (run_test(of, idx, id->valuestring, maxfail) != 0)
+        if (run_test(of, idx, id->valuestring, p) != 0)
             return 1;
     }
     return 0;
@@ -747,8 +754,10 @@ static void send_lifetimes(void)
     send_json(m);
 }
 
-void abx_worker_main(int in_fd, int out_fd, int index, long maxfail, pid_t runner)
+void abx_worker_main(int in_fd, int out_fd, int index, const struct abx_config *cfg,
+                     long fail_budget, pid_t runner)
 {
+    const struct plan plan = {fail_budget, cfg->opt.reruns, cfg->opt.reruns_delay};
     struct abx_chan in;
     char *line = NULL;
 
@@ -762,12 +771,15 @@ void abx_worker_main(int in_fd, int out_fd, int index, long maxfail, pid_t runne
      * container's pid 1 itself. */
     if (getppid() != runner)
         abx_region_interrupt();
-    abx_host.emit = emit_to_parent;
-    abx_host.secret = secret_to_parent;
+    abx_lstate_host(&g_host, cfg);
+    g_host.emit = emit_to_parent;
+    g_host.secret = secret_to_parent;
+    g_host.session_fixture = session_fixture;
+    g_host.worker = index;
+    g_session_host = g_host;
+    g_session_host.is_session = 1;
     abx_out_set_secret_hook(secret_hook);
-    abx_host.session_fixture = session_fixture;
-    abx_host.worker = index;
-    abx_sandboxes_worker_init();
+    abx_sandboxes_worker_init(cfg);
     abx_chan_init(&in, in_fd, 0);
     while (!abx_region_interrupted() &&
            abx_chan_read_line(&in, &line, stop_reading) == 1) {
@@ -779,7 +791,7 @@ void abx_worker_main(int in_fd, int out_fd, int index, long maxfail, pid_t runne
         free(line);
         line = NULL;
         if (file && abx_msg_type(m) == ABX_MSG_RUN && cJSON_IsArray(ids)) {
-            stop = run_batch(file, ids, maxfail);
+            stop = run_batch(file, ids, &plan);
             send_kv(ABX_MSG_DONE, "file", file, strlen(file));
         } else if (file && abx_msg_type(m) == ABX_MSG_CLOSE) {
             struct open_file *of = find_open(file);

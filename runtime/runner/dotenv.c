@@ -274,12 +274,12 @@ struct layer {
     struct abx_env_list vars;
 };
 
-struct abx_config {
+struct abx_layers {
     struct layer *layers;
     size_t n;
 };
 
-void abx_config_free(struct abx_config *c)
+void abx_layers_free(struct abx_layers *c)
 {
     size_t i;
 
@@ -293,10 +293,10 @@ void abx_config_free(struct abx_config *c)
     free(c);
 }
 
-int abx_config_load(struct abx_config **out, const char *const *paths,
+int abx_layers_load(struct abx_layers **out, const char *const *paths,
                     size_t n, char *err, size_t errlen)
 {
-    struct abx_config *c;
+    struct abx_layers *c;
     struct layer *l;
     size_t i;
     int rc;
@@ -311,7 +311,7 @@ int abx_config_load(struct abx_config **out, const char *const *paths,
         rc = abx_dotenv_load(paths[i], &l->vars, err, errlen);
         if (rc < 0) {
             abx_env_list_free(&l->vars);
-            abx_config_free(c);
+            abx_layers_free(c);
             return -1;
         }
         if (rc == 1)
@@ -324,14 +324,14 @@ int abx_config_load(struct abx_config **out, const char *const *paths,
     *out = c;
     return 0;
 oom:
-    abx_config_free(c);
+    abx_layers_free(c);
     if (err && errlen)
         snprintf(err, errlen, "out of memory loading configuration");
     return -1;
 }
 
 /* Value of name in layer i (-1 = environment), empty counting as unset. */
-static const char *layer_get(const struct abx_config *c, long i,
+static const char *layer_get(const struct abx_layers *c, long i,
                              const char *name, const char **source)
 {
     const char *v;
@@ -348,7 +348,7 @@ static const char *layer_get(const struct abx_config *c, long i,
     return v && *v ? v : NULL;
 }
 
-const char *abx_config_get_any(const struct abx_config *c,
+const char *abx_layers_get_any(const struct abx_layers *c,
                                const char *const *names, const char **which,
                                const char **source)
 {
@@ -372,15 +372,15 @@ const char *abx_config_get_any(const struct abx_config *c,
     return NULL;
 }
 
-const char *abx_config_get(const struct abx_config *c, const char *name,
+const char *abx_layers_get(const struct abx_layers *c, const char *name,
                            const char **source)
 {
     const char *names[2] = {name, NULL};
 
-    return abx_config_get_any(c, names, NULL, source);
+    return abx_layers_get_any(c, names, NULL, source);
 }
 
-int abx_config_get_long(const struct abx_config *c, const char *name,
+int abx_layers_get_long(const struct abx_layers *c, const char *name,
                         long def, long min, long max, long *out, char *err,
                         size_t errlen)
 {
@@ -388,7 +388,7 @@ int abx_config_get_long(const struct abx_config *c, const char *name,
     char *end;
     long x;
 
-    v = abx_config_get(c, name, &src);
+    v = abx_layers_get(c, name, &src);
     if (!v) {
         *out = def;
         return 0;

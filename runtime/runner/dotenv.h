@@ -51,33 +51,33 @@ int abx_dotenv_load(const char *path, struct abx_env_list *out, char *err,
  * order given (DESIGN: tests-lua/.env, .env, client-sdk/.env). An empty
  * value counts as unset at every layer, so `ABX_SANDBOX_API_KEY= cmd`
  * falls through to the files. */
-struct abx_config;
+struct abx_layers;
 
 /* Loads every existing file of paths[0..n). Missing files are skipped; a
  * malformed file fails the load (-1, err "FILE:LINE: reason"). */
-int abx_config_load(struct abx_config **out, const char *const *paths,
+int abx_layers_load(struct abx_layers **out, const char *const *paths,
                     size_t n, char *err, size_t errlen);
-void abx_config_free(struct abx_config *c);
+void abx_layers_free(struct abx_layers *c);
 
 /* Value of name, or NULL. If source is not NULL it receives "environment"
  * or the path of the file the value came from (owned by c). The returned
  * string is owned by c or by the environment; copy it if you keep it
- * past abx_config_free or a setenv. */
-const char *abx_config_get(const struct abx_config *c, const char *name,
+ * past abx_layers_free or a setenv. */
+const char *abx_layers_get(const struct abx_layers *c, const char *name,
                            const char **source);
 
-/* Like abx_config_get over several names (NULL-terminated, e.g.
+/* Like abx_layers_get over several names (NULL-terminated, e.g.
  * {"ABX_SANDBOX_API_KEY", "E2B_API_KEY", NULL}): layers are tried in
  * priority order and within a layer the names in order, so the environment
  * always wins over a file. *which (if not NULL) receives the name found. */
-const char *abx_config_get_any(const struct abx_config *c,
+const char *abx_layers_get_any(const struct abx_layers *c,
                                const char *const *names, const char **which,
                                const char **source);
 
 /* Integer knob (e.g. E2E_SANDBOX_TTL): def if unset; -1 with err naming
  * the variable and its source if the value is not a decimal integer in
  * [min, max]; else 0 with *out set. */
-int abx_config_get_long(const struct abx_config *c, const char *name,
+int abx_layers_get_long(const struct abx_layers *c, const char *name,
                         long def, long min, long max, long *out, char *err,
                         size_t errlen);
 

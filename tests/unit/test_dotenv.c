@@ -134,7 +134,7 @@ static void test_config(void)
     char p1[128], p2[128], p3[128], p4[128], err[256];
     const char *paths[4], *src, *which, *v;
     const char *keys[] = {"ABX_T_KEY", "E2B_T_KEY", NULL};
-    struct abx_config *c;
+    struct abx_layers *c;
     long n;
 
     CHECK(mkdtemp(dir) != NULL);
@@ -155,53 +155,53 @@ static void test_config(void)
     unsetenv("ABX_T_KEY");
     unsetenv("E2B_T_KEY");
     unsetenv("BOTH");
-    CHECK_INT(abx_config_load(&c, paths, 4, err, sizeof(err)), 0);
-    CHECK_STR(abx_config_get(c, "ONLY1", &src), "one");
+    CHECK_INT(abx_layers_load(&c, paths, 4, err, sizeof(err)), 0);
+    CHECK_STR(abx_layers_get(c, "ONLY1", &src), "one");
     CHECK_STR(src, p1);
-    CHECK_STR(abx_config_get(c, "BOTH", &src), "from1");
-    CHECK_STR(abx_config_get(c, "ONLY2", NULL), "two");
-    CHECK_STR(abx_config_get(c, "ONLY4", &src), "four");
+    CHECK_STR(abx_layers_get(c, "BOTH", &src), "from1");
+    CHECK_STR(abx_layers_get(c, "ONLY2", NULL), "two");
+    CHECK_STR(abx_layers_get(c, "ONLY4", &src), "four");
     CHECK_STR(src, p4);
-    CHECK_STR(abx_config_get(c, "EMPTY1", NULL), "two");  /* empty = unset */
-    CHECK(abx_config_get(c, "NOPE", &src) == NULL && src == NULL);
+    CHECK_STR(abx_layers_get(c, "EMPTY1", NULL), "two");  /* empty = unset */
+    CHECK(abx_layers_get(c, "NOPE", &src) == NULL && src == NULL);
     /* fallback names: the higher layer wins over the preferred name */
-    CHECK_STR(abx_config_get_any(c, keys, &which, &src), "e2b-in-1");
+    CHECK_STR(abx_layers_get_any(c, keys, &which, &src), "e2b-in-1");
     CHECK_STR(which, "E2B_T_KEY");
     /* the environment wins over every file */
     setenv("BOTH", "from-env", 1);
-    CHECK_STR(abx_config_get(c, "BOTH", &src), "from-env");
+    CHECK_STR(abx_layers_get(c, "BOTH", &src), "from-env");
     CHECK_STR(src, "environment");
     setenv("BOTH", "", 1);
-    CHECK_STR(abx_config_get(c, "BOTH", NULL), "from1");
+    CHECK_STR(abx_layers_get(c, "BOTH", NULL), "from1");
     setenv("ABX_T_KEY", "abx-env", 1);
-    v = abx_config_get_any(c, keys, &which, &src);
+    v = abx_layers_get_any(c, keys, &which, &src);
     CHECK_STR(v, "abx-env");
     CHECK_STR(which, "ABX_T_KEY");
     setenv("E2B_T_KEY", "e2b-env", 1);
-    CHECK_STR(abx_config_get_any(c, keys, &which, NULL), "abx-env");
+    CHECK_STR(abx_layers_get_any(c, keys, &which, NULL), "abx-env");
     unsetenv("ABX_T_KEY");
-    CHECK_STR(abx_config_get_any(c, keys, &which, NULL), "e2b-env");
+    CHECK_STR(abx_layers_get_any(c, keys, &which, NULL), "e2b-env");
     unsetenv("E2B_T_KEY");
     unsetenv("BOTH");
-    CHECK_INT(abx_config_get_long(c, "TTL", 300, 1, 86400, &n, err,
+    CHECK_INT(abx_layers_get_long(c, "TTL", 300, 1, 86400, &n, err,
                                   sizeof(err)),
               0);
     CHECK_INT(n, 77);
-    CHECK_INT(abx_config_get_long(c, "NOTSET", 300, 1, 86400, &n, err,
+    CHECK_INT(abx_layers_get_long(c, "NOTSET", 300, 1, 86400, &n, err,
                                   sizeof(err)),
               0);
     CHECK_INT(n, 300);
-    CHECK_INT(abx_config_get_long(c, "BADNUM", 300, 1, 86400, &n, err,
+    CHECK_INT(abx_layers_get_long(c, "BADNUM", 300, 1, 86400, &n, err,
                                   sizeof(err)),
               -1);
     CHECK(strstr(err, "BADNUM") && strstr(err, p2));
-    CHECK_INT(abx_config_get_long(c, "TTL", 300, 1, 50, &n, err, sizeof(err)),
+    CHECK_INT(abx_layers_get_long(c, "TTL", 300, 1, 50, &n, err, sizeof(err)),
               -1);
-    abx_config_free(c);
+    abx_layers_free(c);
 
     /* a malformed file fails the load with FILE:LINE */
     PUT(p2, "OK=1\nbroken line\n");
-    CHECK_INT(abx_config_load(&c, paths, 4, err, sizeof(err)), -1);
+    CHECK_INT(abx_layers_load(&c, paths, 4, err, sizeof(err)), -1);
     CHECK(c == NULL);
     {
         char want[200];
@@ -210,9 +210,9 @@ static void test_config(void)
         CHECK(strncmp(err, want, strlen(want)) == 0);
     }
     /* no files at all is fine */
-    CHECK_INT(abx_config_load(&c, paths + 2, 1, err, sizeof(err)), 0);
-    CHECK(abx_config_get(c, "ONLY1", NULL) == NULL);
-    abx_config_free(c);
+    CHECK_INT(abx_layers_load(&c, paths + 2, 1, err, sizeof(err)), 0);
+    CHECK(abx_layers_get(c, "ONLY1", NULL) == NULL);
+    abx_layers_free(c);
     CHECK_INT(abx_dotenv_load(p3, NULL, err, sizeof(err)), 1);
 
     unlink(p1);
