@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli_int.h"
+#include "dotenv.h"
 #include "out.h"
 
 /* One name of d matches a (the user's word): the value given with it
@@ -43,7 +44,7 @@ static const struct abx_optdef *find(const char *a, unsigned cmds, char *name, s
         const struct abx_optdef *d = &abx_optdefs[i];
         const char *p = d->names;
 
-        if (!(d->cmds & cmds))
+        if (!(d->cmds & cmds) || !p)   /* a variable only */
             continue;
         while (*p) {
             size_t n = strcspn(p, ",");
@@ -60,11 +61,13 @@ static const struct abx_optdef *find(const char *a, unsigned cmds, char *name, s
 }
 
 /* Stores v (NULL without a value) as d says: 0, 1 (help or version
- * printed) or -1 (usage error, said). */
-static int apply(const struct abx_optdef *d, const char *name, const char *v, int count,
-                 struct abx_opts *o, unsigned cmd)
+ * printed) or -1 (usage error, said; from: where a variable's value came
+ * from, else NULL). */
+static int apply_from(const struct abx_optdef *d, const char *name, const char *v, int count,
+                      struct abx_opts *o, unsigned cmd, const char *from)
 {
     char *at = (char *)o + d->off, err[512];
+    const char *the = from && strcmp(from, "environment") == 0 ? "the " : "";
     long l;
     double x;
 
@@ -76,13 +79,14 @@ static int apply(const struct abx_optdef *d, const char *name, const char *v, in
         *(int *)(void *)at += count;
         return 0;
     case ABX_OPT_STR:
-        if (!*v && strcmp(d->meta, "EXPR") != 0)   /* a FILE, DIR or TOPIC */
+        if (!*v && d->meta && strcmp(d->meta, "EXPR") != 0)   /* a FILE, DIR or TOPIC */
             return abx_cli_usage(cmd, "%s expects %s", name, d->expects);
         *(const char **)(void *)at = v;
         return 0;
     case ABX_OPT_LONG:
         if (abx_parse_long(v, (long)d->min, (long)d->max, &l) != 0)
-            return abx_cli_usage(cmd, "%s expects %s, got '%s'", name, d->expects, v);
+            return abx_cli_usage(cmd, "%s expects %s, got '%s'%s%s%s%s", name, d->expects, v,
+                                 from ? " (from " : "", the, from ? from : "", from ? ")" : "");
         *(long *)(void *)at = l;
         return 0;
     case ABX_OPT_DOUBLE:
@@ -91,7 +95,10 @@ static int apply(const struct abx_optdef *d, const char *name, const char *v, in
         *(double *)(void *)at = x;
         return 0;
     case ABX_OPT_FN:
-        return d->fn(o, v, err, sizeof err) == 0 ? 0 : abx_cli_usage(cmd, "%s", err);
+        if (d->fn(o, v, err, sizeof err) == 0)
+            return 0;
+        return abx_cli_usage(cmd, "%s%s%s%s%s", err, from ? " (from " : "", the,
+                             from ? from : "", from ? ")" : "");
     case ABX_OPT_HELP:
         return abx_cli_help(cmd);
     case ABX_OPT_VERSION:
@@ -99,6 +106,34 @@ static int apply(const struct abx_optdef *d, const char *name, const char *v, in
         return 1;
     }
     return -1;
+}
+
+static int apply(const struct abx_optdef *d, const char *name, const char *v, int count,
+                 struct abx_opts *o, unsigned cmd)
+{
+    return apply_from(d, name, v, count, o, cmd, NULL);
+}
+
+/* The table's defaults, then its variables' values (the environment,
+ * then the .env files), each checked as a flag's value is. 0 or -1
+ * (usage error, said). */
+static int defaults_and_variables(const struct abx_layers *layers, struct abx_opts *o,
+                                  unsigned cmd)
+{
+    for (size_t i = 0; i < abx_noptdefs; i++) {
+        const struct abx_optdef *d = &abx_optdefs[i];
+        const char *names[4] = {d->env[0], d->env[1], d->env[2], NULL};
+        const char *which = NULL, *from = NULL, *v;
+
+        if (d->def && apply(d, d->names ? d->names : d->env[0], d->def, 1, o, cmd) != 0)
+            return -1;
+        if (!d->env[0] || !layers)
+            continue;
+        v = abx_layers_get_any(layers, names, &which, &from);
+        if (v && apply_from(d, which, v, 1, o, cmd, from) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* argv[*i], an option of cmd: stored (a value taken moves *i). 0, 1
@@ -217,30 +252,29 @@ static int operand_checks(const struct abx_opts *o, unsigned cmd)
     return 0;
 }
 
-int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
+int abx_cli_parse(int argc, char **argv, const struct abx_layers *layers,
+                  struct abx_opts *o)
 {
-    const char *color = getenv("NO_COLOR");
     unsigned cmd;
     int at = 0, npos = 0, rc;
 
     memset(o, 0, sizeof *o);
+    /* "not given" marks that no user value spells */
     o->durations = -1;
+    o->cleanup_older = -1;
     o->trace_mode = ABX_TRACE_RETAIN_ON_FAILURE;
-    o->timeout = ABX_DEFAULT_TIMEOUT;
-    o->max_memory_mb = ABX_DEFAULT_MAX_MEMORY_MB;
-    o->color = abx_stdout_isatty() && !(color && *color);
-    memcpy(o->report_chars, "fE", 3);
     o->paths = abx_xcalloc((size_t)argc + 1, sizeof *o->paths);
     join_argv(o, argc, argv);
 
     cmd = find_word(argc, argv, &at);
+    if (defaults_and_variables(layers, o, cmd) != 0)
+        return -1;
     o->exec = cmd == ABX_CMD_EXEC;
     o->repl = cmd == ABX_CMD_REPL;
     o->doctor = cmd == ABX_CMD_DOCTOR;
     o->cleanup = cmd == ABX_CMD_CLEANUP;
     o->merge = cmd == ABX_CMD_MERGE;
     o->diff = cmd == ABX_CMD_DIFF;
-    o->cleanup_older = -1;
     if (o->exec || o->repl) {
         o->timeout = 0;        /* a statement runs until done or Ctrl-C */
         o->max_memory_mb = 0;  /* plain Lua: no ceiling */
@@ -280,6 +314,8 @@ int abx_cli_parse(int argc, char **argv, struct abx_opts *o)
     if (o->profile && !o->local)
         return abx_cli_usage(cmd, "--profile %s: needs --local (a cloud is what it is)",
                              o->profile);
+    if (o->local && !o->profile)
+        o->profile = o->local_profile;
     if (operand_checks(o, cmd) != 0)
         return -1;
     return cmd == ABX_CMD_RUN ? run_checks(o) : 0;

@@ -55,17 +55,6 @@ static const struct cmd_text texts[] = {
      "                       `abx-e2e repl --help`\n"
      "  merge, diff-records  shards' reports into one; two records' differences\n"
      "\n"
-     "configuration: ABX_SANDBOX_API_KEY (or E2B_API_KEY),\n"
-     "ABX_SANDBOX_BASE_URL (E2B_API_URL), ABX_SANDBOX_DOMAIN (E2B_DOMAIN),\n"
-     "ABX_SANDBOX_URL (E2B_SANDBOX_URL), E2E_RUN_ID, E2E_SANDBOX_TTL (300 s),\n"
-     "E2E_SERVER_TEMPLATE (python-hello), E2E_SERVER_PORT (8080),\n"
-     "E2E_SHORT_TTL (20 s, lifetime of the sandboxes TTL tests wait out),\n"
-     "E2E_PLATFORM (fc or e2b: the documented capability set; fc),\n"
-     "E2E_CAPS (+name,-name adjusting it: pause, signed-urls, e2b-proxy,\n"
-     "e2b-messages), E2E_DEFAULT_USER (user),\n"
-     "from the environment, then tests-lua/.env, .env, client-sdk/.env.\n"
-     "Without credentials, tests that need the platform are skipped.\n"
-     "\n"
      "exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error,\n"
      "4 usage error, 5 no tests collected.\n"},
     {ABX_CMD_EXEC, "exec",
@@ -162,8 +151,10 @@ static const struct cmd_text texts[] = {
      "a file that is not a trace).\n"},
 };
 
-static const char *const section_names[ABX_SEC_COUNT] = {"selection", "execution",
-                                                          "sandboxes", "reporting"};
+static const char *const section_names[ABX_SEC_COUNT] = {
+    "selection", "execution", "sandboxes", "reporting",
+    "environment (then tests-lua/.env, .env, client-sdk/.env; an empty value\n"
+    "is unset)"};
 
 static const struct cmd_text *text_of(unsigned cmd)
 {
@@ -200,15 +191,21 @@ int abx_cli_usage(unsigned cmd, const char *fmt, ...)
     return -1;
 }
 
-/* One option: its names and value in a 20-column field, then its help,
- * each line after the first indented to the help's column. */
+/* One option: its names and value in a 20-column field (a variable: its
+ * name, older names in parentheses), then its help, each line after the
+ * first indented to the help's column, and its default. */
 static void print_option(const struct abx_optdef *d)
 {
     char names[96];
     const char *h = d->help, *nl;
 
-    snprintf(names, sizeof names, "%s%s%s", d->names, d->meta ? " " : "",
-             d->meta ? d->meta : "");
+    if (d->names)
+        snprintf(names, sizeof names, "%s%s%s", d->names, d->meta ? " " : "",
+                 d->meta ? d->meta : "");
+    else if (d->env[1])
+        snprintf(names, sizeof names, "%s (%s)", d->env[0], d->env[1]);
+    else
+        snprintf(names, sizeof names, "%s", d->env[0]);
     if (strlen(names) > 20)
         abx_out_printf(ABX_OUT_STDOUT, "  %s\n%23s", names, "");
     else
@@ -217,7 +214,12 @@ static void print_option(const struct abx_optdef *d)
         abx_out_printf(ABX_OUT_STDOUT, "%.*s\n%23s", (int)(nl - h), h, "");
         h = nl + 1;
     }
-    abx_out_printf(ABX_OUT_STDOUT, "%s\n", h);
+    if (d->def && strlen(h) + strlen(d->def) > 36)   /* past the 72nd column */
+        abx_out_printf(ABX_OUT_STDOUT, "%s\n%23s(default %s)\n", h, "", d->def);
+    else if (d->def)
+        abx_out_printf(ABX_OUT_STDOUT, "%s (default %s)\n", h, d->def);
+    else
+        abx_out_printf(ABX_OUT_STDOUT, "%s\n", h);
 }
 
 int abx_cli_help(unsigned cmd)
@@ -231,7 +233,8 @@ int abx_cli_help(unsigned cmd)
         for (size_t i = 0; i < abx_noptdefs; i++) {
             const struct abx_optdef *d = &abx_optdefs[i];
 
-            if (!(d->cmds & cmd) || (cmd == ABX_CMD_RUN && (int)d->section != s))
+            if (!(d->cmds & cmd) || (cmd == ABX_CMD_RUN && (int)d->section != s) ||
+                (!d->names && cmd != ABX_CMD_RUN))   /* the variables: once, here */
                 continue;
             if (!heading)
                 abx_out_printf(ABX_OUT_STDOUT, "\n%s:\n",

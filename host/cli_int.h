@@ -36,9 +36,9 @@ enum abx_optkind {
     ABX_OPT_VERSION, /* the version, exit 0 */
 };
 
-/* The help sections of the run command. */
+/* The help sections of the run command (the variables: its last). */
 enum abx_optsection { ABX_SEC_SELECTION, ABX_SEC_EXECUTION, ABX_SEC_SANDBOXES,
-                      ABX_SEC_REPORTING, ABX_SEC_COUNT };
+                      ABX_SEC_REPORTING, ABX_SEC_ENVIRONMENT, ABX_SEC_COUNT };
 
 struct abx_optdef {
     const char *names;     /* "-x, --exitfirst": each name, ", " between */
@@ -53,6 +53,13 @@ struct abx_optdef {
     int (*fn)(struct abx_opts *o, const char *v, char *err, size_t errlen);
     const char *expects;   /* for an error: "--maxfail expects <this>, got 'x'" */
     const char *help;      /* lines, '\n' between */
+    /* The variable (the environment, then the .env files) that sets it
+     * when no flag does: its name, then any older names; {NULL}: none.
+     * A row with env[0] and no names is a variable only. */
+    const char *env[3];
+    const char *def;       /* the default, as a user would write it (its
+                              --help shows it); NULL: none or in code */
+    int secret;            /* its value is a credential: masked, never shown */
 };
 
 extern const struct abx_optdef abx_optdefs[];

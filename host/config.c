@@ -1,6 +1,9 @@
-/* Configuration: environment, then tests-lua/.env, .env, client-sdk/.env
- * (README.md "Credentials and `.env`"). Credentials go into the masker
- * before anything is printed. */
+/* The one config (host.h, struct abx_config): the environment and the
+ * .env files (tests-lua/.env, .env, client-sdk/.env; README "Credentials
+ * and `.env`") and the command line, read once through the option table
+ * (optable.c), then what they make: the platform, the run id, the
+ * capabilities, and the settings the bindings read. Credentials go into
+ * the masker before anything is printed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +14,10 @@
 #include "caps.h"
 #include "dotenv.h"
 #include "host.h"
-#include "ledger.h"
 #include "out.h"
+
+const char *const abx_env_files[] = {"tests-lua/.env", ".env", "client-sdk/.env"};
+const size_t abx_nenv_files = sizeof abx_env_files / sizeof abx_env_files[0];
 
 static void make_run_id(char *out, size_t len)
 {
@@ -35,161 +40,58 @@ static void make_run_id(char *out, size_t len)
              r & 0xffffffffu);
 }
 
-/* A name-like knob: letters, digits, '.', '_', '-' only (it lands in
- * paths and shell words of tests). */
-static int name_ok(const char *s, size_t cap)
-{
-    size_t n = strlen(s);
-
-    if (n == 0 || n >= cap)
-        return 0;
-    return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                     "0123456789._-") == n;
-}
-
-/* E2E_PLATFORM, E2E_CAPS and E2E_DEFAULT_USER (docs/capabilities.md). */
-static int load_suite_knobs(struct abx_env *e, const struct abx_layers *cfg,
-                            char *err, size_t errlen)
-{
-    const char *kind = abx_layers_get(cfg, "E2E_PLATFORM", NULL);
-    const char *spec = abx_layers_get(cfg, "E2E_CAPS", NULL);
-    const char *user = abx_layers_get(cfg, "E2E_DEFAULT_USER", NULL);
-
-    if (spec && strlen(spec) >= sizeof e->caps_spec) {
-        snprintf(err, errlen, "E2E_CAPS: too long (at most %zu bytes)",
-                 sizeof e->caps_spec - 1);
-        return -1;
-    }
-    snprintf(e->caps_spec, sizeof e->caps_spec, "%s", spec ? spec : "");
-    user = user && *user ? user : "user";
-    if (!name_ok(user, sizeof e->default_user)) {
-        snprintf(err, errlen, "E2E_DEFAULT_USER: expected a user name "
-                 "(letters, digits, '.', '_', '-'; at most %zu bytes)",
-                 sizeof e->default_user - 1);
-        return -1;
-    }
-    snprintf(e->default_user, sizeof e->default_user, "%s", user);
-    kind = kind && *kind ? kind : ABX_CAPS_DEFAULT_PLATFORM;
-    return abx_env_set_platform(e, kind, err, errlen);
-}
-
-int abx_env_set_platform(struct abx_env *e, const char *kind, char *err,
-                         size_t errlen)
+int abx_env_set_platform(struct abx_env *e, const struct abx_opts *o, const char *kind,
+                         char *err, size_t errlen)
 {
     unsigned bits;
 
     if (abx_caps_of_platform(kind, &bits) != 0) {
-        snprintf(err, errlen, "E2E_PLATFORM: expected fc or e2b, got "
-                 "'%.64s'", kind);
+        snprintf(err, errlen, "E2E_PLATFORM expects fc or e2b, got '%.64s'", kind);
         return -1;
     }
-    if (abx_caps_adjust(&bits, e->caps_spec, err, errlen) != 0)
+    if (abx_caps_adjust(&bits, o->caps_spec ? o->caps_spec : "", err, errlen) != 0)
         return -1;
     snprintf(e->platform_kind, sizeof e->platform_kind, "%s", kind);
     e->caps = bits;
     return 0;
 }
 
-/* The platform and the suite's knobs. A platform value that does not
- * parse is kept as e->platform_err: fatal unless --local replaces it. */
-static int load_platform(struct abx_env *e, const struct abx_layers *cfg,
-                         const char *key, char *err, size_t errlen)
+/* What the variables make. A platform value that does not parse is kept
+ * as e->platform_err: fatal unless --local replaces it. 0, or -1 with
+ * err (usage error). */
+static int derive_env(struct abx_env *e, const struct abx_opts *o, char *err, size_t errlen)
 {
-    static const char *const api[] = {"ABX_SANDBOX_BASE_URL", "E2B_API_URL",
-                                      NULL};
-    static const char *const dom[] = {"ABX_SANDBOX_DOMAIN", "E2B_DOMAIN",
-                                      NULL};
-    static const char *const sbx[] = {"ABX_SANDBOX_URL", "E2B_SANDBOX_URL",
-                                      NULL};
-    const char *tmpl = abx_layers_get(cfg, "E2E_SERVER_TEMPLATE", NULL);
-    const char *which = NULL;
-    size_t i;
-
-    if (abx_layers_get_long(cfg, "E2E_SANDBOX_TTL", 300, 1, 86400,
-                            &e->sandbox_ttl, err, errlen) != 0 ||
-        abx_layers_get_long(cfg, "E2E_SERVER_PORT", 8080, 1, 65535,
-                            &e->server_port, err, errlen) != 0 ||
-        abx_layers_get_long(cfg, "E2E_SHORT_TTL", 20, 1, 3600,
-                            &e->short_ttl, err, errlen) != 0)
+    memset(e, 0, sizeof *e);
+    e->has_credentials = o->api_key != NULL;
+    snprintf(e->missing, sizeof e->missing, "%s",
+             e->has_credentials ? "" : "ABX_SANDBOX_API_KEY");
+    snprintf(e->endpoint, sizeof e->endpoint, "%s",
+             o->api_url ? o->api_url : o->domain ? o->domain : "(default)");
+    if (o->run_id)
+        snprintf(e->run_id, sizeof e->run_id, "%s", o->run_id);
+    else
+        make_run_id(e->run_id, sizeof e->run_id);
+    if (abx_env_set_platform(e, o, o->platform, err, errlen) != 0)
         return -1;
-    tmpl = tmpl && *tmpl ? tmpl : "python-hello";
-    for (i = 0; tmpl[i]; i++)
-        if ((unsigned char)tmpl[i] <= ' ' || tmpl[i] == 0x7f)
-            break;
-    if (tmpl[i] || i >= sizeof e->server_template) {
-        snprintf(err, errlen, "E2E_SERVER_TEMPLATE: expected a template "
-                 "name (no spaces, at most %zu bytes)",
-                 sizeof e->server_template - 1);
-        return -1;
-    }
-    memcpy(e->server_template, tmpl, i + 1);
-    if (load_suite_knobs(e, cfg, err, errlen) != 0)
-        return -1;
-    if (!e->has_credentials)
-        return 0;
-    if (abx_platform_init(&e->platform, key,
-                          abx_layers_get_any(cfg, api, &which, NULL),
-                          abx_layers_get_any(cfg, dom, NULL, NULL),
-                          abx_layers_get_any(cfg, sbx, NULL, NULL),
-                          e->platform_err, sizeof e->platform_err) != 0)
-        return 0;
-    e->has_platform = 1;
+    if (e->has_credentials &&
+        abx_platform_init(&e->platform, o->api_key, o->api_url, o->domain, o->sandbox_url,
+                          e->platform_err, sizeof e->platform_err) == 0)
+        e->has_platform = 1;
     return 0;
 }
 
-int abx_env_load(struct abx_env *e, char *err, size_t errlen)
+/* Every credential value is masked, the older names' too: before any
+ * word of the command line is printed. */
+static void mask_credentials(const struct abx_layers *layers)
 {
-    static const char *const files[] = {"tests-lua/.env", ".env",
-                                        "client-sdk/.env"};
-    static const char *const keys[] = {"ABX_SANDBOX_API_KEY", "E2B_API_KEY",
-                                       NULL};
-    static const char *const urls[] = {"ABX_SANDBOX_BASE_URL",
-                                       "E2B_API_URL", "ABX_SANDBOX_DOMAIN",
-                                       "E2B_DOMAIN", NULL};
-    struct abx_layers *cfg = NULL;
-    const char *key, *url, *rid, *secret_names[] = {
-        "ABX_SANDBOX_API_KEY", "E2B_API_KEY", "E2B_ACCESS_TOKEN", NULL};
-    size_t i;
-    int rc = -1;
+    static const char *const secrets[] = {"ABX_SANDBOX_API_KEY", "E2B_API_KEY",
+                                          "E2B_ACCESS_TOKEN", NULL};
 
-    memset(e, 0, sizeof *e);
-    if (abx_layers_load(&cfg, files, sizeof files / sizeof *files, err,
-                        errlen) != 0)
-        goto out;
-    /* Every credential value is masked, including the fallback's. */
-    for (i = 0; secret_names[i]; i++) {
-        const char *s = abx_layers_get(cfg, secret_names[i], NULL);
+    for (size_t i = 0; secrets[i]; i++) {
+        const char *s = abx_layers_get(layers, secrets[i], NULL);
         if (s && *s)
             abx_mask_add_str(abx_out_masker(), s);
     }
-    key = abx_layers_get_any(cfg, keys, NULL, NULL);
-    e->has_credentials = key && *key;
-    snprintf(e->missing, sizeof e->missing, "%s",
-             e->has_credentials ? "" : "ABX_SANDBOX_API_KEY");
-    url = abx_layers_get_any(cfg, urls, NULL, NULL);
-    snprintf(e->endpoint, sizeof e->endpoint, "%s",
-             url && *url ? url : "(default)");
-    rid = abx_layers_get(cfg, "E2E_RUN_ID", NULL);
-    if (rid && *rid) {
-        char path[512];
-        /* It names the ledger file and the metadata tag. */
-        if (strlen(rid) >= sizeof e->run_id ||
-            abx_ledger_path(rid, path, sizeof path) != 0) {
-            snprintf(err, errlen, "E2E_RUN_ID: expected letters, digits, "
-                     "'.', '_' or '-' (at most %zu, not starting with "
-                     "'.')", sizeof e->run_id - 1);
-            goto out;
-        }
-        snprintf(e->run_id, sizeof e->run_id, "%s", rid);
-    } else {
-        make_run_id(e->run_id, sizeof e->run_id);
-    }
-    if (load_platform(e, cfg, key, err, errlen) != 0)
-        goto out;
-    rc = 0;
-out:
-    abx_layers_free(cfg);
-    return rc;
 }
 
 /* The self-tests' knobs: never read outside them. */
@@ -207,24 +109,30 @@ static void load_selftest(struct abx_config *cfg)
 int abx_config_build(struct abx_config *cfg, int argc, char **argv, int *exit_code)
 {
     char err[1024];
-    int env_rc, rc;
+    int rc;
 
     memset(cfg, 0, sizeof *cfg);
     load_selftest(cfg);
-    /* Credentials first: nothing may be printed before the masker knows
-     * them (not even a usage error echoing an argument). */
-    env_rc = abx_env_load(&cfg->env, err, sizeof err);
-    rc = abx_cli_parse(argc, argv, &cfg->opt);
+    /* A .env that does not load is said after argv is read: --help
+     * still works. */
+    if (abx_layers_load(&cfg->layers, abx_env_files, abx_nenv_files, err, sizeof err) == 0)
+        mask_credentials(cfg->layers);
+    rc = abx_cli_parse(argc, argv, cfg->layers, &cfg->opt);
     if (rc == 1) {               /* --help, --version: printed */
         *exit_code = ABX_EXIT_OK;
         return -1;
     }
-    if (env_rc != 0) {
+    if (!cfg->layers) {
         abx_out_printf(ABX_OUT_STDERR, "ERROR: configuration: %s\n", err);
         *exit_code = ABX_EXIT_USAGE_ERROR;
         return -1;
     }
     if (rc != 0) {
+        *exit_code = ABX_EXIT_USAGE_ERROR;
+        return -1;
+    }
+    if (derive_env(&cfg->env, &cfg->opt, err, sizeof err) != 0) {
+        abx_out_printf(ABX_OUT_STDERR, "ERROR: configuration: %s\n", err);
         *exit_code = ABX_EXIT_USAGE_ERROR;
         return -1;
     }
@@ -250,19 +158,21 @@ void abx_config_seal(struct abx_config *cfg)
     l->run_id = e->run_id;
     l->selftest = cfg->selftest;
     l->platform = e->has_platform ? &e->platform : NULL;
-    l->sandbox_ttl = e->sandbox_ttl;
-    l->server_template = e->server_template;
-    l->server_port = e->server_port;
-    l->short_ttl = e->short_ttl;
+    l->sandbox_ttl = o->sandbox_ttl;
+    l->server_template = o->server_template;
+    l->server_port = o->server_port;
+    l->short_ttl = o->short_ttl;
     l->allow_skips = o->allow_skips;
     l->keep_failed = o->keep_failed;
     l->platform_kind = e->platform_kind;
     l->caps = e->caps;
-    l->default_user = e->default_user;
+    l->default_user = o->default_user;
     l->local_platform = o->local;
 }
 
 void abx_config_free(struct abx_config *cfg)
 {
     abx_cli_free(&cfg->opt);
+    abx_layers_free(cfg->layers);
+    cfg->layers = NULL;
 }

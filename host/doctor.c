@@ -120,7 +120,7 @@ static cJSON *list_templates(const struct abx_platform *p, long *status,
 
 static void templates_section(struct abx_doc *d)
 {
-    const char *server = d->env->server_template;
+    const char *server = d->o->server_template;
     cJSON *sec = abx_doc_section(d, "templates", "templates"), *arr, *t, *o;
     const char *names[3] = {"base", "code-interpreter-v1", server};
     enum abx_doc_presence *pres[3] = {&d->base, &d->code, &d->server};

@@ -102,7 +102,7 @@ static void skipped_tests(struct abx_doc *d, cJSON *sec, cJSON *const *skips)
     }
     if (d->server == ABX_DOC_MISSING) {
         abx_doc_line(d, "tests that fail without the server template %s (%d):",
-                     e->server_template, cJSON_GetArraySize(srv));
+                     d->o->server_template, cJSON_GetArraySize(srv));
         print_ids(d, srv);
     }
     if (broken)
@@ -125,11 +125,11 @@ void abx_doctor_caps(struct abx_doc *d)
     abx_caps_format(e->caps, set, sizeof set);
     abx_doc_str(sec, "platform", e->platform_kind);
     abx_doc_str(sec, "set", set);
-    abx_doc_str(sec, "capsSpec", e->caps_spec[0] ? e->caps_spec : NULL);
+    abx_doc_str(sec, "capsSpec", d->o->caps_spec);
     abx_doc_line(d, "platform %s%s, capability set: %s%s%s%s", e->platform_kind,
                  d->o->local ? " (the abx-local profile)" : "", set,
-                 e->caps_spec[0] ? " (E2E_CAPS " : "", e->caps_spec,
-                 e->caps_spec[0] ? ")" : "");
+                 d->o->caps_spec ? " (E2E_CAPS " : "", d->o->caps_spec ? d->o->caps_spec : "",
+                 d->o->caps_spec ? ")" : "");
     for (i = 0; i < ABX_CAP_COUNT; i++) {
         int has = (e->caps & (1u << i)) != 0;
         cJSON *o = cJSON_CreateObject();

@@ -84,7 +84,7 @@ void abx_doctor_local(struct abx_doc *d, struct abx_config *cfg)
         cJSON_AddBoolToObject(sec, "started", 0);
         return;
     }
-    if (abx_local_start(env, err, sizeof err) != 0) {
+    if (abx_local_start(env, &cfg->opt, err, sizeof err) != 0) {
         cJSON_AddBoolToObject(sec, "started", 0);
         abx_doc_problem(d, "its stderr is in the problem; `abx-local check` lists what the "
                         "host offers", "abx-local did not start: %s", err);

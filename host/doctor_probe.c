@@ -83,7 +83,7 @@ static const char *next_line(char **s)
 
 static void user_home_cwd(struct abx_doc *d, cJSON *sec, const struct abx_endpoint *ep)
 {
-    const char *want_user = d->env->default_user;
+    const char *want_user = d->o->default_user;
     char home[128], out[1024], *p = out;
     const char *user, *h, *cwd;
     struct abx_err err;
@@ -243,7 +243,6 @@ static struct abx_tracked *create(struct abx_doc *d, uint64_t group, const char 
 
 static void server_template(struct abx_doc *d, cJSON *sec, uint64_t group)
 {
-    const struct abx_env *e = d->env;
     cJSON *o = cJSON_AddObjectToObject(sec, "server"), *envs = cJSON_CreateObject();
     unsigned char rnd[8];
     char val[24], out[64], fix[256];
@@ -261,14 +260,14 @@ static void server_template(struct abx_doc *d, cJSON *sec, uint64_t group)
     for (size_t i = 0; i < sizeof rnd; i++)
         snprintf(val + 2 * i, 3, "%02x", rnd[i]);
     if (!envs || !cJSON_AddStringToObject(envs, PROBE_ENV, val) ||
-        !(t = create(d, group, e->server_template, envs)))
+        !(t = create(d, group, d->o->server_template, envs)))
         goto out;
     /* Any answer of the server itself; 502-504 are the proxy's while the
      * port is not open yet (as the server_sandbox fixture waits). */
     while (!up && abx_http_now() < until && !abx_http_check_cancel(&err)) {
         abx_http_resp_free(&r);
         abx_http_resp_init(&r);
-        up = port_get(d, t, e->server_port, "/", &r, &err) == 0 && r.status != 502 &&
+        up = port_get(d, t, d->o->server_port, "/", &r, &err) == 0 && r.status != 502 &&
              r.status != 503 && r.status != 504;
         if (!up && abx_http_sleep(0.5, &err) != 0)
             break;
@@ -277,14 +276,14 @@ static void server_template(struct abx_doc *d, cJSON *sec, uint64_t group)
     if (!up) {
         snprintf(fix, sizeof fix, "set E2E_SERVER_PORT to the port %.64s's server listens on "
                  "(8080 for python-hello), and check that the template starts it "
-                 "(docs/fc-server-template.md)", e->server_template);
+                 "(docs/fc-server-template.md)", d->o->server_template);
         abx_doc_problem(d, fix, "the server in %s did not answer GET / on port %ld within "
-                        "%.0f s: test_06 fails", e->server_template, e->server_port,
+                        "%.0f s: test_06 fails", d->o->server_template, d->o->server_port,
                         SERVER_WAIT);
         goto out;
     }
     abx_doc_line(d, "server template %s: its server answers on port %ld (%.2f s after the "
-                 "create)", e->server_template, e->server_port, abx_http_now() - t0);
+                 "create)", d->o->server_template, d->o->server_port, abx_http_now() - t0);
     /* A create's envs reach what envd starts there (test_06 starts a
      * server so), not the template's start command: E2B runs that as the
      * template is built. */
@@ -297,12 +296,12 @@ static void server_template(struct abx_doc *d, cJSON *sec, uint64_t group)
     seen = code == 0 && strcmp(out, val) == 0;
     cJSON_AddBoolToObject(o, "envReachesCommands", seen);
     if (seen)
-        abx_doc_line(d, "an env given at create reaches a command in %s", e->server_template);
+        abx_doc_line(d, "an env given at create reaches a command in %s", d->o->server_template);
     else
         abx_doc_problem(d, "the platform must give a create's envVars to the processes envd "
                         "starts, as E2B does",
                         "an env given at create does not reach a command in %s: test_06's "
-                        "env test fails", e->server_template);
+                        "env test fails", d->o->server_template);
 out:
     abx_endpoint_free(&ep);
     cJSON_Delete(envs);

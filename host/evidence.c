@@ -145,8 +145,8 @@ int abx_evidence_write(const struct abx_config *cfg, const struct abx_run *run,
     abx_caps_format(e->caps, caps, sizeof caps);
     abx_buf_appendf(&b, "- platform: %s, capabilities: %s%s%s%s\n",
                     e->platform_kind, caps,
-                    e->caps_spec[0] ? " (E2E_CAPS=`" : "", e->caps_spec,
-                    e->caps_spec[0] ? "`)" : "");
+                    o->caps_spec ? " (E2E_CAPS=`" : "", o->caps_spec ? o->caps_spec : "",
+                    o->caps_spec ? "`)" : "");
     abx_buf_appendf(&b, "- credentials: %s\n",
                     e->has_credentials ? "present (masked)" : "missing");
     abx_buf_appendf(&b, "- host: %s %s %s\n", un.sysname, un.release,

@@ -16,9 +16,7 @@
 #include "trace.h"
 
 #define ABX_E2E_VERSION "0.1.0"
-#define ABX_DEFAULT_TIMEOUT 300.0
 #define ABX_TEARDOWN_BUDGET 60.0
-#define ABX_DEFAULT_MAX_MEMORY_MB 2048L
 #define ABX_LASTFAILED_PATH ".abx-e2e/lastfailed.json"
 #define ABX_DURATIONS_PATH ".abx-e2e/durations.json"
 #define ABX_EVIDENCE_DIR ".agents/evidence/verify"
@@ -92,44 +90,57 @@ struct abx_opts {
     int diff;
     /* repl [--local [--profile P]] [--trace-http]: the Lua prompt */
     int repl;
+    /* The variables of the table (the environment, then the .env files;
+       README "Credentials and `.env`"): strings owned by them. */
+    const char *api_key;          /* ABX_SANDBOX_API_KEY (E2B_API_KEY) */
+    const char *api_url;          /* ABX_SANDBOX_BASE_URL (E2B_API_URL) */
+    const char *domain;           /* ABX_SANDBOX_DOMAIN (E2B_DOMAIN) */
+    const char *sandbox_url;      /* ABX_SANDBOX_URL (E2B_SANDBOX_URL) */
+    const char *run_id;           /* E2E_RUN_ID; NULL: one is made */
+    long sandbox_ttl;             /* E2E_SANDBOX_TTL, s */
+    const char *server_template;  /* E2E_SERVER_TEMPLATE */
+    long server_port;             /* E2E_SERVER_PORT */
+    long short_ttl;               /* E2E_SHORT_TTL, s */
+    const char *platform;         /* E2E_PLATFORM: fc or e2b */
+    const char *caps_spec;        /* E2E_CAPS: +name,-name; NULL: none */
+    const char *default_user;     /* E2E_DEFAULT_USER */
+    const char *local_profile;    /* ABX_LOCAL_PROFILE: --profile's default */
 };
 
-/* 0 ok (run), 1 printed --help/--version (exit 0), -1 usage error
- * (message printed, exit 4). Owns nothing of argv. */
-int abx_cli_parse(int argc, char **argv, struct abx_opts *o);
+/* The table's defaults, then its variables from layers (NULL: none: a
+ * .env that did not load), then argv. 0 ok (run), 1 printed
+ * --help/--version (exit 0), -1 usage error (message printed, exit 4).
+ * Owns nothing of argv or layers, which must outlive o. */
+struct abx_layers;
+int abx_cli_parse(int argc, char **argv, const struct abx_layers *layers,
+                  struct abx_opts *o);
 void abx_cli_free(struct abx_opts *o);
 
 /* ---- configuration (config.c) ----------------------------------------- */
+#define ABX_RUN_ID_MAX 96   /* E2E_RUN_ID, with its NUL */
+#define ABX_NAME_MAX 128    /* E2E_SERVER_TEMPLATE */
+#define ABX_USER_MAX 64     /* E2E_DEFAULT_USER */
+/* What the variables (struct abx_opts) make: the platform, the run id
+ * and the capabilities. */
 struct abx_env {
     int has_credentials;
     char missing[128];     /* "ABX_SANDBOX_API_KEY" */
     char endpoint[512];    /* base URL for evidence ("(default)") */
-    char run_id[96];
-    /* The platform (valid when has_platform) and the suite's knobs. */
+    char run_id[ABX_RUN_ID_MAX];  /* E2E_RUN_ID, or made up */
+    /* The platform (valid when has_platform). */
     struct abx_platform platform;
     int has_platform;
     char platform_err[512];  /* why the configured platform is unusable */
-    long sandbox_ttl;        /* E2E_SANDBOX_TTL (300) */
-    char server_template[128];  /* E2E_SERVER_TEMPLATE (python-hello) */
-    long server_port;        /* E2E_SERVER_PORT (8080) */
-    long short_ttl;          /* E2E_SHORT_TTL (20): TTL-expiry tests */
     /* Capabilities (docs/capabilities.md): the platform whose documented
-     * set applies ("fc" unless E2E_PLATFORM or --local's profile says
-     * otherwise), E2E_CAPS as given, and the resulting set (1u << cap). */
+     * set applies (E2E_PLATFORM, or --local's profile) and the set
+     * E2E_CAPS makes of it (1u << cap). */
     char platform_kind[8];
-    char caps_spec[256];
     unsigned caps;
-    char default_user[64];   /* E2E_DEFAULT_USER (user) */
 };
-/* Loads env + .env layers, registers the API key with the masker.
- * 0, or -1 with err (a malformed .env or a bad knob value, named: usage
- * error). A platform URL that does not parse is not an error here
- * (platform_err; --local may replace it). */
-int abx_env_load(struct abx_env *e, char *err, size_t errlen);
 /* Sets the platform kind ("fc" or "e2b") and its capability set, then
- * applies E2E_CAPS (e->caps_spec). 0, or -1 with err (usage error). */
-int abx_env_set_platform(struct abx_env *e, const char *kind, char *err,
-                         size_t errlen);
+ * applies o->caps_spec (E2E_CAPS). 0, or -1 with err (usage error). */
+int abx_env_set_platform(struct abx_env *e, const struct abx_opts *o, const char *kind,
+                         char *err, size_t errlen);
 
 /* ---- the settings: one config (config.c) ------------------------------
  * Everything the command line, the environment and the .env files say,
@@ -143,7 +154,12 @@ struct abx_config {
     int selftest;                 /* ABX_E2E_SELFTEST=1: test-only hooks */
     double watchdog_extra;        /* ABX_E2E_WATCHDOG_EXTRA (self-tests
                                      only; -1: the built-in margins) */
+    struct abx_layers *layers;    /* the environment and .env files, which
+                                     opt's strings point into */
 };
+/* The .env files, in the order they are read (after the environment). */
+extern const char *const abx_env_files[];
+extern const size_t abx_nenv_files;
 /* Reads the environment and .env files (credentials into the masker
  * before anything is printed), then argv. 0: go on; -1: stop with
  * *exit_code (help printed: 0; a usage error, said: 4). */
@@ -409,7 +425,7 @@ int abx_doctor_main(struct abx_config *cfg);
 
 /* --local (local.c): starts abx-local and fills e's platform (its key
  * joins the masker). 0, or -1 with err (including its stderr). */
-int abx_local_start(struct abx_env *e, char *err, size_t errlen);
+int abx_local_start(struct abx_env *e, const struct abx_opts *o, char *err, size_t errlen);
 int abx_local_pid(void);      /* 0 when not running */
 /* abx-local's path: $ABX_LOCAL_BIN, the build tree beside abx-e2e, or
  * PATH. 0, or -1 with err. */

@@ -259,7 +259,7 @@ fail:
     return -1;
 }
 
-int abx_local_start(struct abx_env *e, char *err, size_t errlen)
+int abx_local_start(struct abx_env *e, const struct abx_opts *o, char *err, size_t errlen)
 {
     struct timespec ts = {0, 50 * 1000 * 1000};
     char bin[PATH_MAX], vals[5][1024], tail[2100], perr[512], vary[48] = "";
@@ -271,9 +271,9 @@ int abx_local_start(struct abx_env *e, char *err, size_t errlen)
     /* The suite takes the capability set of the profile it starts
      * (E2E_CAPS still adjusts it); +pause on fc is an allow-listed
      * account, which abx-local imitates with --allow-pause. */
-    prof = getenv("ABX_LOCAL_PROFILE");   /* set by main.c's setup_platform */
-    prof = prof && *prof ? prof : "fc";
-    if (abx_env_set_platform(e, prof, perr, sizeof perr) != 0) {
+    prof = o->profile;   /* --local always has one (cli.c); the child gets it
+                            as ABX_LOCAL_PROFILE (main.c) */
+    if (abx_env_set_platform(e, o, prof, perr, sizeof perr) != 0) {
         snprintf(err, errlen, "profile %.16s: %s", prof, perr);
         return -1;
     }

@@ -65,15 +65,12 @@ static int setup_platform(const struct abx_opts *o, struct abx_env *env)
     /* abx-local reads it; the suite's tests may too (capabilities). One
      * default for --local, make e2e-local and exec --local: fc, the cloud
      * the product ships against (abx-local serve alone keeps e2b). */
-    if (o->local) {
-        const char *env_prof = getenv("ABX_LOCAL_PROFILE");
-        setenv("ABX_LOCAL_PROFILE", o->profile ? o->profile
-                                    : env_prof && *env_prof ? env_prof : "fc", 1);
-    }
+    if (o->local)
+        setenv("ABX_LOCAL_PROFILE", o->profile, 1);
     /* Listing needs no platform; the doctor checks the host first and
      * starts abx-local itself (doctor_local.c). */
     if (o->local && !o->collect_only && !o->doctor) {
-        if (abx_local_start(env, err, sizeof err) != 0) {
+        if (abx_local_start(env, o, err, sizeof err) != 0) {
             abx_out_printf(ABX_OUT_STDERR, "ERROR: --local: %s\n", err);
             return ABX_EXIT_INTERNAL_ERROR;
         }

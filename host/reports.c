@@ -83,7 +83,7 @@ static cJSON *run_doc(const struct abx_opts *o, const struct abx_env *e,
                       const struct abx_run *run, const struct abx_summary *s)
 {
     const char *caps[ABX_CAP_COUNT + 1];
-    const char *profile = o->profile ? o->profile : getenv("ABX_LOCAL_PROFILE");
+    const char *profile = o->profile;
     size_t k = 0;
 
     for (int i = 0; i < ABX_CAP_COUNT; i++)

@@ -90,8 +90,8 @@ void abx_term_header(const struct abx_config *cfg, const struct abx_collection *
         abx_caps_format(e->caps, caps, sizeof caps);
         abx_out_printf(ABX_OUT_STDOUT, "platform %s, capabilities: %s%s%s%s\n",
                        e->platform_kind, caps,
-                       e->caps_spec[0] ? " (E2E_CAPS=" : "",
-                       e->caps_spec, e->caps_spec[0] ? ")" : "");
+                       o->caps_spec ? " (E2E_CAPS=" : "",
+                       o->caps_spec ? o->caps_spec : "", o->caps_spec ? ")" : "");
     }
     abx_out_printf(ABX_OUT_STDOUT, "collected %zu item%s", items,
                    items == 1 ? "" : "s");

@@ -247,7 +247,7 @@ def sc_caps(c):
     # bad configuration: usage errors naming the problem
     for env, frag in [({"E2E_CAPS": "+pause,+bogus"}, "unknown capability 'bogus'"),
                       ({"E2E_CAPS": "pause,,signed-urls"}, "empty item"),
-                      ({"E2E_PLATFORM": "aws"}, "E2E_PLATFORM: expected fc or e2b")]:
+                      ({"E2E_PLATFORM": "aws"}, "E2E_PLATFORM expects e2b or fc, got 'aws'")]:
         p = c.run("cases/test_caps.lua", env=env)
         must(p.returncode == 4 and frag in p.stderr, f"{env}: exit {p.returncode} {p.stderr}")
     # a test declaring an unknown capability is a collection error naming it
@@ -1151,6 +1151,34 @@ def sc_subcommands(c):
             p = c.run(sub, name, "x", "--help")
             must(p.returncode == 4 and "unrecognized option" in p.stderr,
                  f"{sub}: {name} (not in its --help) is refused: {p.returncode} {p.stderr!r}")
+    # The variables: the run's --help lists each with its default, the
+    # doctor reports the same set, and a bad value is a usage error
+    # naming the variable and where it came from.
+    p = c.run("--help")
+    env = p.stdout.split("\nenvironment", 1)[-1]
+    helpvars = re.findall(r"^  ([A-Z][A-Z0-9_]+)", env, re.M)
+    must(len(helpvars) >= 12 and "E2E_SERVER_PORT" in helpvars, f"--help variables: {helpvars}")
+    blocks = re.split(r"^  (?=[A-Z])", env.split("\n\n")[0], flags=re.M)[1:]
+    defaults = {}
+    for b in blocks:
+        m = re.search(r"\(default ([^)]+)\)", b)
+        if m:
+            defaults[b.split()[0]] = m.group(1)
+    must(defaults.get("E2E_SERVER_PORT") == "8080" and defaults.get("E2E_SHORT_TTL") == "20",
+         f"--help defaults: {defaults}")
+    p = c.run("doctor", "--json")
+    doc = json.loads(p.stdout)
+    must([k for k in doc["config"] if k != "runId"] == helpvars,
+         f"doctor's variables {list(doc['config'])} are --help's {helpvars}")
+    for var, default in defaults.items():
+        if doc["config"][var]["source"] != "default" or doc["config"][var]["value"] != default:
+            must(False, f"doctor: {var} {doc['config'][var]} (--help: default {default})")
+    with open(os.path.join(c.dir, ".env"), "w") as f:
+        f.write("E2E_SHORT_TTL=0\n")
+    p = c.run("cases/test_outcomes.lua")
+    must(p.returncode == 4 and "abx-e2e: error: E2E_SHORT_TTL expects seconds (1-3600), got '0' "
+         "(from .env)" in p.stderr, f"a bad .env value: {p.returncode} {p.stderr!r}")
+    os.unlink(os.path.join(c.dir, ".env"))
     # Options after the paths, as pytest takes them; -- ends them.
     p, doc = c.json_run("cases/test_outcomes.lua", "-k", "passes", "-q")
     must(outcomes(doc) and all("passes" in k for k in outcomes(doc)),
