@@ -71,7 +71,8 @@ static int derive_env(struct abx_env *e, const struct abx_opts *o, char *err, si
         snprintf(e->run_id, sizeof e->run_id, "%s", o->run_id);
     else
         make_run_id(e->run_id, sizeof e->run_id);
-    if (abx_env_set_platform(e, o, o->platform, err, errlen) != 0)
+    /* --local: the cloud its profile imitates, known before it starts */
+    if (abx_env_set_platform(e, o, o->local ? o->profile : o->platform, err, errlen) != 0)
         return -1;
     if (e->has_credentials &&
         abx_platform_init(&e->platform, o->api_key, o->api_url, o->domain, o->sandbox_url,

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <lauxlib.h>
+
 #include "host.h"
 #include "http.h"
 #include "out.h"
@@ -54,8 +56,6 @@ static int exec_with_sandboxes(const struct abx_config *cfg)
  * and a configured platform that does not parse. 0, or an exit code. */
 static int setup_platform(const struct abx_opts *o, struct abx_env *env)
 {
-    char err[8192];
-
     if (o->trace_http) {
         struct abx_http_cfg cfg;
         memset(&cfg, 0, sizeof cfg);
@@ -67,14 +67,10 @@ static int setup_platform(const struct abx_opts *o, struct abx_env *env)
      * the product ships against (abx-local serve alone keeps e2b). */
     if (o->local)
         setenv("ABX_LOCAL_PROFILE", o->profile, 1);
-    /* Listing needs no platform; the doctor checks the host first and
-     * starts abx-local itself (doctor_local.c). */
-    if (o->local && !o->collect_only && !o->doctor) {
-        if (abx_local_start(env, o, err, sizeof err) != 0) {
-            abx_out_printf(ABX_OUT_STDERR, "ERROR: --local: %s\n", err);
-            return ABX_EXIT_INTERNAL_ERROR;
-        }
-    } else if (env->has_credentials && !env->has_platform && !o->doctor) {
+    /* --local starts abx-local only when a test or script will run
+     * (start_local); the doctor checks the host first and starts it
+     * itself (doctor_local.c). */
+    if (!o->local && env->has_credentials && !env->has_platform && !o->doctor) {
         /* (doctor reports it as a blocking problem with its fix) */
         abx_out_printf(ABX_OUT_STDERR, "ERROR: configuration: %s\n",
                        env->platform_err);
@@ -83,14 +79,44 @@ static int setup_platform(const struct abx_opts *o, struct abx_env *env)
     return 0;
 }
 
-static int run(const struct abx_config *cfg)
+/* --local: abx-local started, its platform the last part of cfg. 0, or
+ * an exit code (said). */
+static int start_local(struct abx_config *cfg)
+{
+    char err[8192];
+
+    if (abx_local_start(&cfg->env, &cfg->opt, err, sizeof err) != 0) {
+        abx_out_printf(ABX_OUT_STDERR, "ERROR: --local: %s\n", err);
+        return ABX_EXIT_INTERNAL_ERROR;
+    }
+    abx_config_seal(cfg);
+    return 0;
+}
+
+/* exec: a script that cannot be read or compiled is a usage error found
+ * before abx-local starts (exec.c loads it again in its own state). */
+static int script_ok(const char *path)
+{
+    lua_State *L = luaL_newstate();
+    int ok = L && luaL_loadfile(L, path) == LUA_OK;
+
+    if (L && !ok)
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: %s\n", lua_tostring(L, -1));
+    if (L)
+        lua_close(L);
+    return ok;
+}
+
+/* The run command; cfg is completed (start_local) once its tests are
+ * known to exist, then read only. */
+static int run(struct abx_config *cfg)
 {
     const struct abx_opts *o = &cfg->opt;
     struct abx_collection c;
     struct abx_run r;
     struct abx_summary sum;
     char err[4096];
-    size_t i, errors = 0;
+    size_t i, n, errors = 0;
     int rc, code, leaked;
 
     memset(&r, 0, sizeof r);
@@ -134,13 +160,12 @@ static int run(const struct abx_config *cfg)
         code = usage_error(err);
         goto out_collection;
     }
-    for (i = 0; i < c.n; i++)
+    for (i = 0, n = 0; i < c.n; i++) {
         errors += c.files[i].collect_error != NULL;
+        n += c.files[i].nselected;
+    }
     if (o->collect_only) {
-        size_t n = 0;
         abx_term_collect_only(o, &c);
-        for (i = 0; i < c.n; i++)
-            n += c.files[i].nselected;
         if (errors && !o->continue_on_collection_errors)
             abx_term_collect_stop(errors);
         code = errors ? (o->continue_on_collection_errors
@@ -149,6 +174,11 @@ static int run(const struct abx_config *cfg)
                       : ABX_EXIT_NO_TESTS_COLLECTED;
         goto out_collection;
     }
+    /* Only now, when a test will run: a wrong path, a file that does
+     * not load or a selection of nothing never starts abx-local. */
+    if (o->local && n > 0 && !(errors && !o->continue_on_collection_errors) &&
+        (code = start_local(cfg)) != 0)
+        goto out_collection;
     if (abx_sandboxes_begin(cfg, abx_local_pid(), err, sizeof err) != 0) {
         abx_out_printf(ABX_OUT_STDERR, "INTERNAL ERROR: sandbox ledger: "
                        "%s\n", err);
@@ -236,12 +266,17 @@ int main(int argc, char **argv)
     rc = setup_platform(&cfg.opt, &cfg.env);
     if (rc != 0)
         goto out;
-    abx_config_seal(&cfg);   /* the platform is known: the config is whole */
     abx_lstate_init(&cfg);
-    if (cfg.opt.doctor)
+    if (cfg.opt.doctor) {
         rc = abx_doctor_main(&cfg);
-    else
-        rc = cfg.opt.exec || cfg.opt.repl ? exec_with_sandboxes(&cfg) : run(&cfg);
+    } else if (cfg.opt.exec || cfg.opt.repl) {
+        if (cfg.opt.exec && !script_ok(cfg.opt.script))
+            rc = ABX_EXIT_USAGE_ERROR;
+        else if (!cfg.opt.local || (rc = start_local(&cfg)) == 0)
+            rc = exec_with_sandboxes(&cfg);
+    } else {
+        rc = run(&cfg);
+    }
 out:
     abx_local_stop();
     abx_config_free(&cfg);

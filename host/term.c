@@ -80,9 +80,13 @@ void abx_term_header(const struct abx_config *cfg, const struct abx_collection *
     if (o->quiet)
         return;
     rule(ABX_OUT_STDOUT, '=', "test session starts", BOLD);
-    abx_out_printf(ABX_OUT_STDOUT, "abx-e2e %s, %s -- run %s, endpoint %s\n",
-                   ABX_E2E_VERSION, LUA_RELEASE, e->run_id, e->endpoint);
-    if (!e->has_credentials)
+    if (o->local && !e->has_platform)   /* nothing to run: not started */
+        abx_out_printf(ABX_OUT_STDOUT, "abx-e2e %s, %s -- run %s, abx-local not started "
+                       "(profile %s)\n", ABX_E2E_VERSION, LUA_RELEASE, e->run_id, o->profile);
+    else
+        abx_out_printf(ABX_OUT_STDOUT, "abx-e2e %s, %s -- run %s, endpoint %s\n",
+                       ABX_E2E_VERSION, LUA_RELEASE, e->run_id, e->endpoint);
+    if (!e->has_credentials && !o->local)
         abx_out_printf(ABX_OUT_STDOUT, "no credentials [%s]: tests that need "
                        "the platform will be skipped\n", e->missing);
     else {

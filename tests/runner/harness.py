@@ -1069,6 +1069,20 @@ def sc_subcommands(c):
         p = c.run(*args, env=dict(extra, ABX_LOCAL_BIN=fake))
         must(("profile=%s\n" % want) in p.stderr, f"{args} {extra}: profile {want} "
              f"reaches abx-local: {p.stderr!r}")
+    # abx-local starts only when a test or a script will run: a wrong
+    # path, a script that does not compile, a selection of nothing or a
+    # listing never start it.
+    with open(os.path.join(c.dir, "broken.lua"), "w") as f:
+        f.write("print(\n")
+    for args, code in ((["--local", "no-such-file.lua"], 4),
+                       (["--local", "-k", "zzz_no_test", "cases/test_outcomes.lua"], 5),
+                       (["--local", "--collect-only", "cases/test_outcomes.lua"], 0),
+                       (["exec", "--local", "broken.lua"], 4),
+                       (["exec", "--local", "no-such-script.lua"], 4)):
+        p = c.run(*args, env={"ABX_LOCAL_BIN": fake})
+        must(p.returncode == code and "fake abx-local" not in p.stderr,
+             f"{args}: exit {p.returncode} (want {code}) without starting abx-local: "
+             f"{p.stderr!r}")
     p = c.run("exec", "args.lua", "--bogus", "-k", "x")
     must(p.returncode == 0 and "args\t--bogus\t-k\tx" in p.stdout,
          f"after the script, its own arguments: {p.returncode} {p.stdout!r} {p.stderr!r}")
