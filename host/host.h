@@ -335,7 +335,7 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
 void abx_term_collect_only(const struct abx_opts *o,
                            const struct abx_collection *c);
 /* pytest's "Interrupted: N errors during collection" banner. */
-void abx_term_collect_stop(size_t errors);
+void abx_term_collect_stop(const struct abx_opts *o, size_t errors);
 /* Text abx_term_finish prints right before the closing line, which stays
  * the last one (the CI annotations); copied, NULL clears. */
 void abx_term_epilogue(const char *text);

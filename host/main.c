@@ -167,7 +167,7 @@ static int run(struct abx_config *cfg)
     if (o->collect_only) {
         abx_term_collect_only(o, &c);
         if (errors && !o->continue_on_collection_errors)
-            abx_term_collect_stop(errors);
+            abx_term_collect_stop(o, errors);
         code = errors ? (o->continue_on_collection_errors
                              ? ABX_EXIT_TESTS_FAILED : ABX_EXIT_INTERRUPTED)
                : n    ? ABX_EXIT_OK

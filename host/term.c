@@ -18,12 +18,19 @@
 #define BOLD "\033[1m"
 #define RESET "\033[0m"
 
-static int g_color, g_live, g_live_shown;
+static int g_live_shown;   /* a live status line is on the screen */
 static char *g_epilogue;  /* abx_term_epilogue: before the closing line */
 
-static const char *col(const char *c) { return g_color ? c : ""; }
+static const char *col(const struct abx_opts *o, const char *c) { return o->color ? c : ""; }
 
-static void rule(int chan, char ch, const char *title, const char *color)
+/* One status line rewritten in place: a terminal, no -v, -q or listing. */
+static int live(const struct abx_opts *o)
+{
+    return abx_stdout_isatty() && o->verbose == 0 && o->quiet == 0 && !o->collect_only;
+}
+
+static void rule(const struct abx_opts *o, int chan, char ch, const char *title,
+                 const char *color)
 {
     char left[WIDTH + 1], right[WIDTH + 1];
     size_t tl = title ? strlen(title) + 2 : 0, l, r;
@@ -35,8 +42,8 @@ static void rule(int chan, char ch, const char *title, const char *color)
     memset(right, ch, r);
     right[r] = '\0';
     if (title)
-        abx_out_printf(chan, "%s%s %s %s%s\n", col(color ? color : ""), left,
-                       title, right, col(color ? RESET : ""));
+        abx_out_printf(chan, "%s%s %s %s%s\n", col(o, color ? color : ""), left,
+                       title, right, col(o, color ? RESET : ""));
     else
         abx_out_printf(chan, "%s%s%s\n", left, right, "");
 }
@@ -70,16 +77,13 @@ void abx_term_header(const struct abx_config *cfg, const struct abx_collection *
     const struct abx_env *e = &cfg->env;
     size_t i, items = 0, errors = 0;
 
-    g_color = o->color;
-    g_live = abx_stdout_isatty() && o->verbose == 0 && o->quiet == 0 &&
-             !o->collect_only;
     for (i = 0; i < c->n; i++) {
         items += c->files[i].n;
         errors += c->files[i].collect_error != NULL;
     }
     if (o->quiet)
         return;
-    rule(ABX_OUT_STDOUT, '=', "test session starts", BOLD);
+    rule(o, ABX_OUT_STDOUT, '=', "test session starts", BOLD);
     if (o->local && !e->has_platform)   /* nothing to run: not started */
         abx_out_printf(ABX_OUT_STDOUT, "abx-e2e %s, %s -- run %s, abx-local not started "
                        "(profile %s)\n", ABX_E2E_VERSION, LUA_RELEASE, e->run_id, o->profile);
@@ -121,10 +125,10 @@ void abx_term_result(const struct abx_opts *o, const struct abx_result *r,
 
     if (o->quiet)
         return;
-    if (g_live) {
+    if (live(o)) {
         abx_out_printf(ABX_OUT_STDOUT, "\r%s[%zu/%zu]%s %s%-7s%s %.60s\033[K",
-                       col(BOLD), done, total, col(RESET), col(color_of(r)),
-                       word(r), col(RESET), r->nodeid);
+                       col(o, BOLD), done, total, col(o, RESET), col(o, color_of(r)),
+                       word(r), col(o, RESET), r->nodeid);
         g_live_shown = 1;
         if (abx_result_is_failure(r) || r->teardown_message) {
             abx_out_puts(ABX_OUT_STDOUT, "\n");
@@ -136,15 +140,15 @@ void abx_term_result(const struct abx_opts *o, const struct abx_result *r,
      * RERUN lines), then its final outcome. */
     for (size_t k = 0; k < r->nattempts; k++)
         abx_out_printf(ABX_OUT_STDOUT, "%s %sRERUN%s (%.2fs)\n", r->nodeid,
-                       col(YELLOW), col(RESET), r->attempts[k].duration);
-    abx_out_printf(ABX_OUT_STDOUT, "%s %s%s%s", r->nodeid, col(color_of(r)),
-                   word(r), col(RESET));
+                       col(o, YELLOW), col(o, RESET), r->attempts[k].duration);
+    abx_out_printf(ABX_OUT_STDOUT, "%s %s%s%s", r->nodeid, col(o, color_of(r)),
+                   word(r), col(o, RESET));
     if (o->verbose > 0 || r->outcome != ABX_OUTCOME_PASSED)
         abx_out_printf(ABX_OUT_STDOUT, " (%.2fs)", abx_result_duration(r));
     abx_out_printf(ABX_OUT_STDOUT, " [%3d%%]\n", pct);
     if (r->teardown_message)
         abx_out_printf(ABX_OUT_STDOUT, "%s %sERROR%s (teardown)\n", r->nodeid,
-                       col(RED), col(RESET));
+                       col(o, RED), col(o, RESET));
 }
 
 void abx_term_output(const char *s, size_t len)
@@ -156,13 +160,13 @@ void abx_term_output(const char *s, size_t len)
     abx_out_write(ABX_OUT_STDOUT, s, len);
 }
 
-static void section(const struct abx_result *r, const char *title,
+static void section(const struct abx_opts *o, const struct abx_result *r, const char *title,
                     const char *text)
 {
     char head[1024];
 
     snprintf(head, sizeof head, "%s", title);
-    rule(ABX_OUT_STDOUT, '_', head, RED);
+    rule(o, ABX_OUT_STDOUT, '_', head, RED);
     if (text && *text)
         abx_out_printf(ABX_OUT_STDOUT, "%s\n", text);
     if (r->sandbox_ids.n > 0) {  /* to find them on the platform */
@@ -175,14 +179,14 @@ static void section(const struct abx_result *r, const char *title,
     if (r->trace)   /* what it did, step by step (docs/reports.md "Traces") */
         abx_out_printf(ABX_OUT_STDOUT, "trace: %s\n", r->trace);
     if (r->output && *r->output) {
-        rule(ABX_OUT_STDOUT, '-', "Captured output", NULL);
+        rule(o, ABX_OUT_STDOUT, '-', "Captured output", NULL);
         abx_out_puts(ABX_OUT_STDOUT, r->output);
         if (r->output[strlen(r->output) - 1] != '\n')
             abx_out_puts(ABX_OUT_STDOUT, "\n");
     }
 }
 
-static void failure_sections(const struct abx_run *run)
+static void failure_sections(const struct abx_opts *o, const struct abx_run *run)
 {
     size_t i;
     int any = 0;
@@ -193,8 +197,8 @@ static void failure_sections(const struct abx_run *run)
         if (r->outcome != ABX_OUTCOME_FAILED)
             continue;
         if (!any++)
-            rule(ABX_OUT_STDOUT, '=', "FAILURES", RED);
-        section(r, r->nodeid, r->longrepr ? r->longrepr : r->message);
+            rule(o, ABX_OUT_STDOUT, '=', "FAILURES", RED);
+        section(o, r, r->nodeid, r->longrepr ? r->longrepr : r->message);
     }
     any = 0;
     for (i = 0; i < run->n; i++) {
@@ -202,7 +206,7 @@ static void failure_sections(const struct abx_run *run)
         if (r->outcome != ABX_OUTCOME_ERROR && !r->teardown_message)
             continue;
         if (!any++)
-            rule(ABX_OUT_STDOUT, '=', "ERRORS", RED);
+            rule(o, ABX_OUT_STDOUT, '=', "ERRORS", RED);
         if (r->outcome == ABX_OUTCOME_ERROR) {
             snprintf(title, sizeof title, "ERROR %s %s",
                      r->when == ABX_PHASE_COLLECT ? "collecting"
@@ -210,12 +214,12 @@ static void failure_sections(const struct abx_run *run)
                      : r->when == ABX_PHASE_SETUP    ? "at setup of"
                                                      : "in",
                      r->nodeid);
-            section(r, title, r->longrepr ? r->longrepr : r->message);
+            section(o, r, title, r->longrepr ? r->longrepr : r->message);
         }
         if (r->teardown_message) {
             snprintf(title, sizeof title, "ERROR at teardown of %s",
                      r->nodeid);
-            section(r, title, r->teardown_longrepr ? r->teardown_longrepr
+            section(o, r, title, r->teardown_longrepr ? r->teardown_longrepr
                                                    : r->teardown_message);
         }
     }
@@ -235,9 +239,9 @@ static void passes_section(const struct abx_opts *o,
         if (r->outcome != ABX_OUTCOME_PASSED || !r->output || !*r->output)
             continue;
         if (!any++)
-            rule(ABX_OUT_STDOUT, '=', "PASSES", GREEN);
-        rule(ABX_OUT_STDOUT, '_', r->nodeid, GREEN);
-        rule(ABX_OUT_STDOUT, '-', "Captured output", NULL);
+            rule(o, ABX_OUT_STDOUT, '=', "PASSES", GREEN);
+        rule(o, ABX_OUT_STDOUT, '_', r->nodeid, GREEN);
+        rule(o, ABX_OUT_STDOUT, '-', "Captured output", NULL);
         abx_out_puts(ABX_OUT_STDOUT, r->output);
         if (r->output[strlen(r->output) - 1] != '\n')
             abx_out_puts(ABX_OUT_STDOUT, "\n");
@@ -370,7 +374,7 @@ static void short_summary(const struct abx_opts *o, const struct abx_run *run)
             if (!show)
                 continue;
             if (!header++)
-                rule(ABX_OUT_STDOUT, '=', "short test summary info", NULL);
+                rule(o, ABX_OUT_STDOUT, '=', "short test summary info", NULL);
             if (*c == 's') {
                 skipped_folded(run);
                 break;
@@ -384,7 +388,7 @@ static void short_summary(const struct abx_opts *o, const struct abx_run *run)
                 first_line(r->nattempts ? r->attempts[0].message : NULL, msg,
                            sizeof msg);
                 abx_out_printf(ABX_OUT_STDOUT, "%sFLAKY%s %s (%d rerun%s)%s%s\n",
-                               col(YELLOW), col(RESET), r->nodeid, r->rerun,
+                               col(o, YELLOW), col(o, RESET), r->nodeid, r->rerun,
                                r->rerun == 1 ? "" : "s", *msg ? " - " : "", msg);
                 continue;
             }
@@ -399,10 +403,10 @@ static void short_summary(const struct abx_opts *o, const struct abx_run *run)
                              width - (long)text_cols(r->nodeid) -
                                  (*c == 'f' ? 7 : 6));
             abx_out_printf(ABX_OUT_STDOUT, "%s%s%s %s%s%s\n",
-                           col(*c == 'f' || *c == 'E' ? RED : YELLOW),
+                           col(o, *c == 'f' || *c == 'E' ? RED : YELLOW),
                            *c == 'f' ? "FAILED" : *c == 'E' ? "ERROR"
                                       : *c == 'x' ? "XFAIL" : "XPASS",
-                           col(RESET), r->nodeid, *msg ? " - " : "", msg);
+                           col(o, RESET), r->nodeid, *msg ? " - " : "", msg);
         }
     }
 }
@@ -435,7 +439,7 @@ static void durations(const struct abx_opts *o, const struct abx_run *run)
         snprintf(title, sizeof title, "slowest durations");
     else
         snprintf(title, sizeof title, "slowest %ld durations", o->durations);
-    rule(ABX_OUT_STDOUT, '=', title, NULL);
+    rule(o, ABX_OUT_STDOUT, '=', title, NULL);
     for (i = 0; i < n; i++) {
         if (o->durations > 0 && shown >= (size_t)o->durations)
             break;
@@ -464,7 +468,7 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
         g_live_shown = 0;
     }
     if (o->quiet < 2) {
-        failure_sections(run);
+        failure_sections(o, run);
         passes_section(o, run);
     }
     if (o->durations >= 0)
@@ -472,17 +476,17 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
     if (o->quiet < 2)
         short_summary(o, run);
     if (run->stopped_maxfail)
-        rule(ABX_OUT_STDOUT, '!', o->maxfail == 1 ? "stopping after 1 failure"
+        rule(o, ABX_OUT_STDOUT, '!', o->maxfail == 1 ? "stopping after 1 failure"
                                                   : "stopping after failures",
              NULL);
     if (run->collect_errors)
-        abx_term_collect_stop(run->collect_errors);
+        abx_term_collect_stop(o, run->collect_errors);
     if (run->interrupted) {
         char msg[700];
         snprintf(msg, sizeof msg, "Interrupted: run stopped by a signal%s%s",
                  run->interrupted_at[0] ? " while running " : "",
                  run->interrupted_at);
-        rule(ABX_OUT_STDOUT, '!', msg, RED);
+        rule(o, ABX_OUT_STDOUT, '!', msg, RED);
     }
     if (g_epilogue) {
         abx_out_puts(ABX_OUT_STDOUT, g_epilogue);
@@ -496,7 +500,7 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
                     abx_summary_total(sum) > 0
                 ? GREEN
                 : YELLOW;
-    rule(ABX_OUT_STDOUT, '=', line, color);
+    rule(o, ABX_OUT_STDOUT, '=', line, color);
     abx_out_flush();
 }
 
@@ -506,13 +510,13 @@ void abx_term_epilogue(const char *text)
     g_epilogue = text ? abx_xstrdup(text) : NULL;
 }
 
-void abx_term_collect_stop(size_t errors)
+void abx_term_collect_stop(const struct abx_opts *o, size_t errors)
 {
     char msg[96];
 
     snprintf(msg, sizeof msg, "Interrupted: %zu error%s during collection",
              errors, errors == 1 ? "" : "s");
-    rule(ABX_OUT_STDOUT, '!', msg, RED);
+    rule(o, ABX_OUT_STDOUT, '!', msg, RED);
 }
 
 void abx_term_collect_only(const struct abx_opts *o,
