@@ -21,7 +21,7 @@ struct abx_platform;
 
 /* ---- host description ------------------------------------------------ */
 /* The settings the bindings read: a part of the runner's one config
- * (host.h, struct abx_config), built once and never changed after. The
+ * (host/config/config.h, struct abx_config), built once and never changed after. The
  * strings and the platform belong to that config. */
 struct abx_e2e_settings {
     double timeout;          /* default per-test budget, s (0 = none) */

@@ -9,9 +9,15 @@
 
 #include <lauxlib.h>
 
-#include "host.h"
+#include "config.h"
+#include "doctor.h"
 #include "http.h"
+#include "lstate.h"
 #include "out.h"
+#include "repl.h"
+#include "report.h"
+#include "run.h"
+#include "sandbox.h"
 #include "wallclock.h"
 
 static int usage_error(const char *msg)

@@ -14,6 +14,9 @@ import os
 import subprocess
 import sys
 
+# What every folder of host/ may use.
+BELOW_HOST = ["bindings", "safety", "client", "runner", "output", "codec"]
+
 # group -> (object folder under the build dir, groups it may use)
 LAYERS = {
     "codec":    ("runtime/CMakeFiles/abx_codec.dir/codec", []),
@@ -26,8 +29,26 @@ LAYERS = {
                  ["output", "codec"]),
     "bindings": ("bindings/CMakeFiles/abx_bindings.dir",
                  ["safety", "client", "runner", "output", "codec"]),
-    "host":     ("host/CMakeFiles/abx-e2e.dir",
-                 ["bindings", "safety", "client", "runner", "output", "codec"]),
+    # host/: one library per folder (host/CMakeLists.txt), then abx-e2e
+    "host/base":    ("host/CMakeFiles/abx_host_base.dir", BELOW_HOST),
+    "host/config":  ("host/CMakeFiles/abx_host_config.dir", ["host/base"] + BELOW_HOST),
+    "host/lua":     ("host/CMakeFiles/abx_host_lua.dir",
+                     ["host/config", "host/base"] + BELOW_HOST),
+    "host/sandbox": ("host/CMakeFiles/abx_host_sandbox.dir",
+                     ["host/config", "host/base"] + BELOW_HOST),
+    "host/report":  ("host/CMakeFiles/abx_host_report.dir",
+                     ["host/sandbox", "host/config", "host/base"] + BELOW_HOST),
+    "host/run":     ("host/CMakeFiles/abx_host_run.dir",
+                     ["host/report", "host/sandbox", "host/lua", "host/config",
+                      "host/base"] + BELOW_HOST),
+    "host/doctor":  ("host/CMakeFiles/abx_host_doctor.dir",
+                     ["host/run", "host/report", "host/sandbox", "host/lua",
+                      "host/config", "host/base"] + BELOW_HOST),
+    "host/repl":    ("host/CMakeFiles/abx_host_repl.dir",
+                     ["host/sandbox", "host/lua", "host/config", "host/base"] + BELOW_HOST),
+    "host/main":    ("host/CMakeFiles/abx-e2e.dir",
+                     ["host/doctor", "host/repl", "host/run", "host/report", "host/sandbox",
+                      "host/lua", "host/config", "host/base"] + BELOW_HOST),
     "abx-local": ("abx-local/server/CMakeFiles/abx-local.dir", ["codec"]),
     "abx-envd": ("abx-local/envd/CMakeFiles/abx-envd.dir", ["codec"]),
 }

@@ -29,7 +29,7 @@ def obj(build, folder, name, src):
 
 def tree(build, bad):
     for group, (folder, _) in layers.LAYERS.items():
-        g = group.replace("-", "_")
+        g = group.replace("-", "_").replace("/", "_")
         obj(build, folder, "f_" + g, f"int {g}_fn(void) {{ return 1; }}\n")
     codec = layers.LAYERS["codec"][0]
     up = "int client_fn(void);\n" if bad else ""

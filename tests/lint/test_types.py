@@ -247,7 +247,7 @@ def error_classes(src):
     add([n for n in re.findall(r'return "(\w+)";', names) if n != "OK"],
         "runtime/client/errclass.c")
     files = glob.glob(os.path.join(src, "bindings", "*.c")) + glob.glob(
-        os.path.join(src, "bindings", "*.lua")) + [os.path.join(src, "host", "exec.c")]
+        os.path.join(src, "bindings", "*.lua")) + [os.path.join(src, "host", "repl", "exec.c")]
     for path in sorted(files):
         text = read(path)
         rel = os.path.relpath(path, src)

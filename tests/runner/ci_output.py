@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""runner.ci_output: abx-e2e under GitHub Actions (host/ci_out.c).
+"""runner.ci_output: abx-e2e under GitHub Actions (host/report/ci_out.c).
 
 Runs the cases of cases/ci/ with GITHUB_ACTIONS=true and checks:
   - one workflow command per failure, error, teardown error (::error) and

@@ -1,0 +1,699 @@
+/* Output for GitHub Actions (GITHUB_ACTIONS=true, no --no-ci-annotations):
+ *  - a workflow command per failure, error and teardown error
+ *      ::error file=F,line=N,title=failed: NODEID::MESSAGE
+ *    and a ::warning per flaky test, at most MAX_NOTES, handed to term.c
+ *    so that they come before the closing line (which stays the last);
+ *  - a Markdown job summary appended to $GITHUB_STEP_SUMMARY in one write.
+ * Every text is masked raw first, then escaped: escaping first could split
+ * a secret (':' -> "%3A", '|' -> "\|") where the masker no longer sees it.
+ * The escapes are those of GitHub's toolkit (actions/toolkit command.ts). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "out.h"
+#include "report.h"
+#include "sandbox.h"
+
+#define MAX_NOTES 50             /* GitHub shows 10 errors a step anyway */
+#define NOTE_TEXT_MAX 4096       /* bytes of one annotation's message */
+#define NOTES_MAX (2u << 20)     /* all annotations, escaped */
+#define MD_FAILURES_MAX 50       /* failures detailed in the summary */
+#define MD_FLAKY_MAX 50
+#define MD_TEXT_MAX 4096         /* one failure's text in the summary */
+#define MD_CODE_MAX 1000         /* one node id in a code span */
+#define MD_SLOWEST 10
+#define MD_LEFTOVER_MAX 16384    /* the sweep's errors */
+#define SUMMARY_MAX (1u << 20)   /* GitHub refuses a bigger step summary */
+#define TRUNCATED "\n[... truncated]"
+
+/* ---- texts -------------------------------------------------------------- */
+
+/* s masked by the process's masker, invalid UTF-8 as U+FFFD, appended. */
+static void masked(struct abx_buf *out, const char *s)
+{
+    struct abx_mask *m = abx_out_masker();
+    size_t len = s ? strlen(s) : 0;
+    struct abx_buf t;
+
+    abx_buf_init(&t, 3 * len + 64);  /* a marker is at most 2x a secret */
+    if (m && abx_mask_string(m, s ? s : "", len, &t) == 0)
+        abx_clean_text(out, abx_buf_cstr(&t), t.len, t.len);
+    else
+        abx_buf_appends(out, "[not shown: masking failed]");
+    abx_buf_free(&t);
+}
+
+/* Length of s cut to at most max bytes, not inside a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+        max--;
+    return max;
+}
+
+/* s masked, then cut to max bytes at a line end: masked first, so that a
+ * cut never leaves half of a secret that the masker could not match. */
+static void masked_cut(struct abx_buf *out, const char *s, size_t max)
+{
+    struct abx_buf m;
+    size_t cut, k;
+
+    abx_buf_init(&m, ABX_BUF_DEFAULT_MAX);
+    masked(&m, s);
+    if (m.len <= max) {
+        abx_buf_append(out, abx_buf_cstr(&m), m.len);
+        abx_buf_free(&m);
+        return;
+    }
+    cut = utf8_cut(m.data, m.len, max - sizeof TRUNCATED);
+    for (k = cut; k > 0 && m.data[k] != '\n'; k--)
+        ;
+    abx_buf_append(out, m.data, k > 0 ? k : cut);
+    abx_buf_appends(out, TRUNCATED);
+    abx_buf_free(&m);
+}
+
+/* A failure as one text, masked: its message, then its traceback (which
+ * repeats the message first: not twice), cut to max bytes. */
+static void failure_text(struct abx_buf *out, const char *msg, const char *lr,
+                         size_t max)
+{
+    struct abx_buf full;
+    size_t ml = msg ? strlen(msg) : 0;
+
+    abx_buf_init(&full, ABX_BUF_DEFAULT_MAX);
+    if (lr && (!msg || strncmp(lr, msg, ml) == 0)) {
+        abx_buf_appends(&full, lr);
+    } else {
+        abx_buf_appends(&full, msg ? msg : "(no message)");
+        if (lr && *lr)
+            abx_buf_appendf(&full, "\n%s", lr);
+    }
+    masked_cut(out, abx_buf_cstr(&full), max);
+    abx_buf_free(&full);
+}
+
+/* The test file of r, as its node id has it. */
+static void test_file(const struct abx_result *r, char *out, size_t outlen)
+{
+    const char *id = r->nodeid ? r->nodeid : "";
+    const char *sep = strstr(id, "::");
+
+    if (r->file && *r->file)
+        snprintf(out, outlen, "%s", r->file);
+    else
+        snprintf(out, outlen, "%.*s", sep ? (int)(sep - id) : (int)strlen(id),
+                 id);
+}
+
+/* ---- where a failure surfaced ------------------------------------------- */
+
+static const char *skip_dot(const char *p)
+{
+    while (p[0] == '.' && p[1] == '/')
+        p += 2;
+    return p;
+}
+
+static int same_file(const char *frame, const char *file)
+{
+    size_t fl, sl;
+
+    frame = skip_dot(frame);
+    file = skip_dot(file);
+    if (strncmp(frame, "...", 3) == 0) {  /* Lua cut a long source name */
+        frame += 3;
+        fl = strlen(frame);
+        sl = strlen(file);
+        return fl > 0 && fl <= sl && strcmp(file + sl - fl, frame) == 0;
+    }
+    return strcmp(frame, file) == 0;
+}
+
+/* A frame's file that belongs to the run (a regular file under the
+ * working directory): its relative path into out, 1; else 0. */
+static int run_file(const char *frame, char *out, size_t outlen)
+{
+    char cwd[PATH_MAX];
+    struct stat st;
+    size_t n;
+
+    frame = skip_dot(frame);
+    if (!*frame || *frame == '[' || *frame == '(' ||
+        strncmp(frame, "..", 2) == 0)
+        return 0;
+    if (*frame == '/') {
+        if (!getcwd(cwd, sizeof cwd))
+            return 0;
+        n = strlen(cwd);
+        if (strncmp(frame, cwd, n) != 0 || frame[n] != '/')
+            return 0;
+        frame += n + 1;
+    }
+    if (stat(frame, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    return snprintf(out, outlen, "%s", frame) < (int)outlen;
+}
+
+/* The "path:line:" a traceback line starts with (after its indent). */
+static int frame_of(const char *s, size_t n, char *path, size_t plen,
+                    int *line)
+{
+    size_t i = 0, p0, k;
+    long v;
+
+    while (i < n && (s[i] == '\t' || s[i] == ' '))
+        i++;
+    for (p0 = i; i + 1 < n; i++) {
+        if (s[i] != ':' || i == p0)
+            continue;
+        for (k = i + 1, v = 0; k < n && s[k] >= '0' && s[k] <= '9' &&
+                               v < 100000000; k++)
+            v = v * 10 + (s[k] - '0');
+        if (k > i + 1 && k < n && s[k] == ':' && v > 0) {
+            if (i - p0 >= plen)
+                return 0;
+            memcpy(path, s + p0, i - p0);
+            path[i - p0] = '\0';
+            *line = (int)v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Where a failure surfaced, as pytest-github-actions-annotate-failures
+ * finds it: the innermost traceback frame in the test's own file (a
+ * helper module's assertion points at the test's call of it); else the
+ * innermost in another file of the run; else the test's definition.
+ * text: the error line, then "stack traceback:" and frames, innermost
+ * first. The file goes to out; returns the line (0 unknown). */
+static int locate(const char *file, int def_line, const char *text,
+                  char *out, size_t outlen)
+{
+    char path[PATH_MAX], other[PATH_MAX] = "";
+    const char *s = text ? text : "", *e;
+    int line, other_line = 0, first = 1, in_tb = 0;
+
+    for (; *s; s = *e ? e + 1 : e, first = 0) {
+        size_t n;
+        e = strchr(s, '\n');
+        if (!e)
+            e = s + strlen(s);
+        n = (size_t)(e - s);
+        if (!first && !in_tb) {
+            in_tb = strncmp(s, "stack traceback:", 16) == 0;
+            continue;
+        }
+        if (!frame_of(s, n, path, sizeof path, &line))
+            continue;
+        if (same_file(path, file)) {
+            snprintf(out, outlen, "%s", file);
+            return line;
+        }
+        if (!other[0] && run_file(path, other, sizeof other))
+            other_line = line;
+    }
+    snprintf(out, outlen, "%s", other[0] ? other : file);
+    return other[0] ? other_line : def_line;
+}
+
+/* ---- annotations -------------------------------------------------------- */
+
+/* GitHub's escapeData (% CR LF), and escapeProperty (also : and ,). */
+static void escape(struct abx_buf *out, const char *s, int property)
+{
+    for (; *s; s++) {
+        if (*s == '%')
+            abx_buf_appends(out, "%25");
+        else if (*s == '\r')
+            abx_buf_appends(out, "%0D");
+        else if (*s == '\n')
+            abx_buf_appends(out, "%0A");
+        else if (property && *s == ':')
+            abx_buf_appends(out, "%3A");
+        else if (property && *s == ',')
+            abx_buf_appends(out, "%2C");
+        else
+            abx_buf_appendc(out, *s);
+    }
+}
+
+static void put_escaped(struct abx_buf *out, const char *s, int property)
+{
+    struct abx_buf m;
+
+    abx_buf_init(&m, ABX_BUF_DEFAULT_MAX);
+    masked(&m, s);
+    escape(out, abx_buf_cstr(&m), property);
+    abx_buf_free(&m);
+}
+
+struct notes {
+    struct abx_buf out;
+    size_t shown, more_errors, more_flaky;
+};
+
+/* One workflow command line, appended whole or not at all. */
+static void note(struct notes *n, const char *level, const char *what,
+                 const struct abx_result *r, const char *msg, const char *lr)
+{
+    char file[PATH_MAX], loc[PATH_MAX];
+    struct abx_buf line, title, text;
+    int at;
+
+    if (n->shown >= MAX_NOTES) {
+        if (strcmp(level, "error") == 0)
+            n->more_errors++;
+        else
+            n->more_flaky++;
+        return;
+    }
+    test_file(r, file, sizeof file);
+    at = locate(file, r->line, lr ? lr : msg, loc, sizeof loc);
+    abx_buf_init(&line, ABX_BUF_DEFAULT_MAX);
+    abx_buf_init(&title, ABX_BUF_DEFAULT_MAX);
+    abx_buf_init(&text, ABX_BUF_DEFAULT_MAX);
+    abx_buf_appendf(&title, "%s: %s", what, r->nodeid ? r->nodeid : file);
+    failure_text(&text, msg, lr, NOTE_TEXT_MAX);
+    abx_buf_appendf(&line, "::%s file=", level);
+    put_escaped(&line, loc, 1);
+    if (at > 0)
+        abx_buf_appendf(&line, ",line=%d", at);
+    abx_buf_appends(&line, ",title=");
+    put_escaped(&line, abx_buf_cstr(&title), 1);
+    abx_buf_appends(&line, "::");
+    put_escaped(&line, abx_buf_cstr(&text), 0);
+    abx_buf_appendc(&line, '\n');
+    if (abx_buf_append(&n->out, line.data, line.len) == 0)
+        n->shown++;
+    abx_buf_free(&line);
+    abx_buf_free(&title);
+    abx_buf_free(&text);
+}
+
+static void annotations(const struct abx_run *run)
+{
+    struct notes n;
+    size_t i;
+
+    memset(&n, 0, sizeof n);
+    abx_buf_init(&n.out, NOTES_MAX);
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        if (r->outcome == ABX_OUTCOME_FAILED ||
+            r->outcome == ABX_OUTCOME_ERROR)
+            note(&n, "error", abx_outcome_name(r->outcome), r, r->message,
+                 r->longrepr);
+        if (r->teardown_message)
+            note(&n, "error", "error at teardown", r, r->teardown_message,
+                 r->teardown_longrepr);
+    }
+    /* Flaky ones passed in the end: warnings, after every failure. */
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        const struct abx_attempt *a = r->nattempts ? &r->attempts[0] : NULL;
+        struct abx_buf msg, first;
+        if (r->outcome != ABX_OUTCOME_FLAKY)
+            continue;
+        abx_buf_init(&msg, ABX_BUF_DEFAULT_MAX);
+        abx_buf_init(&first, ABX_BUF_DEFAULT_MAX);
+        abx_buf_appendf(&msg, "passed after %d rerun%s; it failed first "
+                        "with:", r->rerun, r->rerun == 1 ? "" : "s");
+        failure_text(&first, a ? a->message : NULL, a ? a->longrepr : NULL,
+                     NOTE_TEXT_MAX);
+        note(&n, "warning", "flaky", r, abx_buf_cstr(&msg),
+             abx_buf_cstr(&first));
+        abx_buf_free(&msg);
+        abx_buf_free(&first);
+    }
+    if (n.more_errors || n.more_flaky)
+        abx_buf_appendf(&n.out, "::warning::%zu more failures%s not "
+                        "annotated\n", n.more_errors + n.more_flaky,
+                        n.more_flaky ? " and flaky tests" : "");
+    if (n.out.len)
+        abx_term_epilogue(abx_buf_cstr(&n.out));
+    abx_buf_free(&n.out);
+}
+
+/* ---- the job summary ---------------------------------------------------- */
+
+struct md {
+    struct abx_buf b;
+    int bad;  /* an append failed: write nothing rather than half */
+};
+
+static void put(struct md *m, const char *s)
+{
+    m->bad |= abx_buf_appends(&m->b, s) != 0;
+}
+
+static void putf(struct md *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void putf(struct md *m, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    m->bad |= abx_buf_vappendf(&m->b, fmt, ap) != 0;
+    va_end(ap);
+}
+
+static size_t longest_backticks(const char *s)
+{
+    size_t run = 0, most = 0;
+
+    for (; *s; s++) {
+        run = *s == '`' ? run + 1 : 0;
+        most = run > most ? run : most;
+    }
+    return most;
+}
+
+static void put_ticks(struct md *m, size_t n)
+{
+    while (n--)
+        put(m, "`");
+}
+
+/* s as one inline code span, whatever it holds: control bytes as spaces,
+ * '|' escaped in a table cell (GFM reads "\|" there even inside code), a
+ * delimiter longer than any run of backticks in s, padded when s starts
+ * or ends with one. */
+static void md_code(struct md *m, const char *s, int cell)
+{
+    struct abx_buf t, c;
+    size_t i, ticks, len;
+    const char *p;
+
+    abx_buf_init(&t, ABX_BUF_DEFAULT_MAX);
+    abx_buf_init(&c, ABX_BUF_DEFAULT_MAX);
+    masked(&t, s);
+    p = abx_buf_cstr(&t);
+    len = utf8_cut(p, t.len, MD_CODE_MAX);
+    for (i = 0; i < len; i++) {
+        if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+            abx_buf_appendc(&c, ' ');
+        else if (cell && p[i] == '|')
+            abx_buf_appends(&c, "\\|");
+        else
+            abx_buf_appendc(&c, p[i]);
+    }
+    if (len < t.len)
+        abx_buf_appends(&c, "...");
+    p = abx_buf_cstr(&c);
+    ticks = longest_backticks(p) + 1;
+    put_ticks(m, ticks);
+    len = strlen(p);
+    if (len == 0 || p[0] == '`' || p[len - 1] == '`' || p[0] == ' ')
+        putf(m, " %s ", p);
+    else
+        put(m, p);
+    put_ticks(m, ticks);
+    abx_buf_free(&t);
+    abx_buf_free(&c);
+}
+
+/* text in a fenced block that no line of it can close. */
+static void md_fence(struct md *m, const char *text)
+{
+    struct abx_buf t;
+    size_t ticks;
+    const char *p;
+
+    abx_buf_init(&t, ABX_BUF_DEFAULT_MAX);
+    masked(&t, text);
+    p = abx_buf_cstr(&t);
+    ticks = longest_backticks(p) + 1;
+    ticks = ticks < 3 ? 3 : ticks;
+    put(m, "\n");
+    put_ticks(m, ticks);
+    putf(m, "text\n%s%s", p, t.len && p[t.len - 1] == '\n' ? "" : "\n");
+    put_ticks(m, ticks);
+    put(m, "\n");
+    abx_buf_free(&t);
+}
+
+static void md_header(struct md *m, const struct abx_opts *o,
+                      const struct abx_env *e, const struct abx_summary *s)
+{
+    static const enum abx_outcome rows[] = {
+        ABX_OUTCOME_PASSED, ABX_OUTCOME_FAILED, ABX_OUTCOME_ERROR,
+        ABX_OUTCOME_SKIPPED, ABX_OUTCOME_XFAILED, ABX_OUTCOME_XPASSED,
+        ABX_OUTCOME_FLAKY};
+    char line[512];
+    size_t i;
+
+    abx_summary_line(s, line, sizeof line);
+    putf(m, "## abx-e2e: %s\n\nrun ", line);
+    md_code(m, e->run_id, 0);
+    put(m, ", platform ");
+    md_code(m, e->platform_kind, 0);
+    put(m, " at ");
+    md_code(m, e->endpoint, 0);
+    if (o->shard_n)
+        putf(m, ", shard %ld/%ld", o->shard_k, o->shard_n);
+    put(m, "\n\n| outcome | tests |\n|---|---:|\n");
+    for (i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        putf(m, "| %s | %u |\n", abx_outcome_name(rows[i]),
+             rows[i] == ABX_OUTCOME_ERROR ? abx_summary_errors(s)
+                                          : s->counts[rows[i]]);
+    putf(m, "| deselected | %u |\n| total | %u |\n", s->deselected,
+         abx_summary_total(s));
+}
+
+static void md_failure(struct md *m, const struct abx_result *r,
+                       const char *what, const char *msg, const char *lr)
+{
+    char file[PATH_MAX], loc[PATH_MAX + 16];
+    struct abx_buf text;
+    size_t n;
+    int at;
+
+    test_file(r, file, sizeof file);
+    at = locate(file, r->line, lr ? lr : msg, loc, sizeof loc - 16);
+    n = strlen(loc);
+    if (at > 0)
+        snprintf(loc + n, sizeof loc - n, ":%d", at);
+    putf(m, "\n#### %s: ", what);
+    md_code(m, r->nodeid ? r->nodeid : file, 0);
+    put(m, "\n\nat ");
+    md_code(m, loc, 0);
+    put(m, "\n");
+    abx_buf_init(&text, ABX_BUF_DEFAULT_MAX);
+    failure_text(&text, msg, lr, MD_TEXT_MAX);
+    md_fence(m, abx_buf_cstr(&text));
+    abx_buf_free(&text);
+}
+
+static void md_failures(struct md *m, const struct abx_run *run)
+{
+    size_t i, shown = 0, more = 0;
+
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        int main_fail = r->outcome == ABX_OUTCOME_FAILED ||
+                        r->outcome == ABX_OUTCOME_ERROR;
+        size_t k = (size_t)main_fail + (r->teardown_message != NULL);
+        if (k == 0)
+            continue;
+        if (shown == 0)
+            put(m, "\n### Failures and errors\n");
+        if (shown + k > MD_FAILURES_MAX) {
+            more += k;
+            continue;
+        }
+        shown += k;
+        if (main_fail)
+            md_failure(m, r, abx_outcome_name(r->outcome), r->message,
+                       r->longrepr);
+        if (r->teardown_message)
+            md_failure(m, r, "error at teardown", r->teardown_message,
+                       r->teardown_longrepr);
+    }
+    if (more)
+        putf(m, "\n%zu more failures and errors: see the job log.\n", more);
+}
+
+static void md_flaky(struct md *m, const struct abx_run *run)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        const char *first;
+        struct abx_buf one;
+        if (r->outcome != ABX_OUTCOME_FLAKY)
+            continue;
+        if (n++ == 0)
+            put(m, "\n### Flaky tests (passed on a rerun)\n\n"
+                   "| test | reruns | first failure |\n|---|---:|---|\n");
+        if (n > MD_FLAKY_MAX)
+            continue;
+        first = r->nattempts && r->attempts[0].message
+                    ? r->attempts[0].message : "";
+        abx_buf_init(&one, ABX_BUF_DEFAULT_MAX);  /* md_code masks, cuts */
+        abx_buf_append(&one, first, strcspn(first, "\n"));
+        put(m, "| ");
+        md_code(m, r->nodeid, 1);
+        putf(m, " | %d | ", r->rerun);
+        if (one.len)
+            md_code(m, abx_buf_cstr(&one), 1);
+        put(m, " |\n");
+        abx_buf_free(&one);
+    }
+    if (n > MD_FLAKY_MAX)
+        putf(m, "\n%zu more flaky tests: see the job log.\n",
+             n - MD_FLAKY_MAX);
+}
+
+static void md_slowest(struct md *m, const struct abx_run *run)
+{
+    const struct abx_result *top[MD_SLOWEST] = {0};
+    size_t i, k;
+
+    for (i = 0; i < run->n; i++) {
+        const struct abx_result *r = run->results[i];
+        for (k = 0; k < MD_SLOWEST; k++) {
+            if (!top[k] ||
+                abx_result_duration(r) > abx_result_duration(top[k])) {
+                memmove(&top[k + 1], &top[k],
+                        (MD_SLOWEST - 1 - k) * sizeof *top);
+                top[k] = r;
+                break;
+            }
+        }
+    }
+    if (!top[0])
+        return;
+    put(m, "\n### Slowest tests\n\n| test | duration | outcome |\n"
+           "|---|---:|---|\n");
+    for (k = 0; k < MD_SLOWEST && top[k]; k++) {
+        put(m, "| ");
+        md_code(m, top[k]->nodeid, 1);
+        putf(m, " | %.2fs | %s |\n", abx_result_duration(top[k]),
+             abx_outcome_name(top[k]->outcome));
+    }
+}
+
+/* What the end-of-run sweep left alive (host/sandbox/sandboxes.c). */
+static void md_leftover(struct md *m, const struct abx_env *e)
+{
+    const char *errors, *kept, *p;
+
+    abx_sandboxes_leftover(&errors, &kept);
+    if (!*errors && !*kept)
+        return;
+    put(m, "\n### Sandboxes left alive\n");
+    if (*errors) {
+        struct abx_buf t;
+        abx_buf_init(&t, ABX_BUF_DEFAULT_MAX);
+        masked_cut(&t, errors, MD_LEFTOVER_MAX);
+        put(m, "\nThe end-of-run sweep could not delete these:\n");
+        md_fence(m, abx_buf_cstr(&t));
+        abx_buf_free(&t);
+    }
+    if (*kept) {
+        put(m, "\nKept by --keep-failed:\n\n| sandbox | test |\n|---|---|\n");
+        for (p = kept; *p;) {
+            const char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
+            char id[256], test[1024];
+            if (!tab || !nl || tab > nl)
+                break;
+            snprintf(id, sizeof id, "%.*s", (int)(tab - p), p);
+            snprintf(test, sizeof test, "%.*s", (int)(nl - tab - 1), tab + 1);
+            put(m, "| ");
+            md_code(m, id, 1);
+            put(m, " | ");
+            md_code(m, test, 1);
+            put(m, " |\n");
+            p = nl + 1;
+        }
+    }
+    put(m, "\nDelete them with ");
+    {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "abx-e2e cleanup --run-id %s --yes",
+                 e->run_id);
+        md_code(m, cmd, 0);
+    }
+    put(m, ".\n");
+}
+
+/* Masks the whole summary and appends it in one write: a reader never
+ * sees half of it. A failure is a warning, never the run's outcome. */
+static void append_summary(const char *path, const struct md *m)
+{
+    struct abx_mask *mk = abx_out_masker();
+    struct abx_buf t;
+    const char *why = NULL;
+    size_t off = 0;
+    int fd = -1;
+
+    abx_buf_init(&t, 2 * SUMMARY_MAX);
+    if (m->bad || !mk || abx_mask_string(mk, m->b.data, m->b.len, &t) != 0 ||
+        t.len > SUMMARY_MAX)
+        why = "over GitHub's 1 MiB limit (or out of memory)";
+    else if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                        0644)) < 0)
+        why = strerror(errno);
+    while (!why && off < t.len) {
+        ssize_t w = write(fd, t.data + off, t.len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            why = w < 0 ? strerror(errno) : "short write";
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (fd >= 0 && close(fd) != 0 && !why)
+        why = strerror(errno);
+    if (why)
+        abx_out_printf(ABX_OUT_STDERR, "abx-e2e: warning: cannot append the "
+                       "job summary to GITHUB_STEP_SUMMARY=%s: %s\n", path,
+                       why);
+    abx_buf_free(&t);
+}
+
+static void summary(const char *path, const struct abx_opts *o,
+                    const struct abx_env *e, const struct abx_run *run,
+                    const struct abx_summary *s)
+{
+    struct md m;
+
+    memset(&m, 0, sizeof m);
+    abx_buf_init(&m.b, 2 * SUMMARY_MAX);
+    md_header(&m, o, e, s);
+    md_failures(&m, run);
+    md_flaky(&m, run);
+    md_slowest(&m, run);
+    md_leftover(&m, e);
+    put(&m, "\n");
+    append_summary(path, &m);
+    abx_buf_free(&m.b);
+}
+
+void abx_ci_report(const struct abx_config *cfg, const struct abx_run *run,
+                   const struct abx_summary *s)
+{
+    const struct abx_opts *o = &cfg->opt;
+    const struct abx_env *e = &cfg->env;
+    const char *ga = getenv("GITHUB_ACTIONS");
+    const char *path = getenv("GITHUB_STEP_SUMMARY");
+
+    if (o->no_ci_annotations || !ga || strcmp(ga, "true") != 0)
+        return;
+    annotations(run);
+    if (path && *path)
+        summary(path, o, e, run, s);
+}
