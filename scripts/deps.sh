@@ -21,10 +21,10 @@ set -euo pipefail
 build=(build-essential cmake pkg-config
        liblua5.4-dev libcurl4-openssl-dev libcjson-dev libssl-dev libedit-dev)
 local_=(libmicrohttpd-dev libseccomp-dev zlib1g-dev
-        libmnl-dev libnftables-dev  # abx-local's egress=fc (abx-local/server/egress.c)
+        libmnl-dev libnftables-dev  # abx-local's egress=fc (abx-local/server/sandbox/egress.c)
         bubblewrap
         mmdebstrap umoci skopeo  # template roots (abx-local/server/rootfs*.c)
-        e2fsprogs  # mke2fs: each sandbox's disk (abx-local/server/disk.c)
+        e2fsprogs  # mke2fs: each sandbox's disk (abx-local/server/sandbox/disk.c)
         python3 ca-certificates procps iproute2 util-linux)
 gvisor=(runsc)  # abx-local serve --runtime gvisor (see below)
 test=(lua5.4 curl

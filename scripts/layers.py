@@ -4,54 +4,56 @@
 For each library and program (a *unit group*) it reads `nm` of its object
 files and checks two rules (docs/ARCHITECTURE.md):
   1. reach: every symbol a group uses that the project defines comes from
-     the group itself or from a group it may use (LAYERS below, the same
-     one-way order the CMake files link in);
+     the group itself or from a group it reaches by its links;
   2. no cycles: inside a group, the graph "file A uses a symbol file B
      defines" has no cycle, so each file can be read after the ones it uses.
+The layers and their links are cmake/layers.txt, which CMake links from;
+--docs checks that docs/ARCHITECTURE.md's table names the same links.
 Usage: scripts/layers.py [--runner-only] [BUILD_DIR]   (ctest lint.layers)
+       scripts/layers.py --docs
 """
 import os
 import subprocess
 import sys
 
-# What every folder of host/ may use.
-BELOW_HOST = ["bindings", "safety", "client", "runner", "output", "codec"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TABLE = os.path.join(ROOT, "cmake", "layers.txt")
 
-# group -> (object folder under the build dir, groups it may use)
-LAYERS = {
-    "codec":    ("runtime/CMakeFiles/abx_codec.dir/codec", []),
-    "output":   ("runtime/CMakeFiles/abx_output.dir/output", ["codec"]),
-    "client":   ("runtime/CMakeFiles/abx_client.dir/client",
-                 ["output", "codec"]),
-    "safety":   ("runtime/CMakeFiles/abx_safety.dir/safety",
-                 ["client", "output", "codec"]),
-    "runner":   ("runtime/CMakeFiles/abx_runner.dir/runner",
-                 ["output", "codec"]),
-    "bindings": ("bindings/CMakeFiles/abx_bindings.dir",
-                 ["safety", "client", "runner", "output", "codec"]),
-    # host/: one library per folder (host/CMakeLists.txt), then abx-e2e
-    "host/base":    ("host/CMakeFiles/abx_host_base.dir", BELOW_HOST),
-    "host/config":  ("host/CMakeFiles/abx_host_config.dir", ["host/base"] + BELOW_HOST),
-    "host/lua":     ("host/CMakeFiles/abx_host_lua.dir",
-                     ["host/config", "host/base"] + BELOW_HOST),
-    "host/sandbox": ("host/CMakeFiles/abx_host_sandbox.dir",
-                     ["host/config", "host/base"] + BELOW_HOST),
-    "host/report":  ("host/CMakeFiles/abx_host_report.dir",
-                     ["host/sandbox", "host/config", "host/base"] + BELOW_HOST),
-    "host/run":     ("host/CMakeFiles/abx_host_run.dir",
-                     ["host/report", "host/sandbox", "host/lua", "host/config",
-                      "host/base"] + BELOW_HOST),
-    "host/doctor":  ("host/CMakeFiles/abx_host_doctor.dir",
-                     ["host/run", "host/report", "host/sandbox", "host/lua",
-                      "host/config", "host/base"] + BELOW_HOST),
-    "host/repl":    ("host/CMakeFiles/abx_host_repl.dir",
-                     ["host/sandbox", "host/lua", "host/config", "host/base"] + BELOW_HOST),
-    "host/main":    ("host/CMakeFiles/abx-e2e.dir",
-                     ["host/doctor", "host/repl", "host/run", "host/report", "host/sandbox",
-                      "host/lua", "host/config", "host/base"] + BELOW_HOST),
-    "abx-local": ("abx-local/server/CMakeFiles/abx-local.dir", ["codec"]),
-    "abx-envd": ("abx-local/envd/CMakeFiles/abx-envd.dir", ["codec"]),
-}
+
+def read_table(path=TABLE):
+    """cmake/layers.txt: [(layer, target, folder, [links])], in its order."""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if not line.strip() or line.startswith("#"):
+                continue
+            layer, target, folder, *links = line.split()
+            rows.append((layer, target, folder, [x for x in links if x != "-"]))
+    return rows
+
+
+def build_layers(rows):
+    """group -> (object folder under the build dir, groups it may use: the
+    layers it links, and theirs)."""
+    links = {r[0]: r[3] for r in rows}
+
+    def reach(layer, seen):
+        for x in links[layer]:
+            if x not in seen:
+                seen.add(x)
+                reach(x, seen)
+        return seen
+    out = {}
+    for layer, target, folder, _ in rows:
+        # a folder with its own CMakeLists.txt builds there; a layer
+        # library of runtime/, host/ or abx-local/server/ in its parent
+        home = folder if os.path.exists(os.path.join(ROOT, folder, "CMakeLists.txt")) \
+            else os.path.dirname(folder)
+        out[layer] = (f"{home}/CMakeFiles/{target}.dir", sorted(reach(layer, set())))
+    return out
+
+
+LAYERS = build_layers(read_table())
 
 DEFINED = set("TDBRCGSVWu")
 
@@ -127,8 +129,39 @@ def cycles(graph):
     return out
 
 
+def check_docs(rows, path=os.path.join(ROOT, "docs", "ARCHITECTURE.md")):
+    """The "Layers" table of docs/ARCHITECTURE.md names each layer of the
+    table, with its target, folder and links, and no other. Problems, as
+    lines."""
+    with open(path) as f:
+        text = f.read().split("\n## Layers", 1)[-1].split("\n## ", 1)[0]
+    seen, problems = {}, []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[0].startswith("`"):
+            continue
+        name, _, target = cells[1].partition(" (")
+        links = [] if cells[3] == "—" else [x.strip() for x in cells[3].split(",")]
+        seen[name] = (target.strip("`)"), cells[0].strip("`").rstrip("/"), links)
+    for layer, target, folder, links in rows:
+        if layer not in seen:
+            problems.append(f"layers: docs/ARCHITECTURE.md lacks the layer {layer}")
+        elif seen[layer] != (target, folder, links):
+            problems.append(f"layers: docs/ARCHITECTURE.md has {layer} as {seen[layer]}, "
+                            f"cmake/layers.txt as {(target, folder, links)}")
+    for name in sorted(set(seen) - {r[0] for r in rows}):
+        problems.append(f"layers: docs/ARCHITECTURE.md names {name}, not in cmake/layers.txt")
+    return problems
+
+
 def main():
     args = sys.argv[1:]
+    if "--docs" in args:
+        problems = check_docs(read_table())
+        for p in problems:
+            print(p)
+        print(f"layers: docs: {len(read_table())} layers, {len(problems)} problems")
+        return 1 if problems else 0
     # A runner-only build (CMake's ABX_LOCAL) has no abx-local objects.
     runner_only = "--runner-only" in args
     args = [a for a in args if a != "--runner-only"]

@@ -20,8 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "log.h"
-#include "server.h"
+#include "sandbox.h"
 
 struct check {
     cJSON *root, *problems, *lines;

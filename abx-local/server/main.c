@@ -21,8 +21,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api.h"
+#include "base.h"
+#include "check.h"
+#include "http.h"
 #include "log.h"
-#include "server.h"
+#include "proxy.h"
+#include "rootfs.h"
+#include "sandbox.h"
 
 #ifndef ABXL_VERSION
 #define ABXL_VERSION "0.0.0"

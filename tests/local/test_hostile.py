@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from abxlocal import LOCAL_BIN, Server, cgroup_dirs, server_groups  # noqa: E402
 from abxtest import check, done, pid_ns, pidns_procs, raw_http, until  # noqa: E402
 
-UID_BASE = 1879048192    # sandbox uid 0 on the host (abx-local/server/server.h)
+UID_BASE = 1879048192    # sandbox uid 0 on the host (abx-local/server/base/base.h)
 CANARY = "ABX_HOSTILE_CANARY"
 CANARY_VALUE = "canary-5f1e0c7d9b"
 LOG_CAP = 8 * 1024 * 1024  # envd.log's cap (ABXL_SBXLOG_CAP)

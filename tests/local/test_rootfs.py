@@ -82,7 +82,7 @@ def umoci(*args):
         raise RuntimeError("umoci %s: %s" % (" ".join(args), p.stdout))
 
 
-UID_BASE = 1879048192   # abx-local's sandbox uid 0 on the host (server.h)
+UID_BASE = 1879048192   # abx-local's sandbox uid 0 on the host (base/base.h)
 
 
 def unshift(tree):
