@@ -287,12 +287,13 @@ int abxl_cgroup_procs_files(const char *id, char paths[][512], int max)
     return n;
 }
 
-/* SIGKILLs the processes in the sandbox's cgroup (the memory one on v1). */
-static void kill_procs(const char *id)
+/* SIGKILLs every pid a cgroup.procs file lists (path); quiet when it is
+ * gone. */
+static void kill_listed(const char *path)
 {
-    char p[512], buf[65536];
-    cg_path(p, sizeof p, "memory", id, "cgroup.procs");
-    if (abxl_read_value(p, buf, sizeof buf) != 0)
+    char buf[65536];
+
+    if (abxl_read_value(path, buf, sizeof buf) != 0)
         return;
     for (char *s = buf; *s;) {
         char *end;
@@ -301,10 +302,17 @@ static void kill_procs(const char *id)
             break;
         if (pid > 0)
             kill((pid_t)pid, SIGKILL);
-        s = end;
-        while (*s == '\n')
-            s++;
+        s = end + strspn(end, "\n");
     }
+}
+
+/* SIGKILLs the processes in the sandbox's cgroup (the memory one on v1). */
+static void kill_procs(const char *id)
+{
+    char p[512];
+
+    cg_path(p, sizeof p, "memory", id, "cgroup.procs");
+    kill_listed(p);
 }
 
 int abxl_cgroup_freeze(const char *id, bool frozen)
@@ -419,19 +427,10 @@ static int kill_rmdir(const char *dir)
             rc = -1;
     }
     closedir(d);
-    char p[1100], buf[65536];
+    char p[1100];
     for (int i = 0; i < 400; i++) {
         abxl_fmt(p, sizeof p, "%s/cgroup.procs", dir);
-        if (abxl_read_value(p, buf, sizeof buf) == 0)
-            for (char *s = buf; *s;) {
-                char *end;
-                long pid = strtol(s, &end, 10);
-                if (end == s)
-                    break;
-                if (pid > 0)
-                    kill((pid_t)pid, SIGKILL);
-                s = end + strspn(end, "\n");
-            }
+        kill_listed(p);
         abxl_fmt(p, sizeof p, "%s/%s", dir, cg_v2 == 1 ? "cgroup.freeze" : "freezer.state");
         abxl_write_value(p, cg_v2 == 1 ? "0" : "THAWED");   /* absent outside the freezer: fine */
         if (rmdir(dir) == 0 || errno == ENOENT)
