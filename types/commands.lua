@@ -1,6 +1,6 @@
 ---@meta e2e.commands
 -- LuaLS definitions (never run) of sbx.commands and command handles
--- (bindings/lua_commands.c, lua_cmdhandle.c; docs/lua-api.md
+-- (bindings/sdk/lua_commands.c, lua_cmdhandle.c; docs/lua-api.md
 -- "sbx.commands"). `require "e2e.commands"` gives the methods table.
 -- luacheck: ignore 212 241 (stubs: unused parameters; class tables only carry declarations)
 

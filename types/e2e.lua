@@ -1,6 +1,6 @@
 ---@meta e2e
 -- LuaLS definitions (never run) of `require "e2e"`: the test DSL of
--- bindings/prelude.lua and bindings/expect.lua (docs/authoring.md is the
+-- bindings/core/prelude.lua and bindings/core/expect.lua (docs/authoring.md is the
 -- whole reference). The DSL adds no globals: take test, expect, ... from
 -- this table. ctest lint.types checks every name against the built binary.
 -- luacheck: ignore 212 241 (stubs: unused parameters; class tables only carry declarations)
@@ -122,7 +122,7 @@ function e2e.requires_envd(sbx_or_version, min, what) end
 ---@return e2e.Expect
 function e2e.expect(v, label) end
 
---- The options of `test` (bindings/prelude.lua, register).
+--- The options of `test` (bindings/core/prelude.lua, register).
 ---@class e2e.TestOpts
 ---@field marks? string[] Markers of the test (registered ones; "e2e" is added automatically).
 ---@field skip? string Skip the test with this reason.

@@ -1,7 +1,7 @@
 ---@meta _
 -- LuaLS definitions (never run): the one shape of every error value e2e
 -- raises (docs/lua-api.md "Errors"). ctest lint.types checks the classes
--- against bindings/e2e_error.h, runtime/client/errclass.c and the bindings.
+-- against bindings/core/e2e_error.h, runtime/client/errclass.c and the bindings.
 
 --- An error value raised by e2e: a table with the metatable `e2e.Error`;
 --- `tostring(err)` is "<class>: <message>" ("<class>: <name>: <message>" with a `name`).

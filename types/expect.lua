@@ -1,6 +1,6 @@
 ---@meta _
 -- LuaLS definitions (never run): the assertion object of `e2e.expect(v)`
--- (bindings/expect.lua; docs/authoring.md section 2). Every matcher
+-- (bindings/core/expect.lua; docs/authoring.md section 2). Every matcher
 -- returns the assertion, so they chain: expect(s):type("string"):len(5).
 -- luacheck: ignore 212 241 (stubs: unused parameters; class tables only carry declarations)
 

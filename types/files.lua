@@ -1,6 +1,6 @@
 ---@meta e2e.files
 -- LuaLS definitions (never run) of sbx.files and watchers
--- (bindings/lua_files.c, lua_watcher.c; docs/lua-api.md "sbx.files").
+-- (bindings/sdk/lua_files.c, lua_watcher.c; docs/lua-api.md "sbx.files").
 -- `require "e2e.files"` gives the methods table. Relative paths are
 -- resolved by envd against the user's home.
 -- luacheck: ignore 212 241 (stubs: unused parameters; class tables only carry declarations)

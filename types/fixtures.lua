@@ -1,6 +1,6 @@
 ---@meta e2e.fixtures
 -- LuaLS definitions (never run) of the built-in fixtures
--- (bindings/fixtures.lua; docs/lua-api.md "fixtures"). The host loads
+-- (bindings/core/fixtures.lua; docs/lua-api.md "fixtures"). The host loads
 -- `e2e.fixtures` into every state before conftest.lua, which, like a test
 -- file, may redefine any of them. A test requests a fixture by naming it
 -- as a parameter; give it its type for completion with a cast, e.g.

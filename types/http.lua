@@ -1,6 +1,6 @@
 ---@meta e2e.http
 -- LuaLS definitions (never run) of `require "e2e.http"`
--- (bindings/lua_http.c; docs/lua-api.md "e2e.http").
+-- (bindings/sdk/lua_http.c; docs/lua-api.md "e2e.http").
 -- luacheck: ignore 212 241 (stubs: unused parameters; class tables only carry declarations)
 
 --- A plain HTTP client for what needs no credential of ours: signed file URLs, a service by its host name.

@@ -1,6 +1,6 @@
 ---@meta e2e.remote
 -- LuaLS definitions (never run) of `require "e2e.remote"`
--- (bindings/remote.lua; docs/lua-api.md "e2e.remote").
+-- (bindings/sdk/remote.lua; docs/lua-api.md "e2e.remote").
 -- luacheck: ignore 212 241 (stubs: unused parameters; class tables only carry declarations)
 
 --- Declarative remote execution: each call of a remote function runs Python in a fresh sandbox.

@@ -1,6 +1,6 @@
 ---@meta e2e.sandbox
 -- LuaLS definitions (never run) of `require "e2e.sandbox"` and the sandbox
--- handle (bindings/lua_sandbox.c, lua_sbxlist.c, lua_sbxhttp.c,
+-- handle (bindings/sdk/lua_sandbox.c, lua_sbxlist.c, lua_sbxhttp.c,
 -- lua_code.c; docs/lua-api.md "sandbox module"). ctest lint.types checks
 -- every name and option against the built binary and the bindings.
 -- luacheck: ignore 212 241 (stubs: unused parameters; class tables only carry declarations)

@@ -89,7 +89,7 @@ static void user_home_cwd(struct abx_doc *d, cJSON *sec, const struct abx_endpoi
     struct abx_err err;
     int code = -1;
 
-    /* sandbox.default_home's rule (bindings/lua_sandbox.c). */
+    /* sandbox.default_home's rule (bindings/sdk/lua_sandbox.c). */
     if (strcmp(want_user, "root") == 0)
         snprintf(home, sizeof home, "/root");
     else

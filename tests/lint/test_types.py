@@ -148,10 +148,16 @@ def call_args(text, fname):
             for m in re.finditer(r"\b%s\(([^()]*)\)" % fname, text)]
 
 
+def bpath(bindings, base):
+    """A file of bindings/ by its name, in whichever of its folders."""
+    found = glob.glob(os.path.join(bindings, "**", base), recursive=True)
+    return found[0] if found else os.path.join(bindings, base)
+
+
 def c_options(bindings, problems):
     """{options class: {option: origin}} from the known[] arrays."""
     out, seen = {}, set()
-    for path in sorted(glob.glob(os.path.join(bindings, "*.c"))):
+    for path in sorted(glob.glob(os.path.join(bindings, "**", "*.c"), recursive=True)):
         base, text = os.path.basename(path), read(path)
         funcs = c_functions(text)
         for fname, (params, body) in funcs.items():
@@ -197,7 +203,7 @@ def lua_function(text, header):
 def lua_options(bindings, problems):
     out = {}
     for (base, header), cls in LUA_OPTIONS.items():
-        body = lua_function(read(os.path.join(bindings, base)), header)
+        body = lua_function(read(bpath(bindings, base)), header)
         if body is None:
             problems.append("bindings/%s has no '%s...': update LUA_OPTIONS in "
                             "tests/lint/test_types.py" % (base, header))
@@ -211,7 +217,7 @@ def lua_options(bindings, problems):
 def c_fields(bindings, problems):
     out = {}
     for (base, fname), cls in C_FIELDS.items():
-        funcs = c_functions(read(os.path.join(bindings, base)))
+        funcs = c_functions(read(bpath(bindings, base)))
         if fname not in funcs:
             problems.append("bindings/%s has no %s(): update C_FIELDS in "
                             "tests/lint/test_types.py" % (base, fname))
@@ -223,12 +229,12 @@ def c_fields(bindings, problems):
 
 def call_fields(bindings):
     """The public fields of a remote call: setmetatable({...}, Call)."""
-    text = read(os.path.join(bindings, "remote.lua"))
+    text = read(bpath(bindings, "remote.lua"))
     out = {}
     for m in re.finditer(r"setmetatable\(\{([^{}]*)\},\s*Call\)", text):
         for name in re.findall(r"\b(\w+) =", m.group(1)):
             if not name.startswith("_"):
-                out[name] = "bindings/remote.lua setmetatable(..., Call)"
+                out[name] = "bindings/sdk/remote.lua setmetatable(..., Call)"
     return out
 
 
@@ -239,15 +245,16 @@ def error_classes(src):
     def add(names, where):
         for n in names:
             out.setdefault(n, where)
-    add(re.findall(r'#define ABX_ERR_\w+ "(\w+)"', read(os.path.join(src, "bindings",
+    add(re.findall(r'#define ABX_ERR_\w+ "(\w+)"', read(os.path.join(src, "bindings", "core",
                                                                      "e2e_error.h"))),
-        "bindings/e2e_error.h")
+        "bindings/core/e2e_error.h")
     text = read(os.path.join(src, "runtime", "client", "errclass.c"))
     names = c_functions(text).get("abx_errclass_name", ([], ""))[1]
     add([n for n in re.findall(r'return "(\w+)";', names) if n != "OK"],
         "runtime/client/errclass.c")
-    files = glob.glob(os.path.join(src, "bindings", "*.c")) + glob.glob(
-        os.path.join(src, "bindings", "*.lua")) + [os.path.join(src, "host", "repl", "exec.c")]
+    files = glob.glob(os.path.join(src, "bindings", "**", "*.c"), recursive=True) + glob.glob(
+        os.path.join(src, "bindings", "**", "*.lua"), recursive=True) + [
+        os.path.join(src, "host", "repl", "exec.c")]
     for path in sorted(files):
         text = read(path)
         rel = os.path.relpath(path, src)

@@ -73,23 +73,3 @@ int abx_load_embedded(lua_State *L, const unsigned char *src, size_t len,
         keep(L, src);
     return rc;
 }
-
-extern const unsigned char abx_expect_lua[], abx_prelude_lua[],
-    abx_fixtures_lua[], abx_remote_lua[];
-extern const size_t abx_expect_lua_len, abx_prelude_lua_len,
-    abx_fixtures_lua_len, abx_remote_lua_len;
-
-void abx_chunks_warm(void)
-{
-    lua_State *L = luaL_newstate();
-
-    if (!L)
-        return;  /* every state compiles its own, as before */
-    /* Compiled only, never run: names match the real loads'. */
-    abx_load_embedded(L, abx_expect_lua, abx_expect_lua_len, "=[e2e.expect]");
-    abx_load_embedded(L, abx_prelude_lua, abx_prelude_lua_len, "=[e2e]");
-    abx_load_embedded(L, abx_fixtures_lua, abx_fixtures_lua_len,
-                      "=[e2e.fixtures]");
-    abx_load_embedded(L, abx_remote_lua, abx_remote_lua_len, "=[e2e.remote]");
-    lua_close(L);
-}

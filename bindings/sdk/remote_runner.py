@@ -1,4 +1,4 @@
-"""Runner of e2e.remote (bindings/remote.lua), copied into every remote
+"""Runner of e2e.remote (bindings/sdk/remote.lua), copied into every remote
 sandbox and run there with python3 (stdlib only):
 
     python3 <dir>/runner.py <entry>

@@ -1,7 +1,7 @@
 -- e2e errors and assertions: the typed error objects (failure vs error),
 -- value rendering with diffs, expect(), eventually() and sleep(). Loaded by
 -- lua_e2e.c before prelude.lua, which builds the rest of the DSL on it.
--- Every error value has one shape (bindings/e2e_error.h): {class =,
+-- Every error value has one shape (bindings/core/e2e_error.h): {class =,
 -- message =, ...} with the metatable e2e.Error. Assertion failures are
 -- class "Failed" carrying "file:line: ", so the runner reports them as
 -- FAILED; any other error is an ERROR.

@@ -119,7 +119,7 @@ end
 ---------------------------------------------------------------------------
 -- Errors
 ---------------------------------------------------------------------------
--- One shape with every e2e error (bindings/e2e_error.h): tostring reads
+-- One shape with every e2e error (bindings/core/e2e_error.h): tostring reads
 -- "RemoteError: <name>: <message>"; .traceback is left to the runner (the
 -- Lua side's), the Python side's is .remote_traceback.
 local function remote_error(name, message, traceback, r)

@@ -11,7 +11,6 @@
 #include "e2e_trace.h"
 #include "jsonutil.h"
 #include "lua_e2e.h"
-#include "lua_sandbox.h"
 #include "lua_util.h"
 
 #define LBOX_MT "e2e.Box"
