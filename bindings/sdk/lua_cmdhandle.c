@@ -175,61 +175,6 @@ static int raise_exit(lua_State *L, const struct lhandle *h)
     return lua_error(L);
 }
 
-/* Waits for the end of the command behind the handle at hidx, calling
- * the functions at cbo/cbe (0 = none) with each chunk, protected: a
- * callback error closes the stream and is re-raised as is. Pushes the
- * result, or raises CommandExit / the stream's error. */
-static int hwait(lua_State *L, int hidx, int cbo, int cbe)
-{
-    struct lhandle *h = lua_touserdata(L, hidx);
-    struct abx_proc_event ev;
-    struct abx_err e;
-    int r, cb;
-
-    luaL_checkstack(L, 4, "command output callback");
-    h->busy = 1;
-    while (!h->ended && !h->failed) {
-        if (!h->pr) {  /* disconnected by one of its own callbacks */
-            h->busy = 0;
-            return luaL_error(L, "command handle is closed");
-        }
-        abx_err_clear(&e);
-        r = abx_proc_next(h->pr, &ev, h->deadline, &e);
-        if (r == 0)
-            abx_err_set(&e, ABX_E_TIMEOUT, 0, "deadline_exceeded",
-                        "command (pid %u) did not end before its timeout",
-                        (unsigned)h->pid);
-        if (r <= 0) {
-            hfail(h, &e);
-            break;
-        }
-        if (take_event(h, &ev) < 0)
-            break;
-        cb = ev.type == ABX_PROC_STDOUT ? cbo
-             : ev.type == ABX_PROC_STDERR ? cbe : 0;
-        if (!cb)
-            continue;
-        /* Nothing raises here (not even out of memory), so busy is
-         * always reset on the way out. */
-        if (abx_lpcall_bytes(L, cb, ev.data, ev.len) != LUA_OK) {
-            h->busy = 0;
-            hclose(h);  /* the stream first, then the error goes on */
-            return lua_error(L);
-        }
-    }
-    h->busy = 0;
-    /* Killed meanwhile (by a callback, another handle): the cut stream
-     * says only "truncated"; say what happened, as every later call will. */
-    if (h->failed && abx_lowner_killed(L, hidx))
-        abx_lowner(L, hidx);
-    if (h->failed)
-        return abx_lerr_raise(L, &h->ferr);
-    if (h->exit_code != 0)
-        return raise_exit(L, h);
-    push_result(L, h);
-    return 1;
-}
-
 /* ---- handle userdata -------------------------------------------------- */
 static struct lhandle *check_handle(lua_State *L)
 {
@@ -431,9 +376,20 @@ void abx_lhandle_own(lua_State *L, int hidx, struct abx_proc *pr,
     g_open_streams++;
 }
 
+/* Waits for the end of the command behind the handle at hidx, calling
+ * the functions at cbo/cbe (0: the handle's own, from its start, if any)
+ * with each chunk, protected: a callback error closes the stream and is
+ * re-raised as is. Pushes the result, or raises CommandExit / the
+ * stream's error. */
 int abx_lhandle_wait(lua_State *L, int hidx, int cbo, int cbe)
 {
+    struct lhandle *h;
+    struct abx_proc_event ev;
+    struct abx_err e;
+    int r, cb;
+
     hidx = lua_absindex(L, hidx);
+    h = lua_touserdata(L, hidx);
     if (!cbo) {
         lua_getiuservalue(L, hidx, 2);
         cbo = lua_isfunction(L, -1) ? lua_gettop(L) : 0;
@@ -442,5 +398,46 @@ int abx_lhandle_wait(lua_State *L, int hidx, int cbo, int cbe)
         lua_getiuservalue(L, hidx, 3);
         cbe = lua_isfunction(L, -1) ? lua_gettop(L) : 0;
     }
-    return hwait(L, hidx, cbo, cbe);
+    luaL_checkstack(L, 4, "command output callback");
+    h->busy = 1;
+    while (!h->ended && !h->failed) {
+        if (!h->pr) {  /* disconnected by one of its own callbacks */
+            h->busy = 0;
+            return luaL_error(L, "command handle is closed");
+        }
+        abx_err_clear(&e);
+        r = abx_proc_next(h->pr, &ev, h->deadline, &e);
+        if (r == 0)
+            abx_err_set(&e, ABX_E_TIMEOUT, 0, "deadline_exceeded",
+                        "command (pid %u) did not end before its timeout",
+                        (unsigned)h->pid);
+        if (r <= 0) {
+            hfail(h, &e);
+            break;
+        }
+        if (take_event(h, &ev) < 0)
+            break;
+        cb = ev.type == ABX_PROC_STDOUT ? cbo
+             : ev.type == ABX_PROC_STDERR ? cbe : 0;
+        if (!cb)
+            continue;
+        /* Nothing raises here (not even out of memory), so busy is
+         * always reset on the way out. */
+        if (abx_lpcall_bytes(L, cb, ev.data, ev.len) != LUA_OK) {
+            h->busy = 0;
+            hclose(h);  /* the stream first, then the error goes on */
+            return lua_error(L);
+        }
+    }
+    h->busy = 0;
+    /* Killed meanwhile (by a callback, another handle): the cut stream
+     * says only "truncated"; say what happened, as every later call will. */
+    if (h->failed && abx_lowner_killed(L, hidx))
+        abx_lowner(L, hidx);
+    if (h->failed)
+        return abx_lerr_raise(L, &h->ferr);
+    if (h->exit_code != 0)
+        return raise_exit(L, h);
+    push_result(L, h);
+    return 1;
 }

@@ -23,6 +23,7 @@
 #include "chan.h"
 #include "http.h"
 #include "ledger.h"
+#include "sweep.h"
 #include "out.h"
 #include "sandbox.h"
 

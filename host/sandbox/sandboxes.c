@@ -10,6 +10,7 @@
 
 #include "http.h"
 #include "ledger.h"
+#include "sweep.h"
 #include "out.h"
 #include "sandbox.h"
 #include "track.h"

@@ -1,4 +1,4 @@
-/* The run ledger and the sweeper.
+/* The run ledger (the sweeper that reads it: sweep.h).
  *
  * Ledger: an append-only text file per run (.abx-e2e/runs/<run id>.ledger),
  * written by every worker with O_APPEND (one line per write, < PIPE_BUF,
@@ -7,13 +7,7 @@
  *                                                 handle reaches Lua
  *   kill <sandbox id>                             deleted (or gone)
  *   keep <sandbox id>                             --keep-failed: leave it
- * A hard-killed run leaves the exact list of what may still be alive.
- *
- * Sweeper: kills every ledger id neither killed nor kept, then lists the
- * platform by the run's tag (metadata e2e=<run id>) and kills what is
- * left (kept ids excepted), repeating until the list is empty or the
- * budget is spent. Used by the runner at the end of a run and on
- * SIGINT/SIGTERM, by the guardian after a hard kill, and by the janitor. */
+ * A hard-killed run leaves the exact list of what may still be alive. */
 #ifndef ABX_LEDGER_H
 #define ABX_LEDGER_H
 
@@ -69,25 +63,5 @@ struct abx_ledger {
 int abx_ledger_load(const char *path, struct abx_ledger *out, char *err,
                     size_t errlen);
 void abx_ledger_free(struct abx_ledger *l);
-
-struct abx_sweep_report {
-    size_t from_ledger;   /* ids the ledger still listed alive */
-    size_t from_tag;      /* extra ids found by the tag listing */
-    size_t killed;
-    size_t gone;          /* already deleted (404) */
-    size_t kept;          /* left alive on purpose (--keep-failed) */
-    size_t errors;
-    size_t left;          /* ids still alive (or in doubt) at the end */
-    struct abx_buf log;   /* one line per error ("<id>: <message>") */
-};
-void abx_sweep_report_init(struct abx_sweep_report *r);
-void abx_sweep_report_free(struct abx_sweep_report *r);
-/* Sweeps run_id (ledger_path may be NULL: tag only) within budget s;
- * with a session, only the sandboxes also tagged e2e_session=<session>.
- * Appends "kill" lines to the ledger for what it deleted. 0 when nothing
- * tagged is left alive (kept ones aside), -1 otherwise. */
-int abx_sweep_run(const struct abx_platform *p, const char *run_id,
-                  const char *session, const char *ledger_path,
-                  double budget, struct abx_sweep_report *r);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "http.h"
 #include "ledger.h"
+#include "sweep.h"
 
 #define SWEEP_PAUSE 0.5  /* between tag listings, s */
 

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "ledger.h"
+#include "sweep.h"
 
 static char g_dir[256];
 

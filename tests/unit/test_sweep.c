@@ -18,6 +18,7 @@
 #include "check.h"
 #include "http.h"
 #include "ledger.h"
+#include "sweep.h"
 
 struct fsbx {
     char id[32], run[32], session[32];
