@@ -10,6 +10,7 @@
 #include "e2e_error.h"
 #include "e2e_trace.h"
 #include "http.h"
+#include "jsonutil.h"
 #include "lua_e2e.h"
 #include "lua_sandbox.h"
 
@@ -55,7 +56,10 @@ void abx_ljson_push(lua_State *L, const cJSON *v)
         lua_pushboolean(L, cJSON_IsTrue(v));
     } else if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
-        if (floor(d) == d && fabs(d) < 9007199254740992.0)
+        long long exact;
+        if (abx_json_exact_int(v, &exact) == 0)   /* beyond 2^53 (jsonexact.c) */
+            lua_pushinteger(L, (lua_Integer)exact);
+        else if (floor(d) == d && fabs(d) < 9007199254740992.0)
             lua_pushinteger(L, (lua_Integer)d);
         else
             lua_pushnumber(L, d);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonutil.h"
 #include "out.h"
 
 static int is_http_url(const char *u)
@@ -172,7 +173,7 @@ int abx_apix_sbx_path(struct abx_buf *out, const char *id, const char *tail,
 cJSON *abx_apix_json(const struct abx_http_resp *r, const char *what,
                      struct abx_err *err)
 {
-    cJSON *o = cJSON_ParseWithLength(r->body.data ? r->body.data : "",
+    cJSON *o = abx_json_parse(r->body.data ? r->body.data : "",
                                      r->body.len);
     if (o == NULL)
         abx_err_set(err, ABX_E_PROTOCOL, r->status, "",

@@ -109,7 +109,7 @@ int abx_exec_line(struct abx_exec_state *st, const char *p, size_t n)
         ;
     if (i == n || st->finished)
         return 0;       /* blank lines; anything after the end */
-    line = cJSON_ParseWithLength(p, n);
+    line = abx_json_parse(p, n);
     type = cJSON_GetObjectItemCaseSensitive(line, "type");
     if (!cJSON_IsObject(line) || !cJSON_IsString(type)) {
         cJSON_Delete(line);

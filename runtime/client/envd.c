@@ -372,7 +372,7 @@ void abx_envd_connect_error(struct abx_err *err, const char *what,
 int abx_envd_parse_object(const struct abx_http_resp *resp, const char *what,
                           cJSON **out, struct abx_err *err)
 {
-    *out = cJSON_ParseWithLength(resp->body.data ? resp->body.data : "",
+    *out = abx_json_parse(resp->body.data ? resp->body.data : "",
                                  resp->body.len);
     if (cJSON_IsObject(*out))
         return 0;

@@ -10,6 +10,7 @@
 
 #include "envd_internal.h"
 #include "filesig.h"
+#include "jsonutil.h"
 #include "out.h"
 
 #define ERRBODY_MAX 65536
@@ -160,7 +161,7 @@ static int post_files(struct abx_envd_call *c, cJSON **infos,
         goto out;
     }
     /* envd sends no Content-Type here: parse the body regardless. */
-    arr = cJSON_ParseWithLength(abx_buf_cstr(&resp.body), resp.body.len);
+    arr = abx_json_parse(abx_buf_cstr(&resp.body), resp.body.len);
     if (!cJSON_IsArray(arr)) {
         cJSON_Delete(arr);
         abx_err_set(err, ABX_E_PROTOCOL, resp.status, "",

@@ -152,7 +152,7 @@ static int one_message(struct abx_envd_stream *s, unsigned flags,
     }
     if (s->ended)
         return fail_protocol(s, "a message after the end of the stream");
-    m = cJSON_ParseWithLength(payload, len);
+    m = abx_json_parse(payload, len);
     if (!cJSON_IsObject(m)) {
         cJSON_Delete(m);
         return fail_protocol(s, "malformed stream message (not a JSON "

@@ -89,7 +89,9 @@ int abx_json_get_int(const cJSON *obj, const char *camel, int64_t *out,
     *out = def;
     if (!v)
         return ABX_JSON_ABSENT;
-    if (cJSON_IsNumber(v)) {
+    if (cJSON_IsNumber(v) && abx_json_exact_int(v, &n) == 0) {
+        ;   /* beyond 2^53, parsed by abx_json_parse: its literal */
+    } else if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
 
         /* 2^63 is exactly representable: reject at or beyond it. */

@@ -21,6 +21,13 @@ struct abx_json_err {
     char msg[256];
 };
 
+/* cJSON_ParseWithLength, integers beyond 2^53 kept exact: such a number
+ * node carries its literal in valuestring (jsonexact.c). */
+cJSON *abx_json_parse(const char *text, size_t len);
+/* The exact value of such a node (one that fits in a long long): 0, or -1
+ * (not one: use valuedouble). */
+int abx_json_exact_int(const cJSON *v, long long *out);
+
 /* The member named camel (or its snake_case form), NULL if absent/null. */
 const cJSON *abx_json_field(const cJSON *obj, const char *camel);
 

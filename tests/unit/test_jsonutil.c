@@ -90,5 +90,38 @@ int main(void)
               "{\"stdout\":\"AAEC/w==\",\"size\":\"-9223372036854775808\"}");
     abx_buf_free(&buf);
     cJSON_Delete(o);
+
+    /* abx_json_parse: integers beyond 2^53 keep every digit; strings,
+     * keys, floats and small integers are left as cJSON reads them. */
+    {
+        static const char text[] =
+            "{\"s\": \"1152921504606846977 \\\" 9\", \"a\": 1152921504606846977, "
+            "\"1234567890123456789\": [1, -9007199254740993, 1.5e300, 3, {\"x\": "
+            "9223372036854775807}], \"c\": 9007199254740991, \"d\": 1e20}";
+        const cJSON *arr;
+        cJSON *d = abx_json_parse(text, sizeof text - 1), *dup;
+        long long v;
+
+        CHECK(d != NULL);
+        CHECK_INT(abx_json_exact_int(cJSON_GetObjectItem(d, "a"), &v), 0);
+        CHECK(v == 1152921504606846977LL);
+        CHECK_INT(abx_json_get_int(d, "a", &i, 0, INT64_MIN, INT64_MAX, &err), ABX_JSON_OK);
+        CHECK(i == 1152921504606846977LL);
+        CHECK_STR(cJSON_GetObjectItem(d, "s")->valuestring, "1152921504606846977 \" 9");
+        arr = cJSON_GetObjectItem(d, "1234567890123456789");
+        CHECK_INT(abx_json_exact_int(cJSON_GetArrayItem(arr, 0), &v), -1);
+        CHECK_INT(abx_json_exact_int(cJSON_GetArrayItem(arr, 1), &v), 0);
+        CHECK(v == -9007199254740993LL);
+        CHECK_INT(abx_json_exact_int(cJSON_GetArrayItem(arr, 2), &v), -1);
+        CHECK_INT(abx_json_exact_int(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 4), "x"), &v), 0);
+        CHECK(v == 9223372036854775807LL);
+        CHECK_INT(abx_json_exact_int(cJSON_GetObjectItem(d, "c"), &v), -1);
+        CHECK_INT(abx_json_exact_int(cJSON_GetObjectItem(d, "d"), &v), -1);
+        dup = cJSON_Duplicate(d, 1);   /* the literal goes with a copy */
+        CHECK_INT(abx_json_exact_int(cJSON_GetObjectItem(dup, "a"), &v), 0);
+        CHECK(v == 1152921504606846977LL);
+        cJSON_Delete(dup);
+        cJSON_Delete(d);
+    }
     return CHECK_DONE();
 }

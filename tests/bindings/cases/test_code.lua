@@ -54,3 +54,13 @@ test("envs reach the code", function(code_sandbox)
   local r = code_sandbox:run_code("import os; os.environ['ABX_PROBE']", { envs = { ABX_PROBE = "v1" } })
   expect(r.text):eq("'v1'")
 end)
+
+test("an integer beyond 2^53 in a result's JSON keeps every digit", function(code_sandbox)
+  local r = code_sandbox:run_code(
+    "class J:\n  def _repr_json_(self):\n    return {'id': 2**60 + 1, 'neg': -(2**53) - 1}\nJ()")
+  local j = r.results[1] and r.results[1].json
+  expect(type(j)):eq("table")
+  expect(math.type(j.id)):eq("integer")
+  expect(j.id):eq(1152921504606846977)
+  expect(j.neg):eq(-9007199254740993)
+end)
