@@ -4,7 +4,9 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "lua_commands.h"
 #include "lua_e2e.h"
+#include "lua_files.h"
 #include "lua_http.h"
 #include "lua_json.h"
 #include "lua_remote.h"

@@ -15,7 +15,8 @@
 #include "e2e_trace.h"
 #include "http.h"
 #include "lua_cmdhandle.h"
-#include "lua_sandbox.h"
+#include "lua_sbxerr.h"
+#include "lua_sbxtype.h"
 #include "lua_util.h"
 
 /* Client-side guard beyond the command's own timeout (the server kills it

@@ -8,7 +8,9 @@
 #include <lua.h>
 
 #include "codeint.h"
-#include "lua_sandbox.h"
+#include "lua_code.h"
+#include "lua_sbxerr.h"
+#include "lua_sbxtype.h"
 #include "lua_util.h"
 
 #define CODE_TIMEOUT 300.0   /* s, as E2B's code interpreter SDK */

@@ -10,8 +10,10 @@
 
 #include "jsonutil.h"
 #include "lua_cmdhandle.h"
+#include "lua_commands.h"
 #include "lua_e2e.h"
-#include "lua_sandbox.h"
+#include "lua_sbxerr.h"
+#include "lua_sbxtype.h"
 #include "lua_util.h"
 
 #define DEFAULT_TIMEOUT_S 60.0

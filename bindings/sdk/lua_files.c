@@ -15,7 +15,9 @@
 
 #include "jsonutil.h"
 #include "lua_e2e.h"
-#include "lua_sandbox.h"
+#include "lua_files.h"
+#include "lua_sbxerr.h"
+#include "lua_sbxtype.h"
 #include "lua_util.h"
 #include "lua_watcher.h"
 #include "utf8.h"

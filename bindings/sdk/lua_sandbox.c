@@ -11,8 +11,15 @@
 #include <lua.h>
 
 #include "e2e_trace.h"
+#include "lua_code.h"
+#include "lua_commands.h"
 #include "lua_e2e.h"
+#include "lua_files.h"
 #include "lua_sandbox.h"
+#include "lua_sbxerr.h"
+#include "lua_sbxhttp.h"
+#include "lua_sbxlist.h"
+#include "lua_sbxtype.h"
 #include "lua_util.h"
 
 #define SCOPE_KEY "e2e.sandbox_scope"   /* prelude's group provider */

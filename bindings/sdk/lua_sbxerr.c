@@ -1,4 +1,4 @@
-/* Helpers shared by the sandbox-facing modules (lua_sandbox.h): error
+/* Helpers shared by the sandbox-facing modules (lua_sbxerr.h): error
  * values, JSON <-> Lua conversion, the platform of a state, and the
  * cancellation check of the HTTP engine. */
 #include <math.h>
@@ -12,7 +12,8 @@
 #include "http.h"
 #include "jsonutil.h"
 #include "lua_e2e.h"
-#include "lua_sandbox.h"
+#include "lua_sbxerr.h"
+#include "lua_sbxtype.h"
 
 /* ---- error values (e2e_error.h) -------------------------------------- */
 void abx_lerr_push(lua_State *L, const struct abx_err *e)

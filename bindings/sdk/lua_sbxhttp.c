@@ -12,7 +12,9 @@
 
 #include "http.h"
 #include "lua_http.h"
-#include "lua_sandbox.h"
+#include "lua_sbxerr.h"
+#include "lua_sbxhttp.h"
+#include "lua_sbxtype.h"
 #include "lua_util.h"
 
 #define MAX_EXTRA 12   /* abx_headers holds 16 lines; routing takes 2-3 */

@@ -8,7 +8,9 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lua_sandbox.h"
+#include "lua_sbxerr.h"
+#include "lua_sbxlist.h"
+#include "lua_sbxtype.h"
 #include "lua_util.h"
 
 #define INFOBOX_MT "e2e.SandboxInfoBox"

@@ -1,12 +1,13 @@
 /* The sandbox userdata type (metatable e2e.Sandbox, struct abx_lsandbox in
- * lua_sandbox.h): checking a handle, its info, whether it was killed, and
+ * lua_sbxtype.h): checking a handle, its info, whether it was killed, and
  * finding the sandbox that owns a sub-object (commands, files, a command
  * handle, a watcher). The modules built on a sandbox use only this file,
  * so none of them needs lua_sandbox.c, which pushes them. */
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lua_sandbox.h"
+#include "lua_sbxerr.h"
+#include "lua_sbxtype.h"
 
 const struct abx_sandbox_info *abx_lsandbox_info(struct abx_lsandbox *s)
 {

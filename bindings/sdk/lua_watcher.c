@@ -7,7 +7,8 @@
 
 #include "e2e_trace.h"
 #include "http.h"
-#include "lua_sandbox.h"
+#include "lua_sbxerr.h"
+#include "lua_sbxtype.h"
 #include "lua_util.h"
 #include "lua_watcher.h"
 
