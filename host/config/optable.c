@@ -165,7 +165,8 @@ static int cloud(const char *name, const char *v, const char **dst, char *err, s
 {
     if (strcmp(v, "e2b") != 0 && strcmp(v, "fc") != 0)
         return fail(err, errlen, "%s expects e2b or fc, got '%s'", name, v);
-    *dst = v;
+    *dst = strcmp(v, "fc") == 0 ? "fc" : "e2b";   /* not the environment's
+                                                     string: setenv may follow */
     return 0;
 }
 
