@@ -47,6 +47,15 @@ void abx_term_collect_stop(const struct abx_opts *o, size_t errors);
 /* Text abx_term_finish prints right before the closing line, which stays
  * the last one (the CI annotations); copied, NULL clears. */
 void abx_term_epilogue(const char *text);
+/* Where a failure surfaced (failsite.c), as
+ * pytest-github-actions-annotate-failures finds it: the innermost
+ * traceback frame in the test's own file (a helper module's assertion
+ * points at the test's call of it); else the innermost in another file of
+ * the run; else the test's definition (file, def_line). text: the error
+ * line, then "stack traceback:" and frames, innermost first. The file
+ * goes to out; returns the line (0 unknown). */
+int abx_failure_site(const char *file, int def_line, const char *text, char *out,
+                     size_t outlen);
 /* Under GitHub Actions (GITHUB_ACTIONS=true, no --no-ci-annotations):
  * ::error/::warning annotations, printed before the closing line, and the
  * Markdown job summary appended to $GITHUB_STEP_SUMMARY (ci_out.c). Call
