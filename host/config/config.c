@@ -40,8 +40,10 @@ static void make_run_id(char *out, size_t len)
              r & 0xffffffffu);
 }
 
-int abx_env_set_platform(struct abx_env *e, const struct abx_opts *o, const char *kind,
-                         char *err, size_t errlen)
+/* The platform kind ("fc" or "e2b") and its capability set, adjusted by
+ * o->caps_spec (E2E_CAPS). 0, or -1 with err (usage error). */
+static int set_platform(struct abx_env *e, const struct abx_opts *o, const char *kind,
+                        char *err, size_t errlen)
 {
     unsigned bits;
 
@@ -72,7 +74,7 @@ static int derive_env(struct abx_env *e, const struct abx_opts *o, char *err, si
     else
         make_run_id(e->run_id, sizeof e->run_id);
     /* --local: the cloud its profile imitates, known before it starts */
-    if (abx_env_set_platform(e, o, o->local ? o->profile : o->platform, err, errlen) != 0)
+    if (set_platform(e, o, o->local ? o->profile : o->platform, err, errlen) != 0)
         return -1;
     if (e->has_credentials &&
         abx_platform_init(&e->platform, o->api_key, o->api_url, o->domain, o->sandbox_url,

@@ -122,10 +122,6 @@ struct abx_env {
     char platform_kind[8];
     unsigned caps;
 };
-/* Sets the platform kind ("fc" or "e2b") and its capability set, then
- * applies o->caps_spec (E2E_CAPS). 0, or -1 with err (usage error). */
-int abx_env_set_platform(struct abx_env *e, const struct abx_opts *o, const char *kind,
-                         char *err, size_t errlen);
 
 /* ---- the settings: one config (config.c) ------------------------------
  * Everything the command line, the environment and the .env files say,

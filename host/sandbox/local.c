@@ -269,15 +269,12 @@ int abx_local_start(struct abx_env *e, const struct abx_opts *o, char *err, size
     int status;
 
     memset(vals, 0, sizeof vals);
-    /* The suite takes the capability set of the profile it starts
-     * (E2E_CAPS still adjusts it); +pause on fc is an allow-listed
-     * account, which abx-local imitates with --allow-pause. */
+    /* The suite has the capability set of the profile it starts since its
+     * config was built (config.c; E2E_CAPS still adjusts it); +pause on fc
+     * is an allow-listed account, which abx-local imitates with
+     * --allow-pause. */
     prof = o->profile;   /* --local always has one (cli.c); the child gets it
                             as ABX_LOCAL_PROFILE (main.c) */
-    if (abx_env_set_platform(e, o, prof, perr, sizeof perr) != 0) {
-        snprintf(err, errlen, "profile %.16s: %s", prof, perr);
-        return -1;
-    }
     if (abx_local_binary(bin, sizeof bin, err, errlen) != 0 ||
         spawn(bin, strcmp(prof, "fc") == 0 &&
                        (e->caps & (1u << ABX_CAP_PAUSE)),
