@@ -38,9 +38,9 @@ static int err_tostring(lua_State *L)
     return 1;
 }
 
-void abx_error_push_text(lua_State *L, int idx)
+void abx_err_push_text(lua_State *L, int idx)
 {
-    const char *cls = abx_error_class(L, idx);
+    const char *cls = abx_err_class_of(L, idx);
 
     if (strcmp(cls, ABX_ERR_FAILED) == 0 || strcmp(cls, ABX_ERR_SKIPPED) == 0 ||
         strcmp(cls, ABX_ERR_ERROR) == 0) {
@@ -56,33 +56,33 @@ void abx_error_push_text(lua_State *L, int idx)
     push_tostring(L, idx);
 }
 
-void abx_error_mt(lua_State *L)
+void abx_err_mt(lua_State *L)
 {
-    if (luaL_newmetatable(L, ABX_ERROR_MT)) {
+    if (luaL_newmetatable(L, ABX_ERR_MT)) {
         lua_pushcfunction(L, err_tostring);
         lua_setfield(L, -2, "__tostring");
     }
 }
 
-void abx_error_push(lua_State *L, const char *cls, const char *msg)
+void abx_err_push_new(lua_State *L, const char *cls, const char *msg)
 {
     lua_createtable(L, 0, 3);
     lua_pushstring(L, cls);
     lua_setfield(L, -2, "class");
     lua_pushstring(L, msg);
     lua_setfield(L, -2, "message");
-    abx_error_mt(L);
+    abx_err_mt(L);
     lua_setmetatable(L, -2);
 }
 
-int abx_error_is(lua_State *L, int idx)
+int abx_err_is(lua_State *L, int idx)
 {
     int ok;
 
     idx = lua_absindex(L, idx);
     if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx))
         return 0;
-    luaL_getmetatable(L, ABX_ERROR_MT);
+    luaL_getmetatable(L, ABX_ERR_MT);
     ok = lua_rawequal(L, -1, -2);
     lua_pop(L, 2);
     if (ok) {
@@ -93,11 +93,11 @@ int abx_error_is(lua_State *L, int idx)
     return ok;
 }
 
-const char *abx_error_class(lua_State *L, int idx)
+const char *abx_err_class_of(lua_State *L, int idx)
 {
     const char *s;
 
-    if (!abx_error_is(L, idx))
+    if (!abx_err_is(L, idx))
         return ABX_ERR_ERROR;
     idx = lua_absindex(L, idx);
     lua_pushliteral(L, "class");
@@ -107,7 +107,7 @@ const char *abx_error_class(lua_State *L, int idx)
     return s;
 }
 
-const char *abx_error_message(lua_State *L, int idx)
+const char *abx_err_message_of(lua_State *L, int idx)
 {
     const char *s = NULL;
 

@@ -56,7 +56,7 @@ static void push_timeout(lua_State *L)
              g_region.interruptible ? "test exceeded"
                                     : "teardown step exceeded",
              g_region.budget);
-    abx_error_push(L, ABX_ERR_TEST_TIMEOUT, msg);
+    abx_err_push_new(L, ABX_ERR_TEST_TIMEOUT, msg);
 }
 
 static void hook(lua_State *L, lua_Debug *ar)
@@ -76,7 +76,7 @@ static void hook(lua_State *L, lua_Debug *ar)
     /* Keep raising at every line and instruction until the region ends. */
     lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
     if (fired == FIRED_INTERRUPT)
-        abx_error_push(L, ABX_ERR_INTERRUPTED, "run stopped by a signal");
+        abx_err_push_new(L, ABX_ERR_INTERRUPTED, "run stopped by a signal");
     else
         push_timeout(L);
     lua_error(L);
@@ -124,11 +124,11 @@ static int msgh(lua_State *L)
 {
     int m;
 
-    if (abx_error_is(L, 1)) {
+    if (abx_err_is(L, 1)) {
         lua_pushliteral(L, "traceback");
         if (lua_rawget(L, 1) == LUA_TNIL) {
             lua_pushliteral(L, "traceback");
-            abx_error_push_text(L, 1);
+            abx_err_push_text(L, 1);
             push_traceback(L, lua_gettop(L));
             lua_remove(L, -2);
             lua_rawset(L, 1);
@@ -160,7 +160,7 @@ static int msgh(lua_State *L)
                         luaL_typename(L, 1));
     }
     m = lua_gettop(L);
-    abx_error_push(L, ABX_ERR_ERROR, "");
+    abx_err_push_new(L, ABX_ERR_ERROR, "");
     lua_pushvalue(L, m);
     lua_setfield(L, -2, "message");
     lua_pushvalue(L, 1);  /* the error as raised: its class, for matching */
@@ -174,7 +174,7 @@ static int msgh(lua_State *L)
  * errors in the handler bypass msgh). */
 static void normalise_error(lua_State *L, int status)
 {
-    if (abx_error_is(L, -1))
+    if (abx_err_is(L, -1))
         return;
     {
         const char *m = lua_tostring(L, -1);
@@ -183,7 +183,7 @@ static void normalise_error(lua_State *L, int status)
             m = abx_alloc_oom_message();
         snprintf(buf, sizeof buf, "%s", m ? m : "error in error handling");
         lua_pop(L, 1);
-        abx_error_push(L, ABX_ERR_ERROR, buf);
+        abx_err_push_new(L, ABX_ERR_ERROR, buf);
     }
 }
 

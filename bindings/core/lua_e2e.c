@@ -42,7 +42,7 @@ static int core_emit(lua_State *L)
  * side's own errors (expect.lua, remote.lua). */
 static int core_error_mt(lua_State *L)
 {
-    abx_error_mt(L);
+    abx_err_mt(L);
     return 1;
 }
 
@@ -50,8 +50,8 @@ static int core_error_mt(lua_State *L)
  * ours (e2e_error.h); anything else through tostring. */
 static int core_error_text(lua_State *L)
 {
-    if (abx_error_is(L, 1))
-        abx_error_push_text(L, 1);
+    if (abx_err_is(L, 1))
+        abx_err_push_text(L, 1);
     else
         luaL_tolstring(L, 1, NULL);
     return 1;

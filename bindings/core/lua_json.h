@@ -3,10 +3,16 @@
 #ifndef ABX_LUA_JSON_H
 #define ABX_LUA_JSON_H
 
+#include <cjson/cJSON.h>
 #include <lua.h>
 
 /* Returns the module table {decode, encode, null, object, is_object}. */
 int luaopen_e2e_json(lua_State *L);
+
+/* JSON -> Lua for a reply's tree (abx_json_parse: integers beyond 2^53
+ * exact): objects become tables, arrays sequences, null nil. The same
+ * walk as json.decode (lua_json_decode.c). Raises past 200 levels. */
+void abx_json_push(lua_State *L, const cJSON *v);
 
 /* ---- shared by lua_json.c, lua_json_decode.c, lua_json_marks.c ------- */
 #define ABX_JSON_MAX_DEPTH 200

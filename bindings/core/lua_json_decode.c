@@ -1,7 +1,9 @@
-/* e2e.json decode (the module and encode: lua_json.c).
+/* JSON -> Lua, the one path: json.decode (the module and encode:
+ * lua_json.c) and the SDK's replies (abx_json_push) walk a cJSON tree
+ * with dec_value.
  *
- * cJSON checks the syntax and builds the tree; we then walk the tree and,
- * in step, the source text, because cJSON keeps numbers only as doubles
+ * json.decode: cJSON checks the syntax and builds the tree; we then walk
+ * the tree and, in step, the source text, because cJSON keeps numbers only as doubles
  * (an id beyond 2^53 would silently change) and strings only as C strings
  * (a "\u0000" would cut them). Tree order is document order, so the n-th
  * number or string node is the n-th number or string token: the exact
@@ -9,6 +11,7 @@
  * on the Lua stack, so any raise frees it. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "jsonutil.h"
 #include "lua_json.h"
 #include "lua_util.h"
 #include "utf8.h"
@@ -29,12 +33,18 @@ struct dec {
     size_t pos;    /* where the next string/number token is looked for */
     int objects;   /* stack index of the marked-object set */
 };
+/* A reply (abx_json_push) has no text (d->s NULL): strings and numbers
+ * come from the tree (abx_json_parse kept integers beyond 2^53 exact),
+ * null is nil, and no object is marked. */
 
 static int dec_fail(struct dec *d, size_t off, const char *what)
 {
     char msg[160];
 
-    snprintf(msg, sizeof msg, "json.decode: %s at offset %zu", what, off);
+    if (!d->s)
+        snprintf(msg, sizeof msg, "JSON reply: %s", what);
+    else
+        snprintf(msg, sizeof msg, "json.decode: %s at offset %zu", what, off);
     return luaL_error(d->L, "%s", msg);
 }
 
@@ -196,6 +206,21 @@ static void dec_number(struct dec *d, const cJSON *v, size_t a, size_t b)
     lua_pushnumber(d->L, (lua_Number)v->valuedouble);
 }
 
+/* A reply's number: exact beyond 2^53 (jsonexact.c), an integer when
+ * integral, else a float. */
+static void tree_number(lua_State *L, const cJSON *v)
+{
+    double x = v->valuedouble;
+    long long exact;
+
+    if (abx_json_exact_int(v, &exact) == 0)
+        lua_pushinteger(L, (lua_Integer)exact);
+    else if (floor(x) == x && fabs(x) < 9007199254740992.0)
+        lua_pushinteger(L, (lua_Integer)x);
+    else
+        lua_pushnumber(L, x);
+}
+
 static void dec_value(struct dec *d, const cJSON *v, int depth)
 {
     lua_State *L = d->L;
@@ -209,14 +234,21 @@ static void dec_value(struct dec *d, const cJSON *v, int depth)
                  ABX_JSON_MAX_DEPTH);
         dec_fail(d, d->pos, what);
     }
-    luaL_checkstack(L, 4, "json.decode");
-    if (cJSON_IsNull(v)) {
-        lua_pushlightuserdata(L, (void *)&abx_json_null);
+    luaL_checkstack(L, 4, "JSON -> Lua");
+    if (!v || cJSON_IsNull(v)) {
+        if (d->s)
+            lua_pushlightuserdata(L, (void *)&abx_json_null);
+        else
+            lua_pushnil(L);
     } else if (cJSON_IsBool(v)) {
         lua_pushboolean(L, cJSON_IsTrue(v));
+    } else if (cJSON_IsNumber(v) && !d->s) {
+        tree_number(L, v);
     } else if (cJSON_IsNumber(v)) {
         dec_next(d, 0, &a, &b);
         dec_number(d, v, a, b);
+    } else if (cJSON_IsString(v) && !d->s) {
+        lua_pushstring(L, v->valuestring ? v->valuestring : "");
     } else if (cJSON_IsString(v)) {
         dec_next(d, 1, &a, &b);
         dec_string(d, v->valuestring, a, b);
@@ -228,20 +260,35 @@ static void dec_value(struct dec *d, const cJSON *v, int depth)
         }
     } else if (cJSON_IsObject(v)) {
         lua_newtable(L);
-        if (!v->child) {  /* keep {} an object when encoded again */
+        if (!v->child && d->s) {  /* keep {} an object when encoded again */
             lua_pushvalue(L, -1);
             lua_pushboolean(L, 1);
             lua_rawset(L, d->objects);
         }
         for (c = v->child; c; c = c->next) {
-            dec_next(d, 1, &a, &b);
-            dec_string(d, c->string, a, b);
+            if (!d->s && !c->string)
+                continue;
+            if (d->s) {
+                dec_next(d, 1, &a, &b);
+                dec_string(d, c->string, a, b);
+            } else {
+                lua_pushstring(L, c->string);
+            }
             dec_value(d, c, depth + 1);
             lua_rawset(L, -3);
         }
-    } else {
+    } else if (d->s) {
         dec_fail(d, d->pos, "internal error: unknown node");
+    } else {
+        lua_pushnil(L);   /* an invalid node of a reply: as null */
     }
+}
+
+void abx_json_push(lua_State *L, const cJSON *v)
+{
+    struct dec d = {.L = L};
+
+    dec_value(&d, v, 1);
 }
 
 int abx_json_decode_l(lua_State *L)

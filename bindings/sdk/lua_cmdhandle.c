@@ -12,10 +12,10 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_raise.h"
 #include "e2e_trace.h"
 #include "http.h"
 #include "lua_cmdhandle.h"
-#include "lua_sbxerr.h"
 #include "lua_sbxtype.h"
 #include "lua_util.h"
 
@@ -150,7 +150,7 @@ static int raise_exit(lua_State *L, const struct lhandle *h)
     abx_err_clear(&e);
     abx_err_set(&e, ABX_E_SANDBOX, 0, NULL, "Command exited with code %d",
                 h->exit_code);
-    abx_lerr_push(L, &e);
+    abx_err_push(L, &e);
     lua_pushliteral(L, "CommandExit");
     lua_setfield(L, -2, "class");
     lua_pushfstring(L, "Command exited with code %d and error:\n",
@@ -219,7 +219,7 @@ static int h_kill(lua_State *L)
 
     abx_err_clear(&e);
     if ((r = abx_envd_signal(&s->envd, h->pid, 9, &e)) < 0)
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     lua_pushboolean(L, r);
     return 1;
 }
@@ -238,7 +238,7 @@ int abx_lsend_stdin(lua_State *L, const struct abx_endpoint *envd,
         n = len - off < STDIN_PIECE ? len - off : STDIN_PIECE;
         abx_err_clear(&e);
         if (abx_envd_send_stdin(envd, pid, data + off, n, &e) < 0)
-            return abx_lerr_raise(L, &e);
+            return abx_err_raise(L, &e);
         off += n;
     } while (off < len);
     return 0;
@@ -262,7 +262,7 @@ static int h_close_stdin(lua_State *L)
 
     abx_err_clear(&e);
     if (abx_envd_close_stdin(&s->envd, h->pid, &e) < 0)
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     return 0;
 }
 
@@ -436,7 +436,7 @@ int abx_lhandle_wait(lua_State *L, int hidx, int cbo, int cbe)
     if (h->failed && abx_lowner_killed(L, hidx))
         abx_lowner(L, hidx);
     if (h->failed)
-        return abx_lerr_raise(L, &h->ferr);
+        return abx_err_raise(L, &h->ferr);
     if (h->exit_code != 0)
         return raise_exit(L, h);
     push_result(L, h);

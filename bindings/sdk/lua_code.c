@@ -8,8 +8,11 @@
 #include <lua.h>
 
 #include "codeint.h"
+#include "e2e_raise.h"
 #include "lua_code.h"
-#include "lua_sbxerr.h"
+#include "lua_json.h"
+#include "lua_sbxmap.h"
+#include "lua_sbxplat.h"
 #include "lua_sbxtype.h"
 #include "lua_util.h"
 
@@ -120,13 +123,13 @@ int abx_lcode_run(lua_State *L)
     c.err_idx = opt_callback(L, 3, "on_stderr");
     abx_lopt_push(L, 3, "envs", LUA_TTABLE);
     box = abx_lbox_push(L, 0);
-    box->json = abx_ljson_env_map(L, -2, 3);
+    box->json = abx_lopt_env_map(L, -2, 3);
     o.envs = box->json;
     o.on_output = on_output;
     o.ud = &c;
     if (abx_endpoint_init(&ep, plat, abx_lsandbox_info(s), ABX_CODE_PORT,
                           &err) != 0)
-        return abx_lerr_raise(L, &err);
+        return abx_err_raise(L, &err);
     {
         cJSON *out = NULL;
         rc = abx_code_execute(&ep, &o, &out, &err);
@@ -139,8 +142,8 @@ int abx_lcode_run(lua_State *L)
     if (rc != 0 && abx_lsandbox_killed(s))
         abx_lsandbox_check(L, 1);  /* killed meanwhile: says so, raises */
     if (rc != 0)
-        return abx_lerr_raise(L, &err);
-    abx_ljson_push(L, box->json);
+        return abx_err_raise(L, &err);
+    abx_json_push(L, box->json);
     abx_lbox_release(box);
     if (lua_type(L, -1) != LUA_TTABLE) {
         lua_pop(L, 1);
@@ -169,12 +172,12 @@ int abx_lcode_create_context(lua_State *L)
     box = abx_lbox_push(L, 0);
     if (abx_endpoint_init(&ep, plat, abx_lsandbox_info(s), ABX_CODE_PORT,
                           &err) != 0)
-        return abx_lerr_raise(L, &err);
+        return abx_err_raise(L, &err);
     rc = abx_code_create_context(&ep, language, cwd, &box->json, &err);
     abx_endpoint_free(&ep);
     if (rc != 0)
-        return abx_lerr_raise(L, &err);
-    abx_ljson_push(L, box->json);
+        return abx_err_raise(L, &err);
+    abx_json_push(L, box->json);
     abx_lbox_release(box);
     return 1;
 }

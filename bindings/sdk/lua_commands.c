@@ -8,11 +8,13 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_raise.h"
 #include "jsonutil.h"
 #include "lua_cmdhandle.h"
 #include "lua_commands.h"
 #include "lua_e2e.h"
-#include "lua_sbxerr.h"
+#include "lua_json.h"
+#include "lua_sbxmap.h"
 #include "lua_sbxtype.h"
 #include "lua_util.h"
 
@@ -75,7 +77,7 @@ static int c_run(lua_State *L)
     abx_lhandle_push(L, -1, background ? cbo : 0, background ? cbe : 0);
     hidx = lua_gettop(L);
     /* Last thing that may raise: from here to the free, nothing does. */
-    envs = abx_ljson_env_map(L, envs_idx, 3);
+    envs = abx_lopt_env_map(L, envs_idx, 3);
     cfg.cmd = "/bin/bash";
     cfg.args = args;
     cfg.envs = envs;
@@ -83,7 +85,7 @@ static int c_run(lua_State *L)
     pr = abx_proc_start(&s->envd, &cfg, &e);
     cJSON_Delete(envs);
     if (!pr)
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     abx_lhandle_own(L, hidx, pr, cfg.timeout);
     if (background) {
         lua_pushvalue(L, hidx);
@@ -106,7 +108,7 @@ static int c_list(lua_State *L)
     abx_err_clear(&e);
     if (abx_envd_proc_list(&s->envd, &box->json, &e) < 0) {
         abx_lbox_release(box);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     lua_newtable(L);
     cJSON_ArrayForEach(p, box->json) {
@@ -121,13 +123,13 @@ static int c_list(lua_State *L)
         abx_lset_jstring(L, cfg, "cwd", "cwd");
         v = abx_json_field(cfg, "args");
         if (cJSON_IsArray(v))
-            abx_ljson_push(L, v);
+            abx_json_push(L, v);
         else
             lua_newtable(L);
         lua_setfield(L, -2, "args");
         v = abx_json_field(cfg, "envs");
         if (cJSON_IsObject(v))
-            abx_ljson_push(L, v);
+            abx_json_push(L, v);
         else
             lua_newtable(L);
         lua_setfield(L, -2, "envs");
@@ -146,7 +148,7 @@ static int c_kill(lua_State *L)
 
     abx_err_clear(&e);
     if ((r = abx_envd_signal(&s->envd, pid, 9, &e)) < 0)
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     lua_pushboolean(L, r);
     return 1;
 }
@@ -169,7 +171,7 @@ static int c_connect(lua_State *L)
     abx_lhandle_push(L, -1, 0, 0);
     abx_err_clear(&e);
     if (!(pr = abx_proc_connect(&s->envd, pid, timeout, &e)))
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     abx_lhandle_own(L, -1, pr, timeout);
     return 1;
 }
@@ -192,7 +194,7 @@ static int c_close_stdin(lua_State *L)
 
     abx_err_clear(&e);
     if (abx_envd_close_stdin(&s->envd, pid, &e) < 0)
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     return 0;
 }
 

@@ -13,10 +13,10 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_raise.h"
 #include "jsonutil.h"
 #include "lua_e2e.h"
 #include "lua_files.h"
-#include "lua_sbxerr.h"
 #include "lua_sbxtype.h"
 #include "lua_util.h"
 #include "lua_watcher.h"
@@ -205,7 +205,7 @@ static int f_read(lua_State *L)
     abx_err_clear(&e);
     if (abx_envd_read(&s->envd, path, user, &box->buf, &e) < 0) {
         abx_lbox_release(box);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     if (text)
         push_text(L, abx_buf_cstr(&box->buf), box->buf.len);
@@ -230,7 +230,7 @@ static int f_write(lua_State *L)
     abx_err_clear(&e);
     if (abx_envd_write(&s->envd, path, user, data, len, &box->json, &e) < 0) {
         abx_lbox_release(box);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     if (box->json) {
         push_write_info(L, cJSON_IsArray(box->json)
@@ -295,7 +295,7 @@ static int f_write_many(lua_State *L)
     abx_err_clear(&e);
     if (abx_envd_write_many(&s->envd, items, n, user, &box->json, &e) < 0) {
         abx_lbox_release(box);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     push_array(L, box->json, push_write_info);
     abx_lbox_release(box);
@@ -321,13 +321,13 @@ static int f_list(lua_State *L)
         abx_err_set(&e, ABX_E_INVALID, 0, "invalid_argument",
                     "depth should be at least one (got %lld)",
                     (long long)depth);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     box = abx_lbox_push(L, 0);
     if (abx_envd_list(&s->envd, path, (unsigned)depth, user, &box->json,
                       &e) < 0) {
         abx_lbox_release(box);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     push_array(L, box->json, push_entry);
     abx_lbox_release(box);
@@ -347,7 +347,7 @@ static int f_stat(lua_State *L)
     abx_err_clear(&e);
     if (abx_envd_stat(&s->envd, path, user, &box->json, &e) < 0) {
         abx_lbox_release(box);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     push_entry(L, box->json);
     abx_lbox_release(box);
@@ -365,7 +365,7 @@ static int f_exists(lua_State *L)
     user = user_opt(L, 3, "exists");
     abx_err_clear(&e);
     if ((r = abx_envd_exists(&s->envd, path, user, &e)) < 0)
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     lua_pushboolean(L, r);
     return 1;
 }
@@ -381,7 +381,7 @@ static int f_make_dir(lua_State *L)
     user = user_opt(L, 3, "make_dir");
     abx_err_clear(&e);
     if ((r = abx_envd_make_dir(&s->envd, path, user, &e)) < 0)
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     lua_pushboolean(L, r);
     return 1;
 }
@@ -400,7 +400,7 @@ static int f_rename(lua_State *L)
     abx_err_clear(&e);
     if (abx_envd_move(&s->envd, src, dst, user, &box->json, &e) < 0) {
         abx_lbox_release(box);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     push_entry(L, box->json);
     abx_lbox_release(box);
@@ -417,7 +417,7 @@ static int f_remove(lua_State *L)
     user = user_opt(L, 3, "remove");
     abx_err_clear(&e);
     if (abx_envd_remove(&s->envd, path, user, &e) < 0)
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     return 0;
 }
 
@@ -438,12 +438,12 @@ static int f_upload(lua_State *L)
     if (stat(local, &st) == 0 && !S_ISREG(st.st_mode)) {
         abx_err_set(&e, ABX_E_INVALID, 0, "", "upload file: cannot read %s: "
                     "not a regular file", local);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     box = abx_lbox_push(L, 0);
     if (abx_envd_upload(&s->envd, local, remote, user, &box->json, &e) < 0) {
         abx_lbox_release(box);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     if (cJSON_IsArray(box->json))
         push_write_info(L, cJSON_GetArrayItem(box->json, 0));
@@ -464,7 +464,7 @@ static int f_download(lua_State *L)
     user = user_opt(L, 4, "download");
     abx_err_clear(&e);
     if (abx_envd_download(&s->envd, remote, user, local, &e) < 0)
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     return 0;
 }
 
@@ -493,7 +493,7 @@ static int file_url(lua_State *L, const char *op, const char *fname)
     abx_err_clear(&e);
     if (abx_envd_file_url(&s->envd, path, op, user, (long)expires, url,
                           URL_MAX, &e) < 0)
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     lua_pushstring(L, url);
     return 1;
 }

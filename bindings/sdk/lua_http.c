@@ -16,10 +16,10 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_raise.h"
 #include "e2e_trace.h"
 #include "http.h"
 #include "lua_http.h"
-#include "lua_sbxerr.h"
 #include "lua_sbxtype.h"
 #include "lua_util.h"
 
@@ -180,7 +180,7 @@ static int l_request(lua_State *L)
     req.collect_headers = 1;
     if (abx_http_do(&req, &resp, &err) != 0) {
         abx_http_resp_free(&resp);
-        return abx_lerr_raise(L, &err);
+        return abx_err_raise(L, &err);
     }
     abx_lhttp_push_reply(L, &resp, box, hbox);
     return 1;

@@ -21,7 +21,7 @@ int luaopen_e2e_remote(lua_State *L)
         return lua_error(L);
     lua_pushlstring(L, (const char *)abx_remote_runner_py,
                     abx_remote_runner_py_len);
-    abx_error_mt(L);  /* RemoteError has the one error shape */
+    abx_err_mt(L);  /* RemoteError has the one error shape */
     lua_call(L, 2, 1);
     return 1;
 }

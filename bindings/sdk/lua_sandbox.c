@@ -10,15 +10,18 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_raise.h"
 #include "e2e_trace.h"
 #include "lua_code.h"
 #include "lua_commands.h"
 #include "lua_e2e.h"
 #include "lua_files.h"
+#include "lua_json.h"
 #include "lua_sandbox.h"
-#include "lua_sbxerr.h"
 #include "lua_sbxhttp.h"
 #include "lua_sbxlist.h"
+#include "lua_sbxmap.h"
+#include "lua_sbxplat.h"
 #include "lua_sbxtype.h"
 #include "lua_util.h"
 
@@ -46,7 +49,7 @@ static void sbx_ready(lua_State *L, struct abx_lsandbox *s)
         s->gen = s->t->gen;
     if (abx_endpoint_init(&s->envd, abx_lsandbox_platform(L),
                           abx_lsandbox_info(s), ABX_ENVD_PORT, &err) != 0)
-        abx_lerr_raise(L, &err);
+        abx_err_raise(L, &err);
 }
 
 static int sbx_gc(lua_State *L)
@@ -299,8 +302,8 @@ static int l_create(lua_State *L)
     abx_lopt_push(L, 1, "envs", LUA_TTABLE);
     md = abx_lbox_push(L, 0);
     envs = abx_lbox_push(L, 0);
-    md->json = abx_ljson_string_map_opt(L, -4, 1, "metadata");
-    envs->json = abx_ljson_env_map(L, -3, 1);
+    md->json = abx_lopt_string_map(L, -4, 1, "metadata");
+    envs->json = abx_lopt_env_map(L, -3, 1);
     o.metadata = md->json;
     o.envs = envs->json;
     allow = abx_lbox_push(L, 0);
@@ -315,7 +318,7 @@ static int l_create(lua_State *L)
     abx_lbox_release(allow);
     abx_lbox_release(deny);
     if (!t)
-        return abx_lerr_raise(L, &err);
+        return abx_err_raise(L, &err);
     s->t = t;
     sbx_ready(L, s);
     return 1;
@@ -332,7 +335,7 @@ static void do_connect(lua_State *L, struct abx_lsandbox *s, const char *id,
     struct abx_err err;
 
     if (abx_api_connect(p, id, timeout, t ? &b->info : &s->own, &err) != 0)
-        abx_lerr_raise(L, &err);
+        abx_err_raise(L, &err);
     /* Every connect reply carries the tokens: the tracked record (and so
      * every handle of it) takes them. */
     if (t)
@@ -371,7 +374,7 @@ static int l_connect(lua_State *L)
 static int bool_result(lua_State *L, int rc, const struct abx_err *err)
 {
     if (rc < 0)
-        return abx_lerr_raise(L, err);
+        return abx_err_raise(L, err);
     lua_pushboolean(L, rc == 1);
     return 1;
 }
@@ -398,7 +401,7 @@ static int m_info(lua_State *L)
 
     if (abx_api_get(abx_lsandbox_platform(L), abx_lsandbox_info(s)->sandbox_id,
                     &b->info, &err) != 0)
-        return abx_lerr_raise(L, &err);
+        return abx_err_raise(L, &err);
     abx_linfo_push(L, &b->info);
     return 1;
 }
@@ -432,7 +435,7 @@ static int m_set_timeout(lua_State *L)
     if (abx_api_set_timeout(abx_lsandbox_platform(L),
                             abx_lsandbox_info(s)->sandbox_id, (long)sec,
                             &err) != 0)
-        return abx_lerr_raise(L, &err);
+        return abx_err_raise(L, &err);
     return 0;
 }
 
@@ -479,12 +482,12 @@ static int m_metrics(lua_State *L)
     /* Before 0.1.5 the SDK refuses; before 0.2.4 it only logs a warning
      * (to a logger nobody sets by default): nothing to do there. */
     if (abx_envd_require(&s->envd.ver, ABX_ENVD_METRICS, &err) != 0)
-        return abx_lerr_raise(L, &err);
+        return abx_err_raise(L, &err);
     if (abx_api_metrics(abx_lsandbox_platform(L),
                         abx_lsandbox_info(s)->sandbox_id, 0, 0, &b->json,
                         &err) != 0)
-        return abx_lerr_raise(L, &err);
-    abx_ljson_push(L, b->json);
+        return abx_err_raise(L, &err);
+    abx_json_push(L, b->json);
     abx_lbox_release(b);
     return 1;
 }
@@ -535,7 +538,7 @@ static int m_url(lua_State *L)
 
     if (abx_endpoint_init(&ep, abx_lsandbox_platform(L), abx_lsandbox_info(s),
                           port, &err) != 0)
-        return abx_lerr_raise(L, &err);
+        return abx_err_raise(L, &err);
     /* The host-name form when there is a domain: a URL that works as it
      * is, in any client (the single data-plane URL needs our routing
      * headers, which only sbx:http sends). */

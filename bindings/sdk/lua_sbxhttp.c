@@ -10,10 +10,11 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_raise.h"
 #include "http.h"
 #include "lua_http.h"
-#include "lua_sbxerr.h"
 #include "lua_sbxhttp.h"
+#include "lua_sbxplat.h"
 #include "lua_sbxtype.h"
 #include "lua_util.h"
 
@@ -105,7 +106,7 @@ out:
     abx_endpoint_free(&ep);
     if (rc != 0) {
         abx_http_resp_free(&resp);
-        return abx_lerr_raise(L, &err);
+        return abx_err_raise(L, &err);
     }
     abx_lhttp_push_reply(L, &resp, box, hbox);
     return 1;

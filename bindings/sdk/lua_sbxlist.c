@@ -8,8 +8,11 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lua_sbxerr.h"
+#include "e2e_raise.h"
+#include "lua_json.h"
 #include "lua_sbxlist.h"
+#include "lua_sbxmap.h"
+#include "lua_sbxplat.h"
 #include "lua_sbxtype.h"
 #include "lua_util.h"
 
@@ -72,7 +75,7 @@ static void push_network(lua_State *L, const cJSON *net)
         for (k = 0; k < sizeof names / sizeof names[0]; k++)
             if (strcmp(key, names[k][0]) == 0)
                 key = names[k][1];
-        abx_ljson_push(L, m);
+        abx_json_push(L, m);
         lua_setfield(L, -2, key);
     }
 }
@@ -94,7 +97,7 @@ void abx_linfo_push(lua_State *L, const struct abx_sandbox_info *i)
     set_int(L, "memory_mb", i->memory_mb);
     set_int(L, "disk_size_mb", i->disk_size_mb);
     if (i->metadata)
-        abx_ljson_push(L, i->metadata);
+        abx_json_push(L, i->metadata);
     else
         lua_newtable(L);
     lua_setfield(L, -2, "metadata");
@@ -154,7 +157,7 @@ int abx_lsandbox_list(lua_State *L)
     q.limit = (long)limit;
     abx_lopt_push(L, 1, "metadata", LUA_TTABLE);
     md = abx_lbox_push(L, 0);
-    md->json = abx_ljson_string_map_opt(L, -2, 1, "metadata");
+    md->json = abx_lopt_string_map(L, -2, 1, "metadata");
     q.metadata = md->json;
     key = opt_api_key(L, sizeof other.api_key);
     p = abx_lsandbox_platform(L);
@@ -169,7 +172,7 @@ int abx_lsandbox_list(lua_State *L)
     if (key)  /* the copy held the configured key, then this one */
         explicit_bzero(other.api_key, sizeof other.api_key);
     if (rc != 0)
-        return abx_lerr_raise(L, &err);
+        return abx_err_raise(L, &err);
     lua_createtable(L, (int)b->page.n, 0);
     for (i = 0; i < b->page.n; i++) {
         abx_linfo_push(L, &b->page.items[i]);

@@ -6,7 +6,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lua_sbxerr.h"
+#include "e2e_raise.h"
+#include "lua_sbxplat.h"
 #include "lua_sbxtype.h"
 
 const struct abx_sandbox_info *abx_lsandbox_info(struct abx_lsandbox *s)
@@ -43,7 +44,7 @@ void abx_lsandbox_sync(lua_State *L, struct abx_lsandbox *s)
     abx_endpoint_free(&s->envd);
     if (abx_endpoint_init(&s->envd, abx_lsandbox_platform(L), &s->t->info,
                           ABX_ENVD_PORT, &err) != 0)
-        abx_lerr_raise(L, &err);
+        abx_err_raise(L, &err);
     s->gen = s->t->gen;
 }
 

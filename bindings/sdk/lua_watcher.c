@@ -5,9 +5,9 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "e2e_raise.h"
 #include "e2e_trace.h"
 #include "http.h"
-#include "lua_sbxerr.h"
 #include "lua_sbxtype.h"
 #include "lua_util.h"
 #include "lua_watcher.h"
@@ -65,7 +65,7 @@ static int w_next(lua_State *L)
     r = abx_watch_next(w->w, &ev, until, &e);
     if (r < 0) {  /* the stream ended: the watcher is done */
         wclose(w);
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     }
     if (r == 0) {
         lua_pushnil(L);
@@ -142,7 +142,7 @@ int abx_lfiles_watch_dir(lua_State *L)
     abx_err_clear(&e);
     if (!(w->w = abx_envd_watch(&s->envd, path, recursive, user, timeout,
                                 &e)))
-        return abx_lerr_raise(L, &e);
+        return abx_err_raise(L, &e);
     g_open_watchers++;
     return 1;
 }

@@ -136,13 +136,13 @@ static int run_chunk(lua_State *L, const char *path, char *err,
         snprintf(err, errlen, "%s", lua_tostring(L, -1));
         rc = -1;
     } else if (abx_region_call(L, 0, timeout, 1) != LUA_OK) {
-        const char *cls = abx_error_class(L, -1);
+        const char *cls = abx_err_class_of(L, -1);
         rc = strcmp(cls, ABX_ERR_INTERRUPTED) == 0 ? -2 : -1;
         if (strcmp(cls, ABX_ERR_TEST_TIMEOUT) == 0)  /* no test yet: say what */
             snprintf(err, errlen, "Timeout: loading %s took longer than "
                      "%g s (--timeout)", path, timeout);
         else
-            snprintf(err, errlen, "%s", abx_error_message(L, -1));
+            snprintf(err, errlen, "%s", abx_err_message_of(L, -1));
     }
     lua_settop(L, 0);
     return rc;

@@ -31,7 +31,7 @@ int abx_exec_scope(lua_State *L, const char *fn, struct abx_buf *errs)
     lua_getfield(L, -1, fn);
     if (abx_region_call(L, 0, 0, 0) != LUA_OK) {
         if (errs)
-            abx_buf_appendf(errs, "%s\n", abx_error_message(L, -1));
+            abx_buf_appendf(errs, "%s\n", abx_err_message_of(L, -1));
         rc = -1;
     } else if (errs && lua_type(L, top + 2) == LUA_TTABLE) {
         n = (lua_Integer)lua_rawlen(L, top + 2);
@@ -95,7 +95,7 @@ int abx_exec_main(const struct abx_config *cfg)
     abx_exec_scope(L, "_begin_script", NULL);
     status = abx_region_call(L, o->nscript_args, o->timeout, 1);
     if (status != LUA_OK) {
-        const char *cls = abx_error_class(L, -1);
+        const char *cls = abx_err_class_of(L, -1);
         if (strcmp(cls, ABX_ERR_EXIT) == 0) {
             lua_getfield(L, -1, "code");
             code = (int)lua_tointeger(L, -1);
@@ -108,7 +108,7 @@ int abx_exec_main(const struct abx_config *cfg)
             lua_getfield(L, -1, "traceback");
             tb = lua_tostring(L, -1);
             abx_out_printf(ABX_OUT_STDERR, "abx-e2e exec: %s\n",
-                           tb ? tb : abx_error_message(L, -2));
+                           tb ? tb : abx_err_message_of(L, -2));
             lua_pop(L, 1);
             code = 1;
         }

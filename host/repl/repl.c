@@ -179,7 +179,7 @@ enum step { STEP_GO_ON, STEP_END };
  * REPL (code set), anything else is printed. Pops it. */
 static enum step failed(lua_State *L, int *code)
 {
-    const char *cls = abx_error_class(L, -1);
+    const char *cls = abx_err_class_of(L, -1);
     enum step st = STEP_GO_ON;
 
     if (strcmp(cls, ABX_ERR_EXIT) == 0) {
@@ -194,7 +194,7 @@ static enum step failed(lua_State *L, int *code)
     } else if (strcmp(cls, ABX_ERR_INTERRUPTED) == 0) {
         abx_out_puts(ABX_OUT_STDERR, "interrupted (Ctrl-C)\n");
     } else {
-        abx_error_push_text(L, -1);
+        abx_err_push_text(L, -1);
         abx_out_printf(ABX_OUT_STDERR, "error: %s\n", lua_tostring(L, -1));
         lua_pop(L, 1);
     }

@@ -191,7 +191,7 @@ static lua_State *session_for(const char *dir, char *err, size_t errlen)
 
 static void raise_in(lua_State *L, const char *cls, const char *msg)
 {
-    abx_error_push(L, cls, msg);
+    abx_err_push_new(L, cls, msg);
     lua_error(L);
 }
 
@@ -208,8 +208,8 @@ static void session_fixture(void *ud, lua_State *L, const char *name)
     lua_remove(S, -2);
     lua_pushstring(S, name);
     if (abx_region_call(S, 1, 0, 1) != LUA_OK) {
-        snprintf(cls, sizeof cls, "%s", abx_error_class(S, -1));
-        snprintf(err, sizeof err, "%s", abx_error_message(S, -1));
+        snprintf(cls, sizeof cls, "%s", abx_err_class_of(S, -1));
+        snprintf(err, sizeof err, "%s", abx_err_message_of(S, -1));
         lua_settop(S, 0);
         raise_in(L, cls, err);
     }
