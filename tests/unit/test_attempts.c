@@ -1,4 +1,4 @@
-/* Earlier attempts of a rerun test (runtime/runner/attempts.c): kept on the
+/* Earlier attempts of a rerun test (runtime/result/attempts.c): kept on the
  * result, carried through its JSON both ways, bad values refused. */
 #include <stdlib.h>
 #include <string.h>

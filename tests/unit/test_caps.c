@@ -1,5 +1,5 @@
 /* Capability names, the documented sets and E2E_CAPS adjustments
- * (runtime/runner/caps.h). */
+ * (runtime/client/caps.h). */
 #include <string.h>
 
 #include "caps.h"
