@@ -121,6 +121,7 @@ static int run(struct abx_config *cfg)
     struct abx_collection c;
     struct abx_run r;
     struct abx_summary sum;
+    struct abx_report rep;
     char err[4096];
     size_t i, n, errors = 0;
     int rc, code, leaked;
@@ -229,13 +230,15 @@ static int run(struct abx_config *cfg)
     if (o->fail_on_flaky && sum.counts[ABX_OUTCOME_FLAKY] && code == ABX_EXIT_OK)
         code = ABX_EXIT_TESTS_FAILED;
     sum.exit_code = code;
-    abx_ci_report(cfg, &r, &sum);  /* GitHub Actions; before the close */
-    abx_term_finish(o, &r, &sum);
-    if (abx_reports_write(cfg, &r, &sum) != 0 && code == ABX_EXIT_OK)
+    abx_report_of_run(&rep, cfg, &r, &sum);   /* what every writer renders */
+    abx_ci_report(cfg, &rep);  /* GitHub Actions; before the close */
+    abx_term_finish(o, &rep);
+    if (abx_report_write_files(&rep, o->junitxml, o->json, o->html, o->quiet) != 0 &&
+        code == ABX_EXIT_OK)
         code = ABX_EXIT_INTERNAL_ERROR;
     /* A requested record that could not be written fails the run like a
      * report would: CI keeps it as its proof. */
-    if (o->evidence && abx_evidence_write(cfg, &r, &sum) != 0 &&
+    if (o->evidence && abx_evidence_write(cfg, &rep) != 0 &&
         code == ABX_EXIT_OK)
         code = ABX_EXIT_INTERNAL_ERROR;
     abx_lastfailed_update(r.results, r.n, &c);

@@ -48,12 +48,12 @@ static void append_selection(struct abx_buf *b, const struct abx_opts *o,
 
 /* Tests that failed and then passed on a rerun, with what they failed
  * with first: a flake the next change should fix, not forget. */
-static void append_flaky(struct abx_buf *b, const struct abx_run *run)
+static void append_flaky(struct abx_buf *b, const struct abx_report *rep)
 {
     size_t i, k = 0;
 
-    for (i = 0; i < run->n; i++) {
-        const struct abx_result *r = run->results[i];
+    for (i = 0; i < rep->n; i++) {
+        const struct abx_result *r = rep->results[i];
         char first[512];
         const char *m;
         size_t n;
@@ -77,13 +77,13 @@ static void append_flaky(struct abx_buf *b, const struct abx_run *run)
 
 /* Every skip with its reason: a capability the platform does not declare
  * shows up here, so the record says what the run did not prove. */
-static void append_skipped(struct abx_buf *b, const struct abx_run *run)
+static void append_skipped(struct abx_buf *b, const struct abx_report *rep)
 {
     size_t i, k = 0;
 
     abx_buf_appends(b, "\n## Skipped\n\n");
-    for (i = 0; i < run->n; i++) {
-        const struct abx_result *r = run->results[i];
+    for (i = 0; i < rep->n; i++) {
+        const struct abx_result *r = rep->results[i];
         if (r->outcome != ABX_OUTCOME_SKIPPED)
             continue;
         k++;
@@ -97,15 +97,15 @@ static void append_skipped(struct abx_buf *b, const struct abx_run *run)
         abx_buf_appends(b, "None.\n");
 }
 
-int abx_evidence_write(const struct abx_config *cfg, const struct abx_run *run,
-                       const struct abx_summary *s)
+int abx_evidence_write(const struct abx_config *cfg, const struct abx_report *rep)
 {
+    const struct abx_summary *s = rep->sum;
     const struct abx_opts *o = &cfg->opt;
     const struct abx_env *e = &cfg->env;
     char topic[128], date[32], stamp[64], path[PATH_MAX], line[512];
     char err[PATH_MAX + 128], caps[256];
     const char *dir = o->evidence_dir ? o->evidence_dir : ABX_EVIDENCE_DIR;
-    time_t now = (time_t)run->started_wall;
+    time_t now = (time_t)rep->created;
     struct tm tm;
     struct utsname un;
     struct abx_buf b;
@@ -156,8 +156,8 @@ int abx_evidence_write(const struct abx_config *cfg, const struct abx_run *run,
     abx_buf_appendf(&b, "- result: **%s** (exit %d)\n\n", line, s->exit_code);
     abx_buf_appends(&b, "## Results\n\n| test | outcome | duration |\n"
                         "|---|---|---|\n");
-    for (i = 0; i < run->n; i++) {
-        const struct abx_result *r = run->results[i];
+    for (i = 0; i < rep->n; i++) {
+        const struct abx_result *r = rep->results[i];
         abx_buf_appends(&b, "| `");
         md_cell(&b, r->nodeid);
         abx_buf_appendf(&b, "` | %s%s | %.2fs |\n",
@@ -168,8 +168,8 @@ int abx_evidence_write(const struct abx_config *cfg, const struct abx_run *run,
     abx_buf_appends(&b, "\n## Durations (slowest 10)\n\n");
     {
         const struct abx_result *top[10] = {0};
-        for (i = 0; i < run->n; i++) {
-            const struct abx_result *r = run->results[i];
+        for (i = 0; i < rep->n; i++) {
+            const struct abx_result *r = rep->results[i];
             for (k = 0; k < 10; k++) {
                 if (!top[k] ||
                     abx_result_duration(r) > abx_result_duration(top[k])) {
@@ -184,8 +184,8 @@ int abx_evidence_write(const struct abx_config *cfg, const struct abx_run *run,
                             top[k]->nodeid);
     }
     abx_buf_appends(&b, "\n## Failures\n\n");
-    for (i = 0, k = 0; i < run->n; i++) {
-        const struct abx_result *r = run->results[i];
+    for (i = 0, k = 0; i < rep->n; i++) {
+        const struct abx_result *r = rep->results[i];
         if (!abx_result_is_failure(r) && !r->teardown_message)
             continue;
         k++;
@@ -199,8 +199,8 @@ int abx_evidence_write(const struct abx_config *cfg, const struct abx_run *run,
     }
     if (k == 0)
         abx_buf_appends(&b, "None.\n");
-    append_flaky(&b, run);
-    append_skipped(&b, run);
+    append_flaky(&b, rep);
+    append_skipped(&b, rep);
     rc = abx_out_write_file_atomic(path, b.data, b.len, err, sizeof err);
     if (rc != 0)
         abx_out_printf(ABX_OUT_STDERR, "abx-e2e: cannot write evidence: %s\n",

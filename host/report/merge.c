@@ -304,68 +304,61 @@ static const char *str_field(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* The merged document: the writers' document of the merged tests, with
- * each test's shard and the shards, the problems found. */
-static cJSON *merged_doc(struct merge *m, const struct abx_summary *sum,
-                         const cJSON *missing)
-{
-    const cJSON *f = m->first;
-    const cJSON *caps = cJSON_GetObjectItemCaseSensitive(f, "capabilities");
-    const char *capv[64];
-    size_t ncaps = 0, i = 0;
-    const cJSON *c;
-    cJSON *doc, *mo, *t;
+/* merge's own fields of the JSON form: each test's shard, the shards,
+ * the problems found (struct abx_report's extend). */
+struct merge_extra {
+    const struct merge *m;
+    const cJSON *missing;
+};
 
-    cJSON_ArrayForEach(c, caps)
-        if (cJSON_IsString(c) && ncaps + 1 < sizeof capv / sizeof *capv)
-            capv[ncaps++] = c->valuestring;
-    capv[ncaps] = NULL;
-    struct abx_json_report_opts jo = {
-        .tool = "abx-e2e " ABX_E2E_VERSION " (merge)",
-        .run_id = str_field(f, "run_id"),
-        .created = m->t0,
-        .sum = sum,
-        .endpoint = str_field(f, "endpoint"),
-        .platform = str_field(f, "platform"),
-        .capabilities = capv,
-        .local = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "local")),
-        .profile = str_field(f, "profile"),
-        .workers = (int)num(f, "workers", 1),
-        .sandboxes = m->sandboxes,
-    };
-    doc = abx_report_json_doc(m->results, m->nresults, &jo);
-    if (!doc)
-        return NULL;
+static int extend_doc(cJSON *doc, const void *ctx)
+{
+    const struct merge_extra *x = ctx;
+    const struct merge *m = x->m;
+    size_t i = 0;
+    cJSON *mo, *t;
+
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(doc, "tests"))
-        cJSON_AddNumberToObject(t, "shard", m->shard_of[i++]);
-    cJSON_AddItemReferenceToObject(doc, "shards", m->shards);
+        if (!cJSON_AddNumberToObject(t, "shard", m->shard_of[i++]))
+            return -1;
+    if (!cJSON_AddItemReferenceToObject(doc, "shards", m->shards))
+        return -1;
     mo = cJSON_AddObjectToObject(doc, "merge");
-    if (!mo || !cJSON_AddItemToObject(mo, "missing",
-                                      cJSON_Duplicate(missing, 1)) ||
-        !cJSON_AddItemReferenceToObject(mo, "duplicates", m->duplicates) ||
-        !cJSON_AddItemReferenceToObject(mo, "unreadable", m->unreadable)) {
-        cJSON_Delete(doc);
-        return NULL;
-    }
-    return doc;
+    return !mo ||
+                   !cJSON_AddItemToObject(mo, "missing", cJSON_Duplicate(x->missing, 1)) ||
+                   !cJSON_AddItemReferenceToObject(mo, "duplicates", m->duplicates) ||
+                   !cJSON_AddItemReferenceToObject(mo, "unreadable", m->unreadable)
+               ? -1 : 0;
 }
 
-static int write_junit(const struct merge *m, const struct abx_summary *s)
+/* The report document of the merged tests: what the first shard says the
+ * run was, the merged results and summary. */
+static void merged_report(struct abx_report *r, const struct merge *m,
+                          const struct abx_summary *sum, const struct merge_extra *x)
 {
-    struct abx_junit_opts jo = {
-        .suite_name = "abx-e2e",
-        .timestamp = (time_t)m->t0,
-        .duration = s->duration,
-    };
-    struct abx_buf b;
-    int rc = 0;
+    const cJSON *f = m->first, *c;
+    size_t ncaps = 0;
 
-    abx_buf_init(&b, ABX_BUF_DEFAULT_MAX);
-    if (abx_junit_write(&b, m->results, m->nresults, &jo) != 0 ||
-        abx_report_file("JUnit XML", m->junitxml, &b, m->quiet) != 0)
-        rc = -1;
-    abx_buf_free(&b);
-    return rc;
+    memset(r, 0, sizeof *r);
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(f, "capabilities"))
+        if (cJSON_IsString(c) && ncaps < ABX_REPORT_MAX_CAPS)
+            r->caps_store[ncaps++] = c->valuestring;
+    r->caps_store[ncaps] = NULL;
+    r->results = m->results;
+    r->n = m->nresults;
+    r->sum = sum;
+    r->tool = "abx-e2e " ABX_E2E_VERSION " (merge)";
+    r->run_id = str_field(f, "run_id");
+    r->created = m->t0;
+    r->endpoint = str_field(f, "endpoint");
+    r->platform = str_field(f, "platform");
+    r->capabilities = r->caps_store;
+    r->local = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "local"));
+    r->profile = str_field(f, "profile");
+    r->workers = (int)num(f, "workers", 1);
+    r->sandboxes = m->sandboxes;
+    r->extend = extend_doc;
+    r->ctx = x;
 }
 
 /* The shards absent from 1..n, as a JSON array (and on the terminal). */
@@ -386,7 +379,9 @@ static cJSON *find_missing(const struct merge *m)
 static int merge_run(struct merge *m)
 {
     struct abx_summary sum;
-    cJSON *doc = NULL, *missing = NULL;
+    struct abx_report rep;
+    struct merge_extra x = {m, NULL};
+    cJSON *missing = NULL;
     char line[512];
     int code;
 
@@ -414,16 +409,13 @@ static int merge_run(struct merge *m)
          cJSON_GetArraySize(m->unreadable)))
         code = ABX_EXIT_TESTS_FAILED;
     sum.exit_code = code;
-    if (m->junitxml && write_junit(m, &sum) != 0)
-        code = ABX_EXIT_INTERNAL_ERROR;
-    if ((m->json || m->html) &&
-        (!missing || !(doc = merged_doc(m, &sum, missing)) ||
-         abx_report_docs(m->json, m->html, doc, m->quiet) != 0))
+    x.missing = missing;
+    merged_report(&rep, m, &sum, &x);
+    if (!missing || abx_report_write_files(&rep, m->junitxml, m->json, m->html, m->quiet) != 0)
         code = ABX_EXIT_INTERNAL_ERROR;
     abx_summary_line(&sum, line, sizeof line);
     abx_out_printf(ABX_OUT_STDOUT, "merged %zu file(s), %ld shard(s): %s\n",
                    m->nfiles, m->n, line);
-    cJSON_Delete(doc);
     cJSON_Delete(missing);
     return code;
 }

@@ -5,6 +5,7 @@
 #define ABX_HOST_REPORT_H
 
 #include "config.h"
+#include "report_doc.h"
 
 /* ---- traces (traces.c) ------------------------------------------------ */
 /* Removes the trace files an earlier run left in dir (the --output
@@ -38,8 +39,7 @@ void abx_term_header(const struct abx_config *cfg, const struct abx_collection *
 void abx_term_result(const struct abx_opts *o, const struct abx_result *r,
                      size_t done, size_t total);
 void abx_term_output(const char *s, size_t len);  /* -s passthrough */
-void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
-                     const struct abx_summary *sum);
+void abx_term_finish(const struct abx_opts *o, const struct abx_report *rep);
 void abx_term_collect_only(const struct abx_opts *o,
                            const struct abx_collection *c);
 /* pytest's "Interrupted: N errors during collection" banner. */
@@ -58,21 +58,23 @@ int abx_failure_site(const char *file, int def_line, const char *text, char *out
                      size_t outlen);
 /* Under GitHub Actions (GITHUB_ACTIONS=true, no --no-ci-annotations):
  * ::error/::warning annotations, printed before the closing line, and the
- * Markdown job summary appended to $GITHUB_STEP_SUMMARY (ci_out.c). Call
+ * Markdown job summary appended to $GITHUB_STEP_SUMMARY (ci_out.c,
+ * ci_annotate.c, ci_summary.c). Call
  * before abx_term_finish, in run mode only. */
-void abx_ci_report(const struct abx_config *cfg, const struct abx_run *run,
-                   const struct abx_summary *s);
-int abx_reports_write(const struct abx_config *cfg, const struct abx_run *run,
-                      const struct abx_summary *s);
+void abx_ci_report(const struct abx_config *cfg, const struct abx_report *rep);
+/* The report document of a run (report_doc.h; points into cfg, run and
+ * s, which must outlive it). */
+void abx_report_of_run(struct abx_report *r, const struct abx_config *cfg,
+                       const struct abx_run *run, const struct abx_summary *s);
+/* --junitxml, --json, --html of r (any path may be NULL); 0, or -1 with
+ * the error printed. */
+int abx_report_write_files(const struct abx_report *r, const char *junitxml,
+                           const char *json, const char *html, int quiet);
 /* Writes b to path through the masking atomic writer and says so (unless
  * quiet) as "<what> report: <path>"; 0, or -1 with the error printed. */
 int abx_report_file(const char *what, const char *path, struct abx_buf *b,
                     int quiet);
-/* The --json and --html reports of doc (either path may be NULL). */
-int abx_report_docs(const char *json, const char *html, const cJSON *doc,
-                    int quiet);
-int abx_evidence_write(const struct abx_config *cfg, const struct abx_run *run,
-                       const struct abx_summary *s);
+int abx_evidence_write(const struct abx_config *cfg, const struct abx_report *rep);
 
 /* `abx-e2e merge` (merge.c): shards' JSON reports into one set of
  * reports; returns the exit code. */

@@ -108,7 +108,7 @@ static int add_strings(cJSON *o, const char *k, const char *const *v,
 
 /* "platform", "capabilities", "local", "profile": what the run could rely
  * on and where it ran. */
-static int add_platform(cJSON *doc, const struct abx_json_report_opts *o)
+static int add_platform(cJSON *doc, const struct abx_report *o)
 {
     size_t ncaps = 0;
 
@@ -124,7 +124,7 @@ static int add_platform(cJSON *doc, const struct abx_json_report_opts *o)
 }
 
 /* "command", "selection", "workers", "shard": what was asked for. */
-static int add_selection(cJSON *doc, const struct abx_json_report_opts *o)
+static int add_selection(cJSON *doc, const struct abx_report *o)
 {
     cJSON *sel, *sh;
     char shard[48];
@@ -165,11 +165,10 @@ static int add_tests(cJSON *doc, struct abx_result *const *results,
     return tests ? 0 : -1;
 }
 
-cJSON *abx_report_json_doc(struct abx_result *const *results, size_t n,
-                           const struct abx_json_report_opts *opts)
+cJSON *abx_report_json_doc(const struct abx_report *o)
 {
-    static const struct abx_json_report_opts none;
-    const struct abx_json_report_opts *o = opts ? opts : &none;
+    struct abx_result *const *results = o->results;
+    size_t n = o->n;
     struct abx_summary local;
     const struct abx_summary *sum = o->sum;
     cJSON *doc, *sumo, *sbx;
@@ -196,7 +195,8 @@ cJSON *abx_report_json_doc(struct abx_result *const *results, size_t n,
         !cJSON_AddItemToObject(doc, "sandboxes", sbx))
         goto fail;
     sbx = NULL;
-    if (abx_report_json_fix_utf8(doc))
+    /* extend after: its items are references to strings already valid */
+    if (abx_report_json_fix_utf8(doc) || (o->extend && o->extend(doc, o->ctx) != 0))
         goto fail;
     return doc;
 fail:
@@ -222,11 +222,9 @@ int abx_report_json_print(struct abx_buf *out, const cJSON *doc)
     return rc;
 }
 
-int abx_report_json_write(struct abx_buf *out,
-                          struct abx_result *const *results, size_t n,
-                          const struct abx_json_report_opts *opts)
+int abx_report_json_write(struct abx_buf *out, const struct abx_report *r)
 {
-    cJSON *doc = abx_report_json_doc(results, n, opts);
+    cJSON *doc = abx_report_json_doc(r);
     int rc = doc ? abx_report_json_print(out, doc) : -1;
 
     cJSON_Delete(doc);

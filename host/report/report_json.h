@@ -1,4 +1,5 @@
-/* --json FILE: one JSON document for the whole run; --html embeds the same
+/* --json FILE: the report document (report_doc.h) in JSON, one for
+ * the whole run; --html embeds the same
  * document, and `abx-e2e merge` reads shards' documents back:
  * {"tool", "run_id", "created" (epoch s), "duration", "exitcode",
  *  "endpoint", "platform", "capabilities", "local", "profile", "command",
@@ -20,41 +21,18 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
-#include "result.h"
-
-struct abx_json_report_opts {
-    const char *tool;                /* "abx-e2e 0.1.0" */
-    const char *run_id;
-    double created;                  /* epoch seconds of session start */
-    const struct abx_summary *sum;   /* duration, exit_code, counts */
-    const char *endpoint;            /* platform base URL, or NULL */
-    const char *platform;            /* "fc", "e2b"; NULL: left out */
-    const char *const *capabilities; /* declared set, NULL-terminated */
-    int local;                       /* abx-local started for the run */
-    const char *profile;             /* its profile, or NULL */
-    const char *command;             /* the command line */
-    const char *keyword, *markexpr;  /* -k, -m (NULL: not given) */
-    const char *const *paths;        /* positional paths */
-    size_t npaths;
-    long shard_k, shard_n;           /* 0/0: not sharded */
-    const char *last_failed;         /* "lf", "ff" or NULL */
-    int workers;
-    const cJSON *sandboxes;          /* lifetimes (copied), or NULL */
-};
+#include "report_doc.h"
 
 /* The document, every string valid UTF-8 (invalid bytes as U+FFFD).
  * NULL when out of memory. */
-cJSON *abx_report_json_doc(struct abx_result *const *results, size_t n,
-                           const struct abx_json_report_opts *opts);
+cJSON *abx_report_json_doc(const struct abx_report *r);
 
 /* Appends doc pretty-printed, with a trailing newline, to out. 0, or -1
  * (out of memory / out full: out is left as it was). */
 int abx_report_json_print(struct abx_buf *out, const cJSON *doc);
 
 /* Both of the above. 0 or -1. */
-int abx_report_json_write(struct abx_buf *out,
-                          struct abx_result *const *results, size_t n,
-                          const struct abx_json_report_opts *opts);
+int abx_report_json_write(struct abx_buf *out, const struct abx_report *r);
 
 /* Every string value in the tree made valid UTF-8. 0, or -1 OOM. */
 int abx_report_json_fix_utf8(cJSON *node);

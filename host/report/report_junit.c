@@ -210,30 +210,41 @@ static int write_case(struct abx_buf *o, const struct abx_result *r,
     return rc;
 }
 
-static int write_properties(struct abx_buf *out,
-                            const struct abx_junit_opts *opts)
+static int property(struct abx_buf *out, const char *name, const char *value)
 {
-    const char *const (*p)[2] = opts ? opts->properties : NULL;
-
-    if (!p || !(*p)[0])
-        return 0;
-    if (abx_buf_appends(out, "<properties>"))
-        return -1;
-    for (; (*p)[0]; p++)
-        if (abx_buf_appends(out, "<property") || attr(out, "name", (*p)[0]) ||
-            attr(out, "value", (*p)[1] ? (*p)[1] : "") ||
-            abx_buf_appends(out, "/>"))
-            return -1;
-    return abx_buf_appends(out, "</properties>");
+    return abx_buf_appends(out, "<property") || attr(out, "name", name) ||
+                   attr(out, "value", value) || abx_buf_appends(out, "/>")
+               ? -1 : 0;
 }
 
-int abx_junit_write(struct abx_buf *out, struct abx_result *const *results,
-                    size_t n, const struct abx_junit_opts *opts)
+/* What the run could rely on, as the properties CI tools show. */
+static int write_properties(struct abx_buf *out, const struct abx_report *r)
 {
+    struct abx_buf caps;
+    int rc;
+
+    if (!r->platform && !r->capabilities)
+        return 0;
+    abx_buf_init(&caps, out->max);
+    for (size_t i = 0; r->capabilities && r->capabilities[i]; i++)
+        if (abx_buf_appendf(&caps, "%s%s", i ? ", " : "", r->capabilities[i]))
+            break;
+    rc = abx_buf_appends(out, "<properties>") ||
+                 property(out, "platform", r->platform ? r->platform : "") ||
+                 property(out, "capabilities", caps.len ? abx_buf_cstr(&caps) : "none") ||
+                 abx_buf_appends(out, "</properties>")
+             ? -1 : 0;
+    abx_buf_free(&caps);
+    return rc;
+}
+
+int abx_junit_write(struct abx_buf *out, const struct abx_report *r, const char *hostname)
+{
+    struct abx_result *const *results = r->results;
+    size_t n = r->n;
     struct abx_buf cases;
     struct counts k = {0, 0, 0};
     char host[256] = "", ts[64];
-    const char *hostname;
     time_t when;
     struct tm tm;
     size_t i, oldlen = out->len;
@@ -243,28 +254,26 @@ int abx_junit_write(struct abx_buf *out, struct abx_result *const *results,
     for (i = 0; i < n; i++)
         if (write_case(&cases, results[i], &k))
             goto out;
-    hostname = opts ? opts->hostname : NULL;
     if (!hostname) {
         if (gethostname(host, sizeof(host) - 1) != 0)
             host[0] = '\0';
         hostname = host;
     }
-    when = opts && opts->timestamp ? opts->timestamp : time(NULL);
+    when = r->created > 0 ? (time_t)r->created : time(NULL);
     if (!gmtime_r(&when, &tm) ||
         !strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S.000000+00:00", &tm))
         ts[0] = '\0';
     /* tests= counts each test once even when it yields two testcases. */
     if (abx_buf_appends(out, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
                              "<testsuites name=\"pytest tests\"><testsuite") ||
-        attr(out, "name",
-             opts && opts->suite_name ? opts->suite_name : "abx-e2e") ||
+        attr(out, "name", "abx-e2e") ||
         abx_buf_appendf(out,
                         " errors=\"%u\" failures=\"%u\" skipped=\"%u\""
                         " tests=\"%zu\" time=\"%.3f\"",
                         k.errors, k.failures, k.skipped, n,
-                        opts ? opts->duration : 0.0) ||
+                        r->sum ? r->sum->duration : 0.0) ||
         attr(out, "timestamp", ts) || attr(out, "hostname", hostname) ||
-        abx_buf_appendc(out, '>') || write_properties(out, opts) ||
+        abx_buf_appendc(out, '>') || write_properties(out, r) ||
         abx_buf_append(out, cases.data ? cases.data : "", cases.len) ||
         abx_buf_appends(out, "</testsuite></testsuites>\n"))
         goto out;

@@ -26,21 +26,14 @@
 #include <time.h>
 
 #include "buf.h"
-#include "result.h"
-
-struct abx_junit_opts {
-    const char *suite_name;  /* NULL -> "abx-e2e" */
-    const char *hostname;    /* NULL -> gethostname() */
-    time_t timestamp;        /* session start (UTC); 0 -> now */
-    double duration;         /* session wall time, seconds */
-    /* <properties> of the testsuite (name/value pairs, NULL-terminated
-     * on name), e.g. the platform and its capabilities; NULL: none. */
-    const char *const (*properties)[2];
-};
+#include "report_doc.h"
 
 /* Appends the document to out. 0 or -1 (out full / out of memory). */
-int abx_junit_write(struct abx_buf *out, struct abx_result *const *results,
-                    size_t n, const struct abx_junit_opts *opts);
+/* The testsuite: timestamp r->created (0: now), time the summary's
+ * duration; <properties> "platform" and "capabilities" (", "-joined,
+ * "none" when empty) when the report has either. hostname NULL:
+ * gethostname(). */
+int abx_junit_write(struct abx_buf *out, const struct abx_report *r, const char *hostname);
 
 /* Appends s[0..len) escaped for XML text or attribute values (quotes
  * escaped too). Exposed for tests and other XML-ish sinks. */

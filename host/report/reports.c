@@ -1,8 +1,10 @@
-/* --junitxml, --json and --html: rendered by the runtime writers, written
- * whole through the masking atomic writer (never half a file). The JSON
- * and HTML reports hold one document, built once. */
+/* --junitxml, --json and --html of one report document (report_doc.h),
+ * a run's or merged shards': rendered by the writers (report_*.c),
+ * written whole through the masking atomic writer (never half a file).
+ * The JSON and HTML reports hold one JSON form, built once. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "caps.h"
@@ -28,12 +30,18 @@ int abx_report_file(const char *what, const char *path, struct abx_buf *b,
     return 0;
 }
 
-int abx_report_docs(const char *json, const char *html, const cJSON *doc,
-                    int quiet)
+/* The --json and --html files of the report's JSON form (built once). */
+static int write_docs(const struct abx_report *r, const char *json, const char *html, int quiet)
 {
     struct abx_buf b;
+    cJSON *doc = abx_report_json_doc(r);
     int rc = 0;
 
+    if (!doc) {
+        abx_out_puts(ABX_OUT_STDERR, "abx-e2e: cannot build the JSON/HTML "
+                     "report: out of memory\n");
+        return -1;
+    }
     if (json) {
         abx_buf_init(&b, ABX_BUF_DEFAULT_MAX);
         if (abx_report_json_print(&b, doc) != 0 ||
@@ -50,89 +58,63 @@ int abx_report_docs(const char *json, const char *html, const cJSON *doc,
         abx_buf_free(&b);
         cJSON_Delete(traced);
     }
+    cJSON_Delete(doc);
     return rc;
 }
 
-static int write_junit(const struct abx_opts *o, const struct abx_env *e,
-                       const struct abx_run *run, const struct abx_summary *s)
+int abx_report_write_files(const struct abx_report *r, const char *junitxml,
+                           const char *json, const char *html, int quiet)
 {
-    const char *props[3][2] = {{"platform", e->platform_kind},
-                               {"capabilities", NULL}, {NULL, NULL}};
-    char capstr[256];
     struct abx_buf b;
     int rc = 0;
 
-    abx_caps_format(e->caps, capstr, sizeof capstr);
-    props[1][1] = capstr;
-    struct abx_junit_opts jo = {
-        .suite_name = "abx-e2e",
-        .timestamp = (time_t)run->started_wall,
-        .duration = s->duration,
-        .properties = (const char *const (*)[2])props,
-    };
-    abx_buf_init(&b, ABX_BUF_DEFAULT_MAX);
-    if (abx_junit_write(&b, run->results, run->n, &jo) != 0 ||
-        abx_report_file("JUnit XML", o->junitxml, &b, o->quiet) != 0)
+    if (junitxml) {
+        abx_buf_init(&b, ABX_BUF_DEFAULT_MAX);
+        if (abx_junit_write(&b, r, NULL) != 0 ||
+            abx_report_file("JUnit XML", junitxml, &b, quiet) != 0)
+            rc = -1;
+        abx_buf_free(&b);
+    }
+    if ((json || html) && write_docs(r, json, html, quiet) != 0)
         rc = -1;
-    abx_buf_free(&b);
     return rc;
 }
 
-/* The JSON document of this run (what --json writes, --html shows). */
-static cJSON *run_doc(const struct abx_opts *o, const struct abx_env *e,
-                      const struct abx_run *run, const struct abx_summary *s)
-{
-    const char *caps[ABX_CAP_COUNT + 1];
-    const char *profile = o->profile;
-    size_t k = 0;
-
-    for (int i = 0; i < ABX_CAP_COUNT; i++)
-        if (e->caps & (1u << i))
-            caps[k++] = abx_cap_name(i);
-    caps[k] = NULL;
-    struct abx_json_report_opts jo = {
-        .tool = "abx-e2e " ABX_E2E_VERSION,
-        .run_id = e->run_id,
-        .created = run->started_wall,
-        .sum = s,
-        .endpoint = e->endpoint,
-        .platform = e->platform_kind,
-        .capabilities = caps,
-        .local = o->local,
-        .profile = o->local ? (profile && *profile ? profile : "e2b") : NULL,
-        .command = o->argv_line,
-        .keyword = o->keyword,
-        .markexpr = o->markexpr,
-        .paths = o->paths,
-        .npaths = o->npaths,
-        .shard_k = o->shard_k,
-        .shard_n = o->shard_n,
-        .last_failed = o->lf ? "lf" : o->ff ? "ff" : NULL,
-        .workers = o->workers > 0 ? o->workers : 1,
-        .sandboxes = run->sandboxes,
-    };
-    return abx_report_json_doc(run->results, run->n, &jo);
-}
-
-int abx_reports_write(const struct abx_config *cfg, const struct abx_run *run,
-                      const struct abx_summary *s)
+void abx_report_of_run(struct abx_report *r, const struct abx_config *cfg,
+                       const struct abx_run *run, const struct abx_summary *s)
 {
     const struct abx_opts *o = &cfg->opt;
     const struct abx_env *e = &cfg->env;
-    cJSON *doc = NULL;
-    int rc = 0;
+    const char *profile = o->profile;
+    size_t k = 0;
 
-    if (o->junitxml && write_junit(o, e, run, s) != 0)
-        rc = -1;
-    if (!o->json && !o->html)
-        return rc;
-    if (!(doc = run_doc(o, e, run, s))) {
-        abx_out_puts(ABX_OUT_STDERR, "abx-e2e: cannot build the JSON/HTML "
-                     "report: out of memory\n");
-        return -1;
-    }
-    if (abx_report_docs(o->json, o->html, doc, o->quiet) != 0)
-        rc = -1;
-    cJSON_Delete(doc);
-    return rc;
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < ABX_CAP_COUNT && k < ABX_REPORT_MAX_CAPS; i++)
+        if (e->caps & (1u << i))
+            r->caps_store[k++] = abx_cap_name(i);
+    r->caps_store[k] = NULL;
+    r->results = run->results;
+    r->n = run->n;
+    r->sum = s;
+    r->tool = "abx-e2e " ABX_E2E_VERSION;
+    r->run_id = e->run_id;
+    r->created = run->started_wall;
+    r->endpoint = e->endpoint;
+    r->platform = e->platform_kind;
+    r->capabilities = r->caps_store;
+    r->local = o->local;
+    r->profile = o->local ? (profile && *profile ? profile : "e2b") : NULL;
+    r->command = o->argv_line;
+    r->keyword = o->keyword;
+    r->markexpr = o->markexpr;
+    r->paths = o->paths;
+    r->npaths = o->npaths;
+    r->shard_k = o->shard_k;
+    r->shard_n = o->shard_n;
+    r->last_failed = o->lf ? "lf" : o->ff ? "ff" : NULL;
+    r->workers = o->workers > 0 ? o->workers : 1;
+    r->sandboxes = run->sandboxes;
+    r->stopped_maxfail = run->stopped_maxfail;
+    r->collect_errors = run->collect_errors;
+    r->interrupted_at = run->interrupted ? run->interrupted_at : NULL;
 }

@@ -186,14 +186,14 @@ static void section(const struct abx_opts *o, const struct abx_result *r, const 
     }
 }
 
-static void failure_sections(const struct abx_opts *o, const struct abx_run *run)
+static void failure_sections(const struct abx_opts *o, const struct abx_report *rep)
 {
     size_t i;
     int any = 0;
     char title[1024];
 
-    for (i = 0; i < run->n; i++) {
-        const struct abx_result *r = run->results[i];
+    for (i = 0; i < rep->n; i++) {
+        const struct abx_result *r = rep->results[i];
         if (r->outcome != ABX_OUTCOME_FAILED)
             continue;
         if (!any++)
@@ -201,8 +201,8 @@ static void failure_sections(const struct abx_opts *o, const struct abx_run *run
         section(o, r, r->nodeid, r->longrepr ? r->longrepr : r->message);
     }
     any = 0;
-    for (i = 0; i < run->n; i++) {
-        const struct abx_result *r = run->results[i];
+    for (i = 0; i < rep->n; i++) {
+        const struct abx_result *r = rep->results[i];
         if (r->outcome != ABX_OUTCOME_ERROR && !r->teardown_message)
             continue;
         if (!any++)
@@ -227,15 +227,15 @@ static void failure_sections(const struct abx_opts *o, const struct abx_run *run
 
 /* -r P: pytest's PASSES section, the captured output of passing tests. */
 static void passes_section(const struct abx_opts *o,
-                           const struct abx_run *run)
+                           const struct abx_report *rep)
 {
     size_t i;
     int any = 0;
 
     if (!strchr(o->report_chars, 'P'))
         return;
-    for (i = 0; i < run->n; i++) {
-        const struct abx_result *r = run->results[i];
+    for (i = 0; i < rep->n; i++) {
+        const struct abx_result *r = rep->results[i];
         if (r->outcome != ABX_OUTCOME_PASSED || !r->output || !*r->output)
             continue;
         if (!any++)
@@ -320,21 +320,21 @@ static void skip_location(const struct abx_result *r, char *out, size_t len)
         snprintf(out, len, "%s:%d", r->file ? r->file : "?", r->line);
 }
 
-static void skipped_folded(const struct abx_run *run)
+static void skipped_folded(const struct abx_report *rep)
 {
     size_t i, k;
-    char *done = abx_xcalloc(run->n, 1);
+    char *done = abx_xcalloc(rep->n, 1);
 
-    for (i = 0; i < run->n; i++) {
-        const struct abx_result *r = run->results[i];
+    for (i = 0; i < rep->n; i++) {
+        const struct abx_result *r = rep->results[i];
         char loc[1200];
         unsigned count = 0;
 
         if (r->outcome != ABX_OUTCOME_SKIPPED || done[i])
             continue;
         skip_location(r, loc, sizeof loc);
-        for (k = i; k < run->n; k++) {
-            const struct abx_result *q = run->results[k];
+        for (k = i; k < rep->n; k++) {
+            const struct abx_result *q = rep->results[k];
             char ql[1200];
             if (q->outcome != ABX_OUTCOME_SKIPPED || done[k])
                 continue;
@@ -352,7 +352,7 @@ static void skipped_folded(const struct abx_run *run)
     free(done);
 }
 
-static void short_summary(const struct abx_opts *o, const struct abx_run *run)
+static void short_summary(const struct abx_opts *o, const struct abx_report *rep)
 {
     const char *c;
     size_t i;
@@ -361,8 +361,8 @@ static void short_summary(const struct abx_opts *o, const struct abx_run *run)
     int width = summary_width(o);
 
     for (c = o->report_chars; *c; c++) {
-        for (i = 0; i < run->n; i++) {
-            const struct abx_result *r = run->results[i];
+        for (i = 0; i < rep->n; i++) {
+            const struct abx_result *r = rep->results[i];
             int show = (*c == 'f' && r->outcome == ABX_OUTCOME_FAILED) ||
                        (*c == 'E' && (r->outcome == ABX_OUTCOME_ERROR ||
                                       r->teardown_message)) ||
@@ -376,7 +376,7 @@ static void short_summary(const struct abx_opts *o, const struct abx_run *run)
             if (!header++)
                 rule(o, ABX_OUT_STDOUT, '=', "short test summary info", NULL);
             if (*c == 's') {
-                skipped_folded(run);
+                skipped_folded(rep);
                 break;
             }
             if (*c == 'p') {
@@ -422,14 +422,14 @@ static int cmp_phase(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void durations(const struct abx_opts *o, const struct abx_run *run)
+static void durations(const struct abx_opts *o, const struct abx_report *rep)
 {
-    struct phase *p = abx_xcalloc(run->n * 3, sizeof *p);
+    struct phase *p = abx_xcalloc(rep->n * 3, sizeof *p);
     size_t n = 0, i, shown = 0, hidden = 0;
     char title[64];
 
-    for (i = 0; i < run->n; i++) {
-        const struct abx_result *r = run->results[i];
+    for (i = 0; i < rep->n; i++) {
+        const struct abx_result *r = rep->results[i];
         p[n++] = (struct phase){r->dur_setup, "setup", r->nodeid};
         p[n++] = (struct phase){r->dur_call, "call", r->nodeid};
         p[n++] = (struct phase){r->dur_teardown, "teardown", r->nodeid};
@@ -457,9 +457,9 @@ static void durations(const struct abx_opts *o, const struct abx_run *run)
     free(p);
 }
 
-void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
-                     const struct abx_summary *sum)
+void abx_term_finish(const struct abx_opts *o, const struct abx_report *rep)
 {
+    const struct abx_summary *sum = rep->sum;
     char line[512];
     const char *color;
 
@@ -468,24 +468,24 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
         g_live_shown = 0;
     }
     if (o->quiet < 2) {
-        failure_sections(o, run);
-        passes_section(o, run);
+        failure_sections(o, rep);
+        passes_section(o, rep);
     }
     if (o->durations >= 0)
-        durations(o, run);
+        durations(o, rep);
     if (o->quiet < 2)
-        short_summary(o, run);
-    if (run->stopped_maxfail)
+        short_summary(o, rep);
+    if (rep->stopped_maxfail)
         rule(o, ABX_OUT_STDOUT, '!', o->maxfail == 1 ? "stopping after 1 failure"
                                                   : "stopping after failures",
              NULL);
-    if (run->collect_errors)
-        abx_term_collect_stop(o, run->collect_errors);
-    if (run->interrupted) {
+    if (rep->collect_errors)
+        abx_term_collect_stop(o, rep->collect_errors);
+    if (rep->interrupted_at) {
         char msg[700];
         snprintf(msg, sizeof msg, "Interrupted: run stopped by a signal%s%s",
-                 run->interrupted_at[0] ? " while running " : "",
-                 run->interrupted_at);
+                 rep->interrupted_at[0] ? " while running " : "",
+                 rep->interrupted_at);
         rule(o, ABX_OUT_STDOUT, '!', msg, RED);
     }
     if (g_epilogue) {
@@ -494,7 +494,7 @@ void abx_term_finish(const struct abx_opts *o, const struct abx_run *run,
     }
     abx_summary_line(sum, line, sizeof line);
     color = abx_summary_errors(sum) || sum->counts[ABX_OUTCOME_FAILED] ||
-                    run->interrupted || run->collect_errors
+                    rep->interrupted_at || rep->collect_errors
                 ? RED
             : sum->counts[ABX_OUTCOME_PASSED] == abx_summary_total(sum) &&
                     abx_summary_total(sum) > 0

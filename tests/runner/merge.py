@@ -59,6 +59,13 @@ def junit_counts(path):
     return {k: int(s.getAttribute(k)) for k in ("tests", "failures", "errors")}
 
 
+def junit_properties(path):
+    s = xml.dom.minidom.parse(path).getElementsByTagName("testsuite")[0]
+    props = [p for p in s.getElementsByTagName("property")
+             if p.parentNode.parentNode is s]
+    return {p.getAttribute("name"): p.getAttribute("value") for p in props}
+
+
 def outcomes(doc):
     return {t["nodeid"]: t["outcome"] for t in doc["tests"]}
 
@@ -77,7 +84,7 @@ def main():
 
 
 def scenarios(binary, d):
-    whole = abx(binary, ["--json", "whole.json", "suite"], d)
+    whole = abx(binary, ["--json", "whole.json", "--junitxml", "whole.xml", "suite"], d)
     ref = load_json(os.path.join(d, "whole.json"))
     eq(whole.returncode, 1, "the unsharded run fails (2 failures, 1 error)")
     eq(len(ref["tests"]), 11, "the unsharded run ran the 11 tests")
@@ -109,6 +116,11 @@ def scenarios(binary, d):
     j = junit_counts(os.path.join(d, "m.xml"))
     eq(j, {"tests": 11, "failures": ref["summary"]["failed"],
            "errors": ref["summary"]["error"]}, "merged JUnit counts")
+    # One report document: the merged JUnit says what a run's says.
+    props = junit_properties(os.path.join(d, "m.xml"))
+    eq(props, junit_properties(os.path.join(d, "whole.xml")),
+       "merged JUnit properties = the unsharded run's")
+    check(set(props) == {"platform", "capabilities"}, "JUnit properties: %r" % props)
     html = open(os.path.join(d, "m.html"), encoding="utf-8").read()
     check('id="abx-report-data"' in html and '"shards"' in html,
           "the merged HTML holds the merged document")

@@ -187,12 +187,21 @@ static int py(const char *code, const char *path)
     return system(cmd);
 }
 
+/* The JUnit document of rs[0..n) with the report's other fields. */
+static int junit(struct abx_buf *out, struct abx_report *r, struct abx_result **rs, size_t n)
+{
+    r->results = rs;
+    r->n = n;
+    return abx_junit_write(out, r, "host<1>");
+}
+
 static void test_junit(const char *dir)
 {
     struct abx_result *rs[8];
-    static const char *const props[][2] = {
-        {"platform", "fc"}, {"capabilities", "a<b"}, {NULL, NULL}};
-    struct abx_junit_opts o = {NULL, "host<1>", 1764535692, 2.5, props};
+    static const char *const caps[] = {"a<b", NULL};
+    struct abx_summary sum = {.duration = 2.5};
+    struct abx_report o = {.created = 1764535692, .sum = &sum, .platform = "fc",
+                           .capabilities = caps};
     struct abx_buf x;
     char path[256], err[256];
     const char *doc;
@@ -219,7 +228,7 @@ static void test_junit(const char *dir)
     rs[7] = mk("xpass", ABX_OUTCOME_XPASSED, ABX_PHASE_CALL);
 
     abx_buf_init(&x, 0);
-    CHECK_INT(abx_junit_write(&x, rs, 8, &o), 0);
+    CHECK_INT(junit(&x, &o, rs, 8), 0);
     doc = abx_buf_cstr(&x);
     CHECK_MSG(strncmp(doc, "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
                            "<testsuites name=\"pytest tests\"><testsuite "
@@ -271,7 +280,7 @@ static void test_junit(const char *dir)
     /* every attribute value survives newlines and tabs */
     abx_buf_reset(&x);
     abx_result_set(&rs[1]->message, "a\nb\tc\rd");
-    CHECK_INT(abx_junit_write(&x, rs + 1, 1, &o), 0);
+    CHECK_INT(junit(&x, &o, rs + 1, 1), 0);
     CHECK(strstr(abx_buf_cstr(&x), "message=\"a&#10;b&#9;c&#13;d\""));
     CHECK_INT(abx_write_file_atomic(path, x.data, x.len, err, sizeof(err)), 0);
     CHECK_INT(py("import xml.dom.minidom,sys; "
@@ -284,7 +293,7 @@ static void test_junit(const char *dir)
     abx_buf_reset(&x);
     abx_strlist_push(&rs[1]->sandbox_ids, "sbx-a");
     abx_strlist_push(&rs[1]->sandbox_ids, "sbx-<b>");
-    CHECK_INT(abx_junit_write(&x, rs + 1, 1, &o), 0);
+    CHECK_INT(junit(&x, &o, rs + 1, 1), 0);
     CHECK_MSG(strstr(abx_buf_cstr(&x), "\"><properties><property "
                                        "name=\"sandboxes\" value=\"sbx-a "
                                        "sbx-&lt;b&gt;\" /></properties>"
@@ -292,7 +301,10 @@ static void test_junit(const char *dir)
               "sandboxes property: %s", abx_buf_cstr(&x));
     /* empty run */
     abx_buf_reset(&x);
-    CHECK_INT(abx_junit_write(&x, NULL, 0, NULL), 0);
+    {
+        struct abx_report none = {0};
+        CHECK_INT(abx_junit_write(&x, &none, NULL), 0);
+    }
     CHECK(strstr(abx_buf_cstr(&x), "errors=\"0\" failures=\"0\" skipped=\"0\" "
                                    "tests=\"0\""));
     CHECK(strstr(abx_buf_cstr(&x), "</testsuite></testsuites>\n"));
@@ -302,7 +314,7 @@ static void test_junit(const char *dir)
 
         abx_buf_init(&tiny, 64);
         abx_buf_appends(&tiny, "keep");
-        CHECK_INT(abx_junit_write(&tiny, rs, 8, &o), -1);
+        CHECK_INT(junit(&tiny, &o, rs, 8), -1);
         CHECK_STR(abx_buf_cstr(&tiny), "keep");
         abx_buf_free(&tiny);
     }
@@ -330,8 +342,8 @@ static void test_json_report(const char *dir)
     cJSON *sbx = cJSON_Parse("[{\"id\":\"sb1\",\"template\":\"base\","
                              "\"test\":null,\"worker\":1,\"created\":5,"
                              "\"ended\":null,\"kept\":true}]");
-    struct abx_json_report_opts o = {
-        .tool = "abx-e2e 9", .run_id = "run-42", .created = 1764535692.5,
+    struct abx_report o = {
+        .results = rs, .n = 3, .tool = "abx-e2e 9", .run_id = "run-42", .created = 1764535692.5,
         .sum = &s, .platform = "e2b", .capabilities = caps,
         .endpoint = "http://127.0.0.1:9", .local = 1, .profile = "fc",
         .command = "abx-e2e -k x", .keyword = "x", .paths = paths,
@@ -356,7 +368,7 @@ static void test_json_report(const char *dir)
     s.duration = 3.5;
     s.exit_code = abx_summary_exit_code(&s, 0);
     abx_buf_init(&x, 0);
-    CHECK_INT(abx_report_json_write(&x, rs, 3, &o), 0);
+    CHECK_INT(abx_report_json_write(&x, &o), 0);
     snprintf(path, sizeof(path), "%s/report.json", dir);
     CHECK_INT(abx_write_file_atomic(path, x.data, x.len, err, sizeof(err)), 0);
     CHECK_INT(py("import json,sys; "
@@ -409,8 +421,8 @@ static void test_reports_masked(const char *dir)
     static const char sec[] = "p&ss<w>\"rd'/\x01\xc3\xa9\tz";
     struct abx_mask *m = abx_mask_new();
     struct abx_result *r = mk(sec, ABX_OUTCOME_FAILED, ABX_PHASE_CALL);
-    struct abx_junit_opts jo = {sec, sec, 1764535692, 1, NULL};
-    struct abx_json_report_opts ko = {.run_id = sec, .created = 1};
+    struct abx_report jo = {.results = &r, .n = 1, .created = 1764535692, .platform = sec};
+    struct abx_report ko = {.results = &r, .n = 1, .run_id = sec, .created = 1};
     struct abx_buf doc, masked;
     char path[256], err[256], sfile[256];
     cJSON *jdoc;
@@ -428,7 +440,7 @@ static void test_reports_masked(const char *dir)
               0);
     abx_buf_init(&doc, 0);
     abx_buf_init(&masked, 0);
-    CHECK_INT(abx_junit_write(&doc, &r, 1, &jo), 0);
+    CHECK_INT(abx_junit_write(&doc, &jo, sec), 0);
     CHECK_INT(abx_mask_string(m, doc.data, doc.len, &masked), 0);
     snprintf(path, sizeof(path), "%s/masked.xml", dir);
     CHECK_INT(abx_write_file_atomic(path, masked.data, masked.len, err,
@@ -451,7 +463,7 @@ static void test_reports_masked(const char *dir)
               0);
     abx_buf_reset(&doc);
     abx_buf_reset(&masked);
-    CHECK_INT(abx_report_json_write(&doc, &r, 1, &ko), 0);
+    CHECK_INT(abx_report_json_write(&doc, &ko), 0);
     CHECK_INT(abx_mask_string(m, doc.data, doc.len, &masked), 0);
     snprintf(path, sizeof(path), "%s/masked.json", dir);
     CHECK_INT(abx_write_file_atomic(path, masked.data, masked.len, err,
@@ -468,7 +480,7 @@ static void test_reports_masked(const char *dir)
                  path),
               0);
     /* The HTML page holds the same document: no secret there either. */
-    jdoc = abx_report_json_doc(&r, 1, &ko);
+    jdoc = abx_report_json_doc(&ko);
     CHECK(jdoc != NULL);
     abx_buf_reset(&doc);
     abx_buf_reset(&masked);
