@@ -255,7 +255,7 @@ static void tools(struct check *c)
         cJSON_AddStringToObject(g, "path", abxl_cfg.runsc);
     line(c, "gVisor (runsc)", "%s%s%s", gv ? "" : "not found: ", abxl_cfg.runsc,
          gv ? "" : " (RUNTIME=gvisor needs it: make deps-local RUNTIME=gvisor)");
-    if (!gv && abxl_gvisor())
+    if (!gv && abxl_runtime() == &abxl_runtime_gvisor)
         problem(c, "install runsc (make deps-local RUNTIME=gvisor)",
                 "the runtime is gvisor (--runtime or ABX_LOCAL_RUNTIME), and runsc is not "
                 "installed (%s)", abxl_cfg.runsc);

@@ -272,7 +272,7 @@ static int parse_args(int argc, char **argv, const char *cmd, const char *help, 
         }
         i++;
     }
-    if (strcmp(abxl_cfg.runtime, "bwrap") != 0 && strcmp(abxl_cfg.runtime, "gvisor") != 0) {
+    if (abxl_runtime_named(abxl_cfg.runtime) == NULL) {
         abxl_log_cmd(cmd, ABXL_LOG_ERROR, "--runtime (or ABX_LOCAL_RUNTIME) is bwrap or "
                      "gvisor, not '%s'", abxl_cfg.runtime);
         return usage_hint(cmd);

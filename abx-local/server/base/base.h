@@ -49,7 +49,7 @@ long abxl_max_timeout_s(void);
 struct abxl_srv_config {
     char listen[128], data_listen[128];
     char state_dir[4096], templates_dir[4096], envd_path[4096], bwrap[4096];
-    char runtime[16];          /* "bwrap" or "gvisor" (gvisor.c, docs/security.md) */
+    char runtime[16];          /* "bwrap" or "gvisor" (runtime.h, docs/security.md) */
     char runsc[4096];          /* gVisor's runsc, for --runtime gvisor */
     char cache_dir[4096];      /* template root filesystems (rootfs.c) */
     char self_exe[4096];       /* this binary, for `sandbox-enter` */

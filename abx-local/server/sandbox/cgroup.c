@@ -219,7 +219,7 @@ static void fair_share(const struct abxl_limits *lim, long long *mem_mb, long *p
     if (total_mb > 0 && *mem_mb > total_mb / 2)
         *mem_mb = total_mb / 2;
     *pids = lim->pids;
-    if (total_pids > 0 && !abxl_gvisor() && *pids > total_pids / 2)
+    if (total_pids > 0 && abxl_runtime()->pids_are_processes && *pids > total_pids / 2)
         *pids = total_pids / 2;
 }
 

@@ -4,7 +4,7 @@
  *
  *   abx-local sandbox-enter --dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs|--disk-keep]
  *       [--cgroup PROCS_FILE]... [--userns BASE COUNT] [--ro SRC DEST]...
- *       [--seccomp BPF_FILE] [--hide PATH]... [--gvisor] -- BWRAP|RUNSC ARGS...
+ *       [--seccomp BPF_FILE] [--hide PATH]... --runtime NAME -- BWRAP|RUNSC ARGS...
  *
  * 1. It joins the sandbox's cgroups.
  * 2. In a mount namespace of its own (private: nothing propagates to the
@@ -26,26 +26,21 @@
  *    root: host uid BASE, nothing on the host.
  * 6. It execs bwrap with an empty environment and only its descriptors
  *    0-2, the info fd 3 and the seccomp program on fd 4.
- * With --gvisor (gvisor.c) steps 5-6 differ: DIR is staged too, at
- * ABXL_STAGE_SBX, and runsc runs as pid 1 of new pid, network, ipc and uts
- * namespaces (its own user namespace and seccomp filter replace ours).
+ * Steps 5-6 are the runtime's (runtime.h: runtime_bwrap.c as above). Under
+ * gVisor (runtime_gvisor.c) DIR is staged too, at ABXL_STAGE_SBX, and
+ * runsc runs as pid 1 of new pid, network, ipc and uts namespaces (its
+ * own user namespace and seccomp filter replace ours).
  * Debian 12's bubblewrap (0.8) has no --overlay, hence this step. The
  * mounts exist only in namespaces of the sandbox's processes: when they
  * die, the mounts go with them, and nothing is left mounted on the host. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <net/if.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -150,8 +145,9 @@ struct enter_args {
     long disk_mb;
     unsigned long uid_base, uid_count;
     int ncg, nbind, nhide;
-    bool gvisor, disk_tmpfs, disk_keep;
-    char **bwrap;
+    bool disk_tmpfs, disk_keep;
+    const struct abxl_runtime *rt;
+    char **run;   /* the runtime's command line, after `--` */
 };
 
 static unsigned long ulong_arg(const char *s, bool *ok)
@@ -170,10 +166,8 @@ static int parse(int argc, char **argv, struct enter_args *a)
     int i;
     for (i = 2; i + 1 < argc && strcmp(argv[i], "--") != 0 && ok;) {
         const char *o = argv[i], *v = argv[i + 1];
-        bool gv = strcmp(o, "--gvisor") == 0, tm = strcmp(o, "--disk-tmpfs") == 0,
-             kp = strcmp(o, "--disk-keep") == 0;
-        if (gv || tm || kp) {
-            a->gvisor |= gv;
+        bool tm = strcmp(o, "--disk-tmpfs") == 0, kp = strcmp(o, "--disk-keep") == 0;
+        if (tm || kp) {
             a->disk_tmpfs |= tm;
             a->disk_keep |= kp;
             i++;
@@ -183,6 +177,8 @@ static int parse(int argc, char **argv, struct enter_args *a)
             a->dir = v;
         else if (strcmp(o, "--lower") == 0)
             a->lower = v;
+        else if (strcmp(o, "--runtime") == 0)
+            ok = (a->rt = abxl_runtime_named(v)) != NULL;
         else if (strcmp(o, "--disk-mb") == 0)
             a->disk_mb = (long)ulong_arg(v, &ok);
         else if (strcmp(o, "--seccomp") == 0)
@@ -202,16 +198,16 @@ static int parse(int argc, char **argv, struct enter_args *a)
         i += 2;
     }
     if (!ok || i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc || a->dir == NULL ||
-        a->lower == NULL || a->disk_mb <= 0 || !plain_path(a->dir) || !plain_path(a->lower) ||
-        (a->disk_keep && a->disk_tmpfs) ||
+        a->lower == NULL || a->rt == NULL || a->disk_mb <= 0 || !plain_path(a->dir) ||
+        !plain_path(a->lower) || (a->disk_keep && a->disk_tmpfs) ||
         (a->uid_base > 0 && (a->uid_count == 0 || a->uid_count > 65536 * 64))) {
         abxl_log_cmd("sandbox-enter", ABXL_LOG_ERROR, "internal command, used by the server: "
                      "--dir DIR --lower ROOTFS --disk-mb N [--disk-tmpfs|--disk-keep] "
                      "[--cgroup FILE]... [--userns BASE COUNT] [--ro SRC DEST]... "
-                     "[--seccomp FILE] [--gvisor] -- BWRAP|RUNSC ARGS");
+                     "[--seccomp FILE] [--hide PATH]... --runtime NAME -- BWRAP|RUNSC ARGS");
         return -1;
     }
-    a->bwrap = argv + i + 1;
+    a->run = argv + i + 1;
     return 0;
 }
 
@@ -276,14 +272,14 @@ static int make_root(const struct enter_args *a, uid_t owner)
 }
 
 /* Step 4: DIR/root at ABXL_STAGE_ROOT, on a tmpfs over the stage folder;
- * under gVisor DIR too, at ABXL_STAGE_SBX (runsc's bundle and state). */
-static int stage_root(const char *dir, bool gvisor)
+ * stage_dir (gVisor: runsc's bundle and state) DIR too, at ABXL_STAGE_SBX. */
+static int stage_root(const char *dir, bool stage_dir)
 {
     char p[4400], at[64];
     abxl_fmt(p, sizeof p, "%s/root", dir);
     /* Both opened before the tmpfs covers the stage: DIR may be under it. */
     int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC), dfd = -1, rc = 0;
-    if (fd < 0 || (gvisor && (dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0))
+    if (fd < 0 || (stage_dir && (dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0))
         rc = die("cannot open", fd < 0 ? p : dir);
     else if (mount("abx-stage", ABXL_STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                    "size=64k,mode=0755") != 0)
@@ -303,100 +299,32 @@ static int stage_root(const char *dir, bool gvisor)
     return rc;
 }
 
-static int loopback_up(void)
-{
-    struct ifreq ifr = {0};
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
-    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-    if (fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
-        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-        rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
-    }
-    if (fd >= 0)
-        close(fd);
-    return rc;
-}
-
-/* gVisor: runsc as pid 1 of fresh pid, network, ipc and uts namespaces
- * (its --network=host is this network namespace, loopback only, where the
- * server reaches envd as under bwrap). We stay outside as its parent: the
- * info fd gets its host pid as bwrap's would, we die with the server and
- * it dies with us. */
-static int run_gvisor(int exe, char **argv)
-{
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
-        unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) != 0)
-        return die("cannot create the sandbox's namespaces", NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return die("cannot fork", NULL);
-    if (pid == 0) {
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || loopback_up() != 0)
-            _exit(die("cannot bring up the loopback interface", NULL));
-        /* runsc finds its own processes in /proc by pid: this namespace's
-         * pids, not the host's. */
-        if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-            _exit(die("cannot mount the namespace's /proc", NULL));
-        close(3);
-        close_range(4, ~0U, CLOSE_RANGE_CLOEXEC);
-        char *empty[] = {NULL};
-        syscall(SYS_execveat, exe, "", argv, empty, AT_EMPTY_PATH);
-        _exit(die("cannot run", argv[0]));
-    }
-    char info[64];
-    int n = snprintf(info, sizeof info, "{\"child-pid\": %d}\n", (int)pid);
-    if (write(3, info, (size_t)n) != n)
-        abxl_log(ABXL_LOG_ERROR, "sandbox root: cannot report the sandbox's pid: %s",
-                 strerror(errno));
-    close(3);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 int abxl_enter_main(int argc, char **argv)
 {
     struct enter_args a = {0};
     if (parse(argc, argv, &a) != 0)
         return 2;
     uid_t owner = (uid_t)a.uid_base;
-    char err[512];
     for (int k = 0; k < a.ncg; k++)
         if (abxl_write_value(a.cgroups[k], "0") != 0)
             return die("cannot join cgroup", a.cgroups[k]);
     /* The seccomp program first, so that it is fd 4 (the server hands
-     * over 0-3 only); bwrap's binary opened as host root, before /tmp is
-     * covered: it may live there. */
+     * over 0-3 only); the runtime's binary opened as host root, before
+     * /tmp is covered: it may live there. */
     if (a.seccomp) {
         int sfd = open(a.seccomp, O_RDONLY);
         if (sfd < 0 || (sfd != 4 && (dup2(sfd, 4) != 4 || close(sfd) != 0)))
             return die("cannot open the seccomp program", a.seccomp);
     }
-    int exe = open(a.bwrap[0], O_PATH | O_CLOEXEC);
+    int exe = open(a.run[0], O_PATH | O_CLOEXEC);
     if (exe < 0)
-        return die("cannot open", a.bwrap[0]);
+        return die("cannot open", a.run[0]);
     if (unshare(CLONE_NEWNS) != 0)
         return die("cannot create a mount namespace", NULL);
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return die("cannot make mounts private", "/");
-    if (make_root(&a, owner) != 0 || stage_root(a.dir, a.gvisor) != 0)
+    if (make_root(&a, owner) != 0 || stage_root(a.dir, a.rt->stage_dir) != 0)
         return 125;
-    if (a.gvisor)
-        return run_gvisor(exe, a.bwrap);
-    if (chdir("/") != 0)
-        return die("cannot enter", "/");
-    if (a.uid_base > 0 &&
-        abxl_userns_enter(a.uid_base, a.uid_count, ABXL_OWNER_BASE + (unsigned long)getpid(),
-                          err, sizeof err) != 0) {
-        abxl_log(ABXL_LOG_ERROR, "sandbox root: %s", err);
-        return 125;
-    }
-    /* Nothing of the server passes in: no variable, no descriptor but
-     * stdin/out/err (a pipe the server reads), bwrap's info fd and the
-     * seccomp program. */
-    close_range(a.seccomp ? 5 : 4, ~0U, CLOSE_RANGE_CLOEXEC);
-    char *empty[] = {NULL};
-    syscall(SYS_execveat, exe, "", a.bwrap, empty, AT_EMPTY_PATH);
-    return die("cannot run", a.bwrap[0]);
+    struct abxl_enter_run r = {exe, a.run, a.uid_base, a.uid_count, a.seccomp != NULL};
+    return a.rt->run(&r);
 }

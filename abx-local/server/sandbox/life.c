@@ -82,16 +82,16 @@ int abxl_life_pause(struct abxl_sbx *s)
 }
 
 /* E2B's pause with memory: false. Its disk outlives its processes only
- * where it is a file system of its own: not under gVisor (runsc's overlay
- * over the root lives in the sentry's memory) nor on a tmpfs disk (a
- * machine without loop devices). There its memory is kept, and the log
- * says so. */
+ * where it is a file system of its own: not under a runtime that says
+ * otherwise (gVisor: runsc's overlay over the root lives in the sentry's
+ * memory) nor on a tmpfs disk (a machine without loop devices). There its
+ * memory is kept, and the log says so. */
 int abxl_life_pause_fs(struct abxl_sbx *s)
 {
-    if (abxl_gvisor() || abxl_cfg.disk_tmpfs) {
+    const char *why = abxl_runtime()->fs_pause_keeps_memory;
+    if (why || abxl_cfg.disk_tmpfs) {
         abxl_log(ABXL_LOG_WARN, "sandbox %s: a filesystem-only pause keeps memory here (%s)",
-                 s->id, abxl_gvisor() ? "gVisor: the root's writable layer is in the sentry's "
-                                        "memory" : "the disk is a tmpfs: no loop devices");
+                 s->id, why ? why : "the disk is a tmpfs: no loop devices");
         return abxl_life_pause(s);
     }
     int rc = begin(s, ABXL_SBX_PAUSED);

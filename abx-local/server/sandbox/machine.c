@@ -17,45 +17,6 @@
 #include "log.h"
 #include "sandbox.h"
 
-int abxl_bwrap_probe(char *err, size_t errlen)
-{
-    char *argv[] = {abxl_cfg.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net",
-                    "--unshare-ipc", "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev",
-                    "--proc", "/proc", "--cap-drop", "ALL", "--", "/bin/true", NULL};
-    int pipefd[2];
-    if (pipe(pipefd) != 0) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pipefd[1], 2);
-        dup2(pipefd[1], 1);
-        close(pipefd[0]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(pipefd[1]);
-    char out[512];
-    size_t len = 0;
-    ssize_t n;
-    while (len < sizeof out - 1 && (n = read(pipefd[0], out + len, sizeof out - 1 - len)) > 0)
-        len += (size_t)n;
-    out[len] = '\0';
-    close(pipefd[0]);
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0) {
-        out[strcspn(out, "\n")] = '\0';
-        snprintf(err, errlen,
-                 "namespaces refused: a test sandbox (%s --unshare-pid --unshare-net "
-                 "--unshare-ipc --unshare-uts) failed: %s%s",
-                 abxl_cfg.bwrap, out[0] ? out : "no output", abxl_container_hint());
-        return -1;
-    }
-    return 0;
-}
-
 struct overlay_probe {
     const char *base, *l, *u, *w, *m, *opts;
 };
@@ -115,16 +76,6 @@ int abxl_spawn_check_machine(char *err, size_t errlen)
                  (int)geteuid());
         return -1;
     }
-    if (access(abxl_cfg.bwrap, X_OK) != 0) {
-        snprintf(err, errlen, "bubblewrap not found: %s is not executable (install the "
-                 "'bubblewrap' package or pass --bwrap PATH)", abxl_cfg.bwrap);
-        return -1;
-    }
-    if (abxl_gvisor() && access(abxl_cfg.runsc, X_OK) != 0) {
-        snprintf(err, errlen, "gVisor not found: %s is not executable (install the 'runsc' "
-                 "package or pass --runsc PATH)", abxl_cfg.runsc);
-        return -1;
-    }
     if (abxl_cfg.envd_path[0] == '\0' || access(abxl_cfg.envd_path, X_OK) != 0) {
         snprintf(err, errlen, "abx-envd not found%s%s (build target abx-envd, or pass --envd PATH)",
                  abxl_cfg.envd_path[0] ? ": " : "", abxl_cfg.envd_path);
@@ -147,7 +98,8 @@ int abxl_spawn_check_machine(char *err, size_t errlen)
         snprintf(err, errlen, "namespaces refused: /proc/self/ns is not readable");
         return -1;
     }
-    if (abxl_bwrap_probe(err, errlen) != 0)
+    /* The runtime's binaries and a test sandbox: last, the slow one. */
+    if (abxl_runtime()->check(err, errlen) != 0)
         return -1;
     return abxl_cgroup_init(true, err, errlen);
 }

@@ -1,9 +1,11 @@
 /* Sandboxes: the registry, the spawner and its runtimes (bubblewrap,
- * gVisor), namespaces, cgroups, seccomp, disks, the lifecycle, metrics. */
+ * gVisor: runtime.h), namespaces, cgroups, seccomp, disks, the lifecycle,
+ * metrics. */
 #ifndef ABXL_SANDBOX_H
 #define ABXL_SANDBOX_H
 
 #include "rootfs.h"
+#include "runtime.h"   /* bubblewrap or gVisor */
 
 /* ---- sandbox disks (disk.c) ---- */
 /* In a private mount namespace, as host root: DIR/disk.img, an ext4 file
@@ -85,17 +87,12 @@ int abxl_uidrange_lower(const char *src, const char *at, unsigned long base, cha
 /* Whether sandboxes can have ranges of their own here (once, at start). */
 bool abxl_uidrange_check(char *err, size_t errlen);
 int abxl_seccomp_write(const char *path, char *err, size_t errlen);
-/* --runtime gvisor (gvisor.c): the OCI bundle in <dir>/oci and runsc's
- * command line, added one word at a time. */
 struct abxl_sbx;
 /* Both runtimes (envd_bundle.c): the capabilities a sandbox keeps, and
  * envd's command line inside (through its own loader), word by word. */
 #define ABXL_SANDBOX_NCAPS 6
 extern const char *const abxl_sandbox_caps[ABXL_SANDBOX_NCAPS];
 void abxl_envd_cmdline(void (*add)(void *a, const char *w), void *a);
-bool abxl_gvisor(void);
-int abxl_gvisor_bundle(const struct abxl_sbx *s, bool app, char *err, size_t errlen);
-void abxl_gvisor_argv(const struct abxl_sbx *s, void (*add)(void *a, const char *w), void *a);
 void abxl_seccomp_print(void);   /* `abx-local seccomp`: the refused calls and why */
 size_t abxl_seccomp_denied_count(void);
 struct abxl_sbxlog;
@@ -107,7 +104,8 @@ void abxl_sbxlog_settle(struct abxl_sbxlog *l, long timeout_ms);
 void abxl_sbxlog_close(struct abxl_sbxlog *l);   /* NULL: nothing */
 
 /* ---- the sandbox's root (enter.c, envd_bundle.c) ---- */
-/* `abx-local sandbox-enter ...`: mounts the root, joins the cgroups, execs bwrap. */
+/* `abx-local sandbox-enter ...`: mounts the root, joins the cgroups, runs
+ * the runtime (runtime.h). */
 int abxl_enter_main(int argc, char **argv);
 int abxl_envd_bundle(char *err, size_t errlen);
 
@@ -177,9 +175,6 @@ bool abxl_proc_alive(pid_t pid, unsigned long long start);
 int abxl_spawn_check_machine(char *err, size_t errlen);
 /* Mounts an overlay on a tmpfs in a throwaway namespace (needs the state dir). */
 int abxl_overlay_check(char *err, size_t errlen);
-/* A test sandbox: bwrap with the namespaces sandboxes use, running
- * /bin/true (machine.c). 0, or -1 with what bwrap said. */
-int abxl_bwrap_probe(char *err, size_t errlen);
 /* Registers s as STARTING, prepares its folder and starts bwrap. 0, -1
  * (err filled), or 1 when --max-sandboxes are running (s not registered). */
 int abxl_spawn(struct abxl_sbx *s, const struct abxl_tmpl *t, const cJSON *env_vars,

@@ -1,4 +1,5 @@
-/* The spawner: one bubblewrap sandbox per abx sandbox (see DESIGN.md).
+/* The spawner: one sandbox of the configured runtime (runtime.h) per abx
+ * sandbox (see DESIGN.md).
  *
  * fork() happens on the main thread only: bwrap's --die-with-parent uses
  * PR_SET_PDEATHSIG, which fires when the *thread* that forked exits, and
@@ -157,55 +158,10 @@ static void add_cat(struct argv_b *a, const char *prefix, const char *x, const c
     add(a, p);
 }
 
-/* /proc entries runc masks or makes read-only (docs/security.md); only
- * those this kernel has are covered (a bind needs its target). */
-static const char *const proc_masked_files[] = {"kcore", "keys", "latency_stats", "timer_list",
-                                                "timer_stats", "sched_debug"};
-static const char *const proc_masked_dirs[] = {"acpi", "asound", "scsi"};
-static const char *const proc_readonly[] = {"bus", "fs", "irq", "sys", "sysrq-trigger"};
-
-static bool host_proc_has(const char *name)
-{
-    char p[64];
-    snprintf(p, sizeof p, "/proc/%s", name);
-    return access(p, F_OK) == 0;
-}
-
-static void add_proc_cover(struct argv_b *a)
-{
-    char p[64];
-    for (size_t i = 0; i < sizeof proc_masked_files / sizeof proc_masked_files[0]; i++)
-        if (host_proc_has(proc_masked_files[i])) {
-            snprintf(p, sizeof p, "/proc/%s", proc_masked_files[i]);
-            add(a, "--dev-bind");   /* a device node: not on a nodev mount */
-            add(a, "/dev/null");
-            add(a, p);
-        }
-    for (size_t i = 0; i < sizeof proc_masked_dirs / sizeof proc_masked_dirs[0]; i++)
-        if (host_proc_has(proc_masked_dirs[i])) {
-            snprintf(p, sizeof p, "/proc/%s", proc_masked_dirs[i]);
-            add(a, "--tmpfs");
-            add(a, p);
-            add(a, "--remount-ro");
-            add(a, p);
-        }
-    /* Bound read-only from the host's /proc: what these show depends on
-     * the reader's namespaces (net, uts, ipc sysctls) or is the same
-     * machine-wide, and a sub-folder of the new /proc cannot be named
-     * as a bind source by bwrap. */
-    for (size_t i = 0; i < sizeof proc_readonly / sizeof proc_readonly[0]; i++)
-        if (host_proc_has(proc_readonly[i])) {
-            snprintf(p, sizeof p, "/proc/%s", proc_readonly[i]);
-            add(a, "--ro-bind");
-            add(a, p);
-            add(a, p);
-        }
-}
-
 /* `abx-local sandbox-enter` (enter.c) mounts the root with envd's bundle,
- * the app and envd's config bound read-only in it, and enters the
- * sandbox's user namespace; bwrap then builds the sandbox on that root:
- * fresh /proc (runc's paths covered) and /dev, the seccomp filter. */
+ * the app and envd's config bound read-only in it, and runs the runtime
+ * on it, whose words end the command line (runtime_bwrap.c: bwrap builds
+ * the sandbox on that root, fresh /proc and /dev, the seccomp filter). */
 static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct abxl_tmpl *t,
                        bool keep_disk)
 {
@@ -256,65 +212,10 @@ static void build_argv(struct argv_b *a, const struct abxl_sbx *s, const struct 
         add(a, p);
         add(a, "/opt/abx/app");
     }
-    if (abxl_gvisor()) {
-        /* gVisor's own kernel stands between the sandbox and the host's:
-         * no user namespace or seccomp program of ours (runsc makes its
-         * own), the bundle's namespaces and mounts (gvisor.c). */
-        add(a, "--gvisor");
-        add(a, "--");
-        abxl_gvisor_argv(s, add_word, a);
-        return;
-    }
-    add(a, "--seccomp");
-    add(a, abxl_cfg.seccomp_bpf);
-    add(a, "--");
-    add(a, abxl_cfg.bwrap);
-    add(a, "--die-with-parent");
-    add(a, "--unshare-pid");
-    add(a, "--unshare-net");
-    add(a, "--unshare-ipc");
-    add(a, "--unshare-uts");
-    add(a, "--unshare-cgroup-try");
-    add(a, "--hostname");
-    add(a, s->id);
-    /* Nothing of the server's environment: envd adds the template's. */
-    add(a, "--clearenv");
-    add(a, "--setenv");
-    add(a, "PATH");
-    add(a, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-    add(a, "--bind");
-    add(a, ABXL_STAGE_ROOT);
-    add(a, "/");
-    add(a, "--dev");
-    add(a, "/dev");
-    add(a, "--proc");
-    add(a, "/proc");
-    add_proc_cover(a);
-    /* Its own boot id (sbxdir.c), from its root: a bind of the host's
-     * folder would name it in the sandbox's mountinfo. */
-    if (host_proc_has("sys/kernel/random/boot_id")) {
-        add(a, "--ro-bind");
-        add(a, ABXL_STAGE_ROOT "/run/abx/boot_id");
-        add(a, "/proc/sys/kernel/random/boot_id");
-    }
-    add(a, "--cap-drop");
-    add(a, "ALL");
-    for (size_t i = 0; i < ABXL_SANDBOX_NCAPS; i++) {
-        add(a, "--cap-add");
-        add(a, abxl_sandbox_caps[i]);
-    }
-    /* bwrap leaves the bounding set full: envd bounds it to the caps
-     * above, then drops this one too (envd/caps.c). */
-    add(a, "--cap-add");
-    add(a, "CAP_SETPCAP");
-    add(a, "--seccomp");
-    add(a, "4");   /* opened by sandbox-enter */
-    add(a, "--chdir");
-    add(a, "/");
-    add(a, "--info-fd");
-    add(a, "3");
-    add(a, "--");
-    abxl_envd_cmdline(add_word, a);
+    const struct abxl_runtime *rt = abxl_runtime();
+    add(a, "--runtime");
+    add(a, rt->name);
+    rt->enter_argv(s, add_word, a);
 }
 
 /* bwrap writes {"child-pid": N} on the info fd once the namespace exists. */

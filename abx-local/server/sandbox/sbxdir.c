@@ -146,8 +146,9 @@ int abxl_sbxdir_prepare(const struct abxl_sbx *s, const struct abxl_tmpl *t,
     if (write_config(s, t, env_vars, p) != 0 ||
         chown(p, (uid_t)s->uid_base, (gid_t)s->uid_base) != 0)
         goto fail;
-    if (abxl_gvisor())
-        return abxl_gvisor_bundle(s, abxl_tmpl_app(t, p, sizeof p), err, errlen);
+    const struct abxl_runtime *rt = abxl_runtime();
+    if (rt->prepare)
+        return rt->prepare(s, abxl_tmpl_app(t, p, sizeof p), err, errlen);
     return 0;
 fail:
     snprintf(err, errlen, "cannot prepare sandbox folder (%s): %s", what, strerror(errno));

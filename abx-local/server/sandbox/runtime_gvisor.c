@@ -1,4 +1,4 @@
-/* The gVisor runtime (`serve --runtime gvisor`, docs/security.md): the
+/* The gVisor runtime (runtime.h; `serve --runtime gvisor`, docs/security.md): the
  * sandbox's processes run on gVisor's kernel in user space (runsc's
  * "sentry"), so their system calls never reach the host's kernel directly.
  * sandbox-enter prepares the same root as for bubblewrap, stages it with
@@ -12,19 +12,25 @@
  * The OCI bundle: <dir>/oci/config.json, written here; runsc's state in
  * <dir>/runsc. Both go with the sandbox's folder. */
 #include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base.h"
+#include "log.h"
 #include "sandbox.h"
-
-bool abxl_gvisor(void)
-{
-    return strcmp(abxl_cfg.runtime, "gvisor") == 0;
-}
 
 static cJSON *strings(const char *const *v, size_t n)
 {
@@ -75,7 +81,8 @@ static cJSON *process(void)
     return p;
 }
 
-int abxl_gvisor_bundle(const struct abxl_sbx *s, bool app, char *err, size_t errlen)
+/* The sandbox's folder: the bundle runsc runs (sbxdir.c made the rest). */
+static int bundle(const struct abxl_sbx *s, bool app, char *err, size_t errlen)
 {
     static const char *const nosuid[] = {"nosuid", "noexec", "nodev"};
     static const char *const pts[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666",
@@ -148,15 +155,17 @@ out:
     return rc;
 }
 
-/* runsc's command line after `--` of sandbox-enter: its state with the
+/* No seccomp program of ours nor user namespace (runsc makes its own),
+ * then runsc's command line after `--` of sandbox-enter: its state with the
  * sandbox, the namespace's network as its own, our overlay as the root
  * with gVisor's own overlay over it (its default, root:self: what the
  * sandbox writes lands in a file in our root, so on the sandbox's disk;
  * a gofer root alone has no extended attributes and looks like a network
  * file system to envd, so no file metadata and no watch), our cgroups
  * (none of its own). */
-void abxl_gvisor_argv(const struct abxl_sbx *s, void (*add)(void *a, const char *), void *a)
+static void enter_argv(const struct abxl_sbx *s, void (*add)(void *a, const char *), void *a)
 {
+    add(a, "--");
     add(a, abxl_cfg.runsc);
     add(a, "--root=" ABXL_STAGE_SBX "/runsc");
     add(a, "--network=host");
@@ -168,3 +177,86 @@ void abxl_gvisor_argv(const struct abxl_sbx *s, void (*add)(void *a, const char 
     add(a, ABXL_STAGE_SBX "/oci");
     add(a, s->id);
 }
+
+static int die(const char *what)
+{
+    abxl_log(ABXL_LOG_ERROR, "sandbox root: %s: %s", what, strerror(errno));
+    return 125;
+}
+
+static int loopback_up(void)
+{
+    struct ifreq ifr = {0};
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    if (fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+    }
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+/* sandbox-enter's last step: runsc as pid 1 of fresh pid, network, ipc
+ * and uts namespaces (its --network=host is this network namespace,
+ * loopback only, where the server reaches envd as under bwrap). We stay
+ * outside as its parent: the info fd gets its host pid as bwrap's would,
+ * we die with the server and it dies with us. */
+static int run(const struct abxl_enter_run *r)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 ||
+        unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) != 0)
+        return die("cannot create the sandbox's namespaces");
+    pid_t pid = fork();
+    if (pid < 0)
+        return die("cannot fork");
+    if (pid == 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || loopback_up() != 0)
+            _exit(die("cannot bring up the loopback interface"));
+        /* runsc finds its own processes in /proc by pid: this namespace's
+         * pids, not the host's. */
+        if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+            _exit(die("cannot mount the namespace's /proc"));
+        close(3);
+        close_range(4, ~0U, CLOSE_RANGE_CLOEXEC);
+        char *empty[] = {NULL};
+        syscall(SYS_execveat, r->exe, "", r->argv, empty, AT_EMPTY_PATH);
+        abxl_log(ABXL_LOG_ERROR, "sandbox root: cannot run %s: %s", r->argv[0],
+                 strerror(errno));
+        _exit(125);
+    }
+    char info[64];
+    int n = snprintf(info, sizeof info, "{\"child-pid\": %d}\n", (int)pid);
+    if (write(3, info, (size_t)n) != n)
+        abxl_log(ABXL_LOG_ERROR, "sandbox root: cannot report the sandbox's pid: %s",
+                 strerror(errno));
+    close(3);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* runsc present; bubblewrap too, and its probe: the namespaces it tries
+ * are the ones run() makes (and bubblewrap stays abx-local's tool). */
+static int check(char *err, size_t errlen)
+{
+    if (access(abxl_cfg.runsc, X_OK) != 0) {
+        snprintf(err, errlen, "gVisor not found: %s is not executable (install the 'runsc' "
+                 "package or pass --runsc PATH)", abxl_cfg.runsc);
+        return -1;
+    }
+    return abxl_bwrap_check(err, errlen);
+}
+
+const struct abxl_runtime abxl_runtime_gvisor = {
+    .name = "gvisor",
+    .check = check,
+    .prepare = bundle,
+    .enter_argv = enter_argv,
+    .stage_dir = true,   /* runsc's bundle and state, at ABXL_STAGE_SBX */
+    .run = run,
+    .fs_pause_keeps_memory = "gVisor: the root's writable layer is in the sentry's memory",
+    .pids_are_processes = false,   /* the sentry's threads and address spaces */
+};
