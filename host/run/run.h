@@ -33,8 +33,20 @@ size_t *abx_durations_order(const struct abx_collection *c);
 /* Records the duration of every test that ran (skips leave theirs). */
 void abx_durations_update(struct abx_result *const *res, size_t n);
 
+/* ---- the run's results (results.c) ------------------------------------ */
 int abx_run_add(struct abx_run *run, struct abx_result *r);  /* takes r */
 void abx_run_free(struct abx_run *run);
+/* A teardown error reported after its test's result (file or session
+ * fixtures, or a worker that died after its last test): added to the
+ * last result of nodeid, as pytest's "ERROR at teardown of". 1 when that
+ * made a passing test a failure; without such a result, said on stderr
+ * as an internal error. */
+int abx_run_amend(struct abx_run *run, const char *nodeid, const char *msg, int quiet);
+/* The ERROR result of test it of f, whose worker died while in phase
+ * when (start: when its call began). NULL out of memory. */
+struct abx_result *abx_run_crashed(const struct abx_file *f, const struct abx_item *it,
+                                   int worker, enum abx_phase when, double start,
+                                   const char *msg);
 
 /* The worker loop: reads jobs from in_fd, sends JSON lines to out_fd,
  * never returns. fail_budget: the failures it may still see before it
