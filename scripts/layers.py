@@ -8,7 +8,8 @@ files and checks two rules (docs/ARCHITECTURE.md):
   2. no cycles: inside a group, the graph "file A uses a symbol file B
      defines" has no cycle, so each file can be read after the ones it uses.
 The layers and their links are cmake/layers.txt, which CMake links from;
---docs checks that docs/ARCHITECTURE.md's table names the same links.
+--docs checks that docs/ARCHITECTURE.md's table names the same links,
+and that each folder's README lists every file of it.
 Usage: scripts/layers.py [--runner-only] [BUILD_DIR]   (ctest lint.layers)
        scripts/layers.py --docs
 """
@@ -154,10 +155,38 @@ def check_docs(rows, path=os.path.join(ROOT, "docs", "ARCHITECTURE.md")):
     return problems
 
 
+SOURCES = (".c", ".h", ".lua", ".html", ".py")
+
+
+def check_readmes(rows):
+    """Each layer folder of host/, bindings/ and abx-local/server/ names
+    every source file of it in a README: its own, or (abx-local/server's
+    folders) its parent's, as `folder/file`. Problems, as lines."""
+    problems = []
+    for _, _, folder, _ in rows:
+        if not folder.startswith(("host", "bindings", "abx-local/server")):
+            continue
+        own = os.path.join(ROOT, folder, "README.md")
+        parent = os.path.join(ROOT, os.path.dirname(folder), "README.md")
+        readme, prefix = (own, "") if os.path.exists(own) else \
+            (parent, os.path.basename(folder) + "/")
+        try:
+            with open(readme) as f:
+                text = f.read()
+        except OSError:
+            problems.append(f"layers: {folder} has no README.md")
+            continue
+        for name in sorted(os.listdir(os.path.join(ROOT, folder))):
+            if name.endswith(SOURCES) and f"`{prefix}{name}`" not in text:
+                problems.append(f"layers: {os.path.relpath(readme, ROOT)} does not list "
+                                f"{prefix}{name}")
+    return problems
+
+
 def main():
     args = sys.argv[1:]
     if "--docs" in args:
-        problems = check_docs(read_table())
+        problems = check_docs(read_table()) + check_readmes(read_table())
         for p in problems:
             print(p)
         print(f"layers: docs: {len(read_table())} layers, {len(problems)} problems")
