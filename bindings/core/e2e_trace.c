@@ -87,7 +87,16 @@ static void describe(lua_State *L, int idx, cJSON *into, const char *key, int de
         cJSON_AddBoolToObject(into, key, lua_toboolean(L, idx));
         break;
     case LUA_TNUMBER:
-        cJSON_AddNumberToObject(into, key, lua_tonumber(L, idx));
+        /* an integer a double would round (an id beyond 2^53) goes as
+         * its exact literal */
+        if (lua_isinteger(L, idx) && (lua_tointeger(L, idx) > (1LL << 53) ||
+                                      lua_tointeger(L, idx) < -(1LL << 53))) {
+            char lit[32];
+            snprintf(lit, sizeof lit, "%lld", (long long)lua_tointeger(L, idx));
+            cJSON_AddRawToObject(into, key, lit);
+        } else {
+            cJSON_AddNumberToObject(into, key, lua_tonumber(L, idx));
+        }
         break;
     case LUA_TSTRING:
         s = lua_tolstring(L, idx, &n);

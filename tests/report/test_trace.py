@@ -56,6 +56,8 @@ test("reads a file that is not there", function(base_sandbox)
   expect(base_sandbox.files:read("/tmp/k")):eq(key)
   print("the key: " .. base_sandbox.commands:run("cat /tmp/k").stdout)
   base_sandbox:http(49983, { path = "/health", headers = { Authorization = "Bearer unknown-cred-4711" } })
+  -- an integer a double would round, as an argument: recorded exactly
+  pcall(base_sandbox.http, base_sandbox, 49983, { path = "/health", timeout = 9007199254740993 })
   base_sandbox.files:read("/tmp/no-such-file")
 end)
 
@@ -123,6 +125,9 @@ def check_trace(path, secret):
     check(http_call and http_call[0]["args"]["2"]["headers"]["Authorization"] == "[not recorded]"
           and "unknown-cred-4711" not in text,
           "a credential the masker does not know, passed as an option, is not recorded")
+    big = [e["args"]["2"].get("timeout") for e in http_call
+           if isinstance(e.get("args", {}).get("2"), dict) and "timeout" in e["args"]["2"]]
+    eq(big, [9007199254740993], "an integer beyond 2^53 in a call's arguments is recorded exactly")
     check_masked(text, secret, "trace")
     check("[MASKED]" in text, "trace: the key's places say [MASKED]")
 
