@@ -145,8 +145,14 @@ test-hosts: build-local
 	@scripts/deps.sh test hosts
 	ctest --test-dir $(BUILD) --output-on-failure -L hosts $(ARGS)
 
+# Each bench prints its figures with their aims; a missed aim only says so,
+# a crash or a wrong result fails the bench, and any failed bench fails
+# `make bench` (after all ran).
 bench: build-local
-	@for b in bench/*.sh; do [ -x "$$b" ] && "$$b" $(BUILD) || true; done
+	@failed=""; for b in bench/*.sh; do [ -x "$$b" ] || continue; \
+	  "$$b" $(BUILD) || failed="$$failed $$(basename $$b)"; done; \
+	if [ -n "$$failed" ]; then echo "bench: failed:$$failed" >&2; exit 1; fi; \
+	echo "bench: every bench ran"
 
 install: build
 	cmake --install $(BUILD)

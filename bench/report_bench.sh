@@ -40,6 +40,10 @@ full, p = timed(["-q", "-n", "2", "--json", "r.json", "--html", "r.html",
                  "--junitxml", "r.xml"])
 print(f"reports: 10000 tests, run {base:.2f} s without reports, {full:.2f} s with "
       f"--json --html --junitxml (+{full - base:.2f} s), exit {p.returncode}")
+# 200 tests fail on purpose: exit 1; anything else is a wrong result
+if p.returncode != 1 or not all(os.path.exists(f) for f in ("r.json", "r.html", "r.xml")):
+    sys.exit(f"report_bench: the run with reports exited {p.returncode} (want 1) "
+             "or left a report out")
 print("reports: sizes " + ", ".join(
     f"{f} {os.path.getsize(f) / 1e6:.1f} MB" for f in ("r.json", "r.html", "r.xml")))
 for k in range(1, 5):
@@ -50,6 +54,8 @@ dt, p = timed(["merge", "-q", "--json", "m.json", "--html", "m.html",
 rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print(f"merge: 4 shards, 10000 tests in {dt:.2f} s, exit {p.returncode}"
       + (f", peak RSS {rss / 1024:.1f} MiB" if rss > before else ""))
+if p.returncode != 1:
+    sys.exit(f"report_bench: merge exited {p.returncode} (want 1: the failures merged)")
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options

@@ -31,6 +31,9 @@ for label, args in (("serial", []), ("-n 2", ["-n", "2"])):
     dt = time.monotonic() - t0
     last = p.stdout.decode(errors="replace").strip().splitlines()[-1]
     print(f"runner {label}: 10000 tests in {dt:.2f} s ({10000 / dt:,.0f} tests/s), exit {p.returncode}: {last.strip('= ')}")
+    # a wrong result fails the bench (a slow one only reads slow)
+    if p.returncode != 0 or not last.strip("= ").startswith("10000 passed"):
+        sys.exit(f"runner_bench: {label}: want exit 0 and 10000 passed")
 rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(f"runner peak RSS of the largest process: {rss:.1f} MiB")
 PY

@@ -4,6 +4,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "abx_embedded.h"
 #include "lua_commands.h"
 #include "lua_e2e.h"
 #include "lua_files.h"
@@ -49,12 +50,9 @@ void abx_bindings_open(lua_State *L, const struct abx_e2e_host *h)
     lua_pop(L, 1);
 }
 
-/* Every embedded chunk, the core's and the SDK's: compiled once, here,
- * where all of them are known (e2e_chunks.c keeps the cache). */
-extern const unsigned char abx_expect_lua[], abx_prelude_lua[],
-    abx_fixtures_lua[], abx_remote_lua[];
-extern const size_t abx_expect_lua_len, abx_prelude_lua_len,
-    abx_fixtures_lua_len, abx_remote_lua_len;
+/* Every embedded chunk, the core's and the SDK's (abx_embedded.h, made
+ * by the build): compiled once, here, where all of them are known
+ * (e2e_chunks.c keeps the cache). */
 
 void abx_chunks_warm(void)
 {
@@ -63,10 +61,8 @@ void abx_chunks_warm(void)
     if (!L)
         return;  /* every state compiles its own, as before */
     /* Compiled only, never run: names match the real loads'. */
-    abx_load_embedded(L, abx_expect_lua, abx_expect_lua_len, "=[e2e.expect]");
-    abx_load_embedded(L, abx_prelude_lua, abx_prelude_lua_len, "=[e2e]");
-    abx_load_embedded(L, abx_fixtures_lua, abx_fixtures_lua_len,
-                      "=[e2e.fixtures]");
-    abx_load_embedded(L, abx_remote_lua, abx_remote_lua_len, "=[e2e.remote]");
+#define WARM(sym) abx_load_embedded(L, sym, sym##_len, sym##_name);
+    ABX_EMBEDDED_CHUNKS(WARM)
+#undef WARM
     lua_close(L);
 }

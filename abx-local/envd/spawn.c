@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "vec.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -38,16 +39,9 @@ static int strv_push(struct strv *s, char *owned)
 {
     if (!owned)
         return -1;
-    if (s->n + 2 > s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        char **v = realloc(s->v, cap * sizeof *v);
-
-        if (!v) {
-            free(owned);
-            return -1;
-        }
-        s->v = v;
-        s->cap = cap;
+    if (ABX_VEC_RESERVE(s->v, s->cap, s->n + 2) != 0) {   /* and the NULL after */
+        free(owned);
+        return -1;
     }
     s->v[s->n++] = owned;
     s->v[s->n] = NULL;

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "random.h"
+#include "vec.h"
 
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB | \
                     IN_MOVED_FROM | IN_MOVED_TO)
@@ -38,13 +40,12 @@ struct abxl_envd_watch {
     int stop;
     pthread_t thr;
     struct wdir *dirs;
-    size_t ndirs;
+    size_t ndirs, dcap;
 };
 
 static void add_tree(struct abxl_envd_watch *w, const char *rel)
 {
     char full[PATH_MAX];
-    struct wdir *nd;
     DIR *d;
     struct dirent *de;
     int wd;
@@ -59,9 +60,8 @@ static void add_tree(struct abxl_envd_watch *w, const char *rel)
     for (size_t i = 0; i < w->ndirs; i++)
         if (w->dirs[i].wd == wd)
             return; /* already watched (same inode) */
-    if (!(nd = realloc(w->dirs, (w->ndirs + 1) * sizeof *nd)))
+    if (ABX_VEC_RESERVE(w->dirs, w->dcap, w->ndirs + 1) != 0)
         return;
-    w->dirs = nd;
     if (!(w->dirs[w->ndirs].rel = strdup(rel)))
         return;
     w->dirs[w->ndirs++].wd = wd;
@@ -392,23 +392,20 @@ static struct {
     struct abxl_envd_watch *w;
 } reg[MAX_WATCHERS];
 
-static void random_id(char *id, size_t len)
+/* 0, or -1 (no random bytes: no watcher, an id must not be guessed). */
+static int random_id(char *id, size_t len)
 {
     static const char al[] = "abcdefghijklmnopqrstuvwxyz0123456789";
     unsigned char r[20];
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, r, sizeof r) : -1;
 
-    if (fd >= 0)
-        close(fd);
-    if (n != (ssize_t)sizeof r)
-        for (size_t i = 0; i < sizeof r; i++)
-            r[i] = (unsigned char)rand();
+    if (abx_random_bytes(r, sizeof r) != 0)
+        return -1;
     id[0] = 'w';
     for (size_t i = 0; i < sizeof r && i + 2 < len; i++) {
         id[i + 1] = al[r[i] % 36];
         id[i + 2] = '\0';
     }
+    return 0;
 }
 
 int abxl_envd_watchers_create(const char *dir, int recursive, int include_entry,
@@ -431,8 +428,14 @@ int abxl_envd_watchers_create(const char *dir, int recursive, int include_entry,
     if (abxl_envd_watch_new(dir, recursive, include_entry, allow_network, NULL, &w,
                        code, err, errlen))
         w = NULL;
+    if (w && random_id(reg[slot].id, sizeof reg[slot].id) != 0) {
+        *code = ABX_CONNECT_INTERNAL;
+        snprintf(err, errlen, "no random bytes for a watcher id: %s", strerror(errno));
+        pthread_mutex_unlock(&reg_mu);
+        watch_stop(w);
+        return -1;
+    }
     if (w) {
-        random_id(reg[slot].id, sizeof reg[slot].id);
         reg[slot].w = w;
         snprintf(id, idlen, "%s", reg[slot].id);
     }

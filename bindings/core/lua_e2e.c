@@ -9,6 +9,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "abx_embedded.h"
 #include "api.h"
 #include "caps.h"
 #include "envd_version.h"
@@ -17,8 +18,6 @@
 #include "lua_e2e.h"
 #include "out.h"
 
-extern const unsigned char abx_expect_lua[], abx_prelude_lua[];
-extern const size_t abx_expect_lua_len, abx_prelude_lua_len;
 
 
 static int core_clock(lua_State *L)
@@ -213,12 +212,12 @@ int luaopen_e2e(lua_State *L)
         lua_setfield(L, -2, "crash");
     }
     if (abx_load_embedded(L, abx_expect_lua, abx_expect_lua_len,
-                        "=[e2e.expect]") != LUA_OK)
+                          abx_expect_lua_name) != LUA_OK)
         return lua_error(L);
     lua_pushvalue(L, -2);
     lua_call(L, 1, 2);  /* stack: core M internal */
     if (abx_load_embedded(L, abx_prelude_lua, abx_prelude_lua_len,
-                        "=[e2e]") != LUA_OK)
+                          abx_prelude_lua_name) != LUA_OK)
         return lua_error(L);
     lua_insert(L, -4);  /* stack: prelude core M internal */
     lua_call(L, 3, 1);  /* stack: M */

@@ -4,20 +4,17 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "abx_embedded.h"
 #include "e2e_error.h"
 #include "lua_e2e.h"
 #include "lua_remote.h"
 
-extern const unsigned char abx_remote_lua[];
-extern const size_t abx_remote_lua_len;
-extern const unsigned char abx_remote_runner_py[];
-extern const size_t abx_remote_runner_py_len;
 
 int luaopen_e2e_remote(lua_State *L)
 {
     /* "=[e2e..." chunk names keep our frames out of user locations. */
     if (abx_load_embedded(L, abx_remote_lua, abx_remote_lua_len,
-                        "=[e2e.remote]") != LUA_OK)
+                        abx_remote_lua_name) != LUA_OK)
         return lua_error(L);
     lua_pushlstring(L, (const char *)abx_remote_runner_py,
                     abx_remote_runner_py_len);

@@ -73,11 +73,13 @@ struct abx_run {
 /* ---- signals (signals.c) ---------------------------------------------- */
 void abx_signals_parent(void);
 void abx_signals_worker(void);  /* in a child; unblocks what fork held */
-/* Around a fork of a collector or worker: the parent's SIGUSR1/SIGUSR2/
- * SIGTERM to a child just forked would kill it (default action) before
- * it installs its handlers, so they stay blocked until then. */
-void abx_signals_fork_begin(sigset_t *saved);
-void abx_signals_fork_end(const sigset_t *saved);
+/* Forks a collector or worker, the one way: output flushed first; the
+ * parent's SIGUSR1/SIGUSR2/SIGTERM to a child just forked would kill it
+ * (default action) before it installs its handlers, so they stay blocked
+ * in the child until abx_signals_worker; the child's output goes through
+ * its own relay and masker state. As fork(2): the pid, 0 in the child, or
+ * -1 (errno). */
+pid_t abx_fork_child(void);
 int abx_signal_count(void);           /* signals received so far */
 /* repl (repl.c). on: SIGINT sets the REPL's flag and interrupts the
  * running statement instead of stopping the program (nor counting as a

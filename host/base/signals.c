@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "out.h"
 
 #define MAX_CHILDREN 256
 
@@ -105,17 +106,22 @@ static void child_signals(sigset_t *set)
     sigaddset(set, SIGTERM);
 }
 
-void abx_signals_fork_begin(sigset_t *saved)
+pid_t abx_fork_child(void)
 {
-    sigset_t set;
+    sigset_t set, saved;
+    pid_t pid;
 
+    abx_out_flush();   /* a buffered line is not printed twice */
     child_signals(&set);
-    pthread_sigmask(SIG_BLOCK, &set, saved);
-}
-
-void abx_signals_fork_end(const sigset_t *saved)
-{
-    pthread_sigmask(SIG_SETMASK, saved, NULL);
+    pthread_sigmask(SIG_BLOCK, &set, &saved);
+    pid = fork();
+    if (pid != 0) {
+        pthread_sigmask(SIG_SETMASK, &saved, NULL);
+        return pid;
+    }
+    abx_out_after_fork_child();
+    abx_relay_child();
+    return 0;
 }
 
 void abx_signals_worker(void)
@@ -130,7 +136,7 @@ void abx_signals_worker(void)
     install(SIGTERM, on_worker_signal);
     install(SIGUSR2, on_worker_stop);
     signal(SIGPIPE, SIG_IGN);
-    /* Forked with them blocked (abx_signals_fork_begin): one sent
+    /* Forked with them blocked (abx_fork_child): one sent
      * before now was held, and is handled from here. */
     child_signals(&set);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);

@@ -4,6 +4,7 @@
  * (optable.c), then what they make: the platform, the run id, the
  * capabilities, and the settings the bindings read. Credentials go into
  * the masker before anything is printed. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,29 +16,28 @@
 #include "config.h"
 #include "dotenv.h"
 #include "out.h"
+#include "random.h"
 
 const char *const abx_env_files[] = {"tests-lua/.env", ".env", "client-sdk/.env"};
 const size_t abx_nenv_files = sizeof abx_env_files / sizeof abx_env_files[0];
 
-static void make_run_id(char *out, size_t len)
+/* "e2e-<UTC time>-<32 random bits>". 0, or -1 with errno (no random
+ * bytes: no run id, the run's tag must be its own). */
+static int make_run_id(char *out, size_t len)
 {
     time_t now = time(NULL);
     struct tm tm;
-    unsigned r = (unsigned)getpid() ^ (unsigned)now;
-    FILE *f = fopen("/dev/urandom", "rb");
+    char r[9];
 
-    if (f) {
-        if (fread(&r, sizeof r, 1, f) != 1)
-            r ^= (unsigned)clock();
-        fclose(f);
-    }
+    if (abx_random_hex(r, 4) != 0)
+        return -1;
     gmtime_r(&now, &tm);
     /* 32 random bits: the run's tag is swept platform-wide at its end, so
      * two CI jobs started in the same second must not share it (16 bits
      * gave a matrix of 20 jobs a 0.3% chance of one killing another). */
-    snprintf(out, len, "e2e-%04d%02d%02d%02d%02d%02d-%08x", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             r & 0xffffffffu);
+    snprintf(out, len, "e2e-%04d%02d%02d%02d%02d%02d-%s", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, r);
+    return 0;
 }
 
 /* The platform kind ("fc" or "e2b") and its capability set, adjusted by
@@ -71,8 +71,11 @@ static int derive_env(struct abx_env *e, const struct abx_opts *o, char *err, si
              o->api_url ? o->api_url : o->domain ? o->domain : "(default)");
     if (o->run_id)
         snprintf(e->run_id, sizeof e->run_id, "%s", o->run_id);
-    else
-        make_run_id(e->run_id, sizeof e->run_id);
+    else if (make_run_id(e->run_id, sizeof e->run_id) != 0) {
+        snprintf(err, errlen, "no random bytes for a run id (getrandom: %s): set E2E_RUN_ID",
+                 strerror(errno));
+        return -1;
+    }
     /* --local: the cloud its profile imitates, known before it starts */
     if (set_platform(e, o, o->local ? o->profile : o->platform, err, errlen) != 0)
         return -1;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "vec.h"
 
 #define DOTENV_MAX_SIZE ((size_t)1 << 20)
 
@@ -45,19 +46,10 @@ const char *abx_env_list_get(const struct abx_env_list *l, const char *key)
 static int list_push(struct abx_env_list *l, char *key, char *value,
                      int line)
 {
-    struct abx_env_pair *p;
-    size_t cap;
-
-    if (l->n == l->cap) {
-        cap = l->cap ? l->cap * 2 : 16;
-        p = realloc(l->items, cap * sizeof(*p));
-        if (!p) {
-            free(key);
-            free(value);
-            return -1;
-        }
-        l->items = p;
-        l->cap = cap;
+    if (ABX_VEC_RESERVE(l->items, l->cap, l->n + 1) != 0) {
+        free(key);
+        free(value);
+        return -1;
     }
     l->items[l->n].key = key;
     l->items[l->n].value = value;

@@ -5,15 +5,16 @@
  * starts: the server template's server answers on E2E_SERVER_PORT and
  * sees an env given at create; code-interpreter-v1 runs code on 49999.
  * Each finding that would fail tests is a problem with its fix. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "codeint.h"
 #include "doctor_int.h"
 #include "envd.h"
 #include "http.h"
+#include "random.h"
 #include "track.h"
 
 #define CMD_TIMEOUT 30.0     /* s for each command in a sandbox */
@@ -244,7 +245,6 @@ static struct abx_tracked *create(struct abx_doc *d, uint64_t group, const char 
 static void server_template(struct abx_doc *d, cJSON *sec, uint64_t group)
 {
     cJSON *o = cJSON_AddObjectToObject(sec, "server"), *envs = cJSON_CreateObject();
-    unsigned char rnd[8];
     char val[24], out[64], fix[256];
     struct abx_endpoint ep;
     struct abx_http_resp r;
@@ -255,10 +255,11 @@ static void server_template(struct abx_doc *d, cJSON *sec, uint64_t group)
 
     memset(&ep, 0, sizeof ep);
     abx_http_resp_init(&r);
-    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-        memset(rnd, 7, sizeof rnd);
-    for (size_t i = 0; i < sizeof rnd; i++)
-        snprintf(val + 2 * i, 3, "%02x", rnd[i]);
+    if (abx_random_hex(val, 8) != 0) {   /* 16 hex digits */
+        abx_doc_problem(d, "check the kernel's random source (getrandom)",
+                        "no random bytes for the server probe: %s", strerror(errno));
+        goto out;
+    }
     if (!envs || !cJSON_AddStringToObject(envs, PROBE_ENV, val) ||
         !(t = create(d, group, d->o->server_template, envs)))
         goto out;

@@ -10,6 +10,7 @@
 #include "optable.h"
 #include "out.h"
 #include "report.h"
+#include "vec.h"
 
 #define FILE_MAX ((size_t)64 << 20)
 
@@ -36,17 +37,11 @@ static int load_file(struct side *s, const char *path, char *err, size_t errlen)
     cJSON *evs = abx_traces_read(path, FILE_MAX, 1, &id, err, errlen);
     if (evs == NULL)
         return -1;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        struct rec *v = realloc(s->v, cap * sizeof *v);
-        if (v == NULL) {
-            snprintf(err, errlen, "%s: out of memory", path);
-            free(id);
-            cJSON_Delete(evs);
-            return -1;
-        }
-        s->v = v;
-        s->cap = cap;
+    if (ABX_VEC_RESERVE(s->v, s->cap, s->n + 1) != 0) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        free(id);
+        cJSON_Delete(evs);
+        return -1;
     }
     s->v[s->n].nodeid = id;
     s->v[s->n++].evs = evs;

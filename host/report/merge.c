@@ -17,6 +17,7 @@
 #include "report.h"
 #include "report_json.h"
 #include "report_junit.h"
+#include "vec.h"
 
 #define SHARD_FILE_MAX ((size_t)1024 * 1024 * 1024)
 #define SHARDS_MAX 100000L
@@ -32,6 +33,7 @@ struct merge {
     struct abx_result **results;
     size_t nresults, cap;
     int *shard_of;              /* per result */
+    size_t shard_cap;
     const char **ids;           /* their node ids (take_id) */
     size_t nids, idcap;
     cJSON *sandboxes, *shards, *duplicates, *unreadable;
@@ -78,18 +80,9 @@ static int shard_of(const cJSON *doc, long *k, long *n, char *why,
 
 static int push_result(struct merge *m, struct abx_result *r, int k)
 {
-    if (m->nresults == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        struct abx_result **v = realloc(m->results, cap * sizeof *v);
-        int *s = v ? realloc(m->shard_of, cap * sizeof *s) : NULL;
-
-        if (v)
-            m->results = v;
-        if (!s)
-            return -1;
-        m->shard_of = s;
-        m->cap = cap;
-    }
+    if (ABX_VEC_RESERVE(m->results, m->cap, m->nresults + 1) != 0 ||
+        ABX_VEC_RESERVE(m->shard_of, m->shard_cap, m->nresults + 1) != 0)
+        return -1;
     m->shard_of[m->nresults] = k;
     m->results[m->nresults++] = r;
     return 0;

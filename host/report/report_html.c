@@ -3,8 +3,7 @@
 
 #include <string.h>
 
-extern const unsigned char abx_report_html_page[];
-extern const size_t abx_report_html_page_len;
+#include "abx_embedded.h"
 
 /* The document as script data: "<", ">" and "&" as JSON escapes, so no
  * string in it can close the element ("</script>") or open a comment;

@@ -20,6 +20,7 @@
 #include "chan.h"
 #include "out.h"
 #include "run.h"
+#include "vec.h"
 
 static struct abx_file *file_for(struct abx_collection *c, const char *path)
 {
@@ -28,14 +29,8 @@ static struct abx_file *file_for(struct abx_collection *c, const char *path)
     for (i = 0; i < c->n; i++)
         if (strcmp(c->files[i].path, path) == 0)
             return &c->files[i];
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        struct abx_file *f = realloc(c->files, cap * sizeof *f);
-        if (!f)
-            return NULL;
-        c->files = f;
-        c->cap = cap;
-    }
+    if (ABX_VEC_RESERVE(c->files, c->cap, c->n + 1) != 0)
+        return NULL;
     memset(&c->files[c->n], 0, sizeof c->files[0]);
     c->files[c->n].path = abx_xstrdup(path);
     abx_strlist_init(&c->files[c->n].only);
@@ -99,14 +94,9 @@ static int walk(struct abx_collection *c, const char *dir, int depth)
     while ((de = readdir(d))) {
         if (de->d_name[0] == '.')
             continue;
-        if (n == cap) {
-            char **nn = realloc(names, (cap = cap ? cap * 2 : 32) *
-                                           sizeof *names);
-            if (!nn) {
-                rc = -1;
-                break;
-            }
-            names = nn;
+        if (ABX_VEC_RESERVE(names, cap, n + 1) != 0) {
+            rc = -1;
+            break;
         }
         names[n++] = abx_xstrdup(de->d_name);
     }
@@ -333,7 +323,6 @@ static long run_collector(const struct abx_config *cfg, struct abx_collection *c
                           size_t start, double limit)
 {
     int fds[2], status = 0, pid_list[1], killed = 0;
-    sigset_t saved;
     struct abx_chan ch;
     long next = (long)start, r;
     pid_t pid;
@@ -342,19 +331,13 @@ static long run_collector(const struct abx_config *cfg, struct abx_collection *c
 
     if (pipe(fds) != 0)
         return -2;
-    abx_out_flush();
-    abx_signals_fork_begin(&saved);
-    pid = fork();
-    if (pid != 0)
-        abx_signals_fork_end(&saved);
+    pid = abx_fork_child();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
         return -2;
     }
     if (pid == 0) {
-        abx_out_after_fork_child();
-        abx_relay_child();
         close(fds[0]);
         fcntl(fds[1], F_SETFD, FD_CLOEXEC);
         abx_stdin_null();

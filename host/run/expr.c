@@ -2,6 +2,7 @@
  * building a small AST, and evaluator. Messages and columns follow
  * src/_pytest/mark/expression.py so users see the same errors. */
 #include "expr.h"
+#include "vec.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -325,7 +326,6 @@ static int single_kwarg(struct parser *p, struct abx_expr_kwarg *kw)
 
 static int call_args(struct parser *p, struct node *n, size_t lparen_pos)
 {
-    struct abx_expr_kwarg *kw;
     size_t cap = 0;
 
     if (p->flags & ABX_EXPR_NO_KWARGS) {
@@ -335,14 +335,9 @@ static int call_args(struct parser *p, struct node *n, size_t lparen_pos)
     }
     p->has_kwargs = 1;
     do {
-        if (n->nkw == cap) {
-            cap = cap ? cap * 2 : 4;
-            kw = realloc(n->kw, cap * sizeof(*kw));
-            if (!kw) {
-                perr(p, p->cur.pos, "out of memory");
-                return -1;
-            }
-            n->kw = kw;
+        if (ABX_VEC_RESERVE(n->kw, cap, n->nkw + 1) != 0) {
+            perr(p, p->cur.pos, "out of memory");
+            return -1;
         }
         memset(&n->kw[n->nkw], 0, sizeof(n->kw[0]));
         n->nkw++;  /* counted before filling so node_free frees it */

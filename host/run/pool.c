@@ -38,7 +38,6 @@ int abx_pool_spawn(struct abx_pool *p, struct abx_worker *w, int index,
                    const struct abx_config *cfg, long fail_budget, size_t nfiles)
 {
     int to[2], msg[2], out[2], i;
-    sigset_t saved;
     pid_t pid, runner;
 
     if (pipe(to) != 0)
@@ -51,20 +50,14 @@ int abx_pool_spawn(struct abx_pool *p, struct abx_worker *w, int index,
         close(to[0]), close(to[1]), close(msg[0]), close(msg[1]);
         return -1;
     }
-    abx_out_flush();
-    abx_signals_fork_begin(&saved);
     runner = getpid();   /* the worker's parent: pid 1 when it is a container's */
-    pid = fork();
-    if (pid != 0)
-        abx_signals_fork_end(&saved);
+    pid = abx_fork_child();
     if (pid < 0) {
         close(to[0]), close(to[1]), close(msg[0]), close(msg[1]);
         close(out[0]), close(out[1]);
         return -1;
     }
     if (pid == 0) {
-        abx_out_after_fork_child();
-        abx_relay_child();
         /* Siblings' pipes must not stay open here, or the parent would
          * never see their EOF. */
         for (i = 0; i < p->nw; i++) {

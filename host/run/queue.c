@@ -6,6 +6,7 @@
 
 #include "out.h"
 #include "queue.h"
+#include "vec.h"
 
 static void oom(void)
 {
@@ -15,14 +16,8 @@ static void oom(void)
 
 void abx_reflist_push(struct abx_reflist *l, struct abx_ref r)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        struct abx_ref *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            oom();
-        l->v = v;
-        l->cap = cap;
-    }
+    if (ABX_VEC_RESERVE(l->v, l->cap, l->n + 1) != 0)
+        oom();
     l->v[l->n++] = r;
 }
 
@@ -58,7 +53,7 @@ void abx_queue_build(struct abx_queue *q, const struct abx_collection *c, const 
 {
     struct abx_reflist *units = NULL;
     char **keys = NULL, key[1200];
-    size_t nu = 0, cap = 0, i, k, u, pass, total = 0;
+    size_t nu = 0, cap = 0, kcap = 0, i, k, u, pass, total = 0;
 
     memset(q, 0, sizeof *q);
     q->dist = dist;
@@ -74,13 +69,9 @@ void abx_queue_build(struct abx_queue *q, const struct abx_collection *c, const 
                 if (keys[u] && strcmp(keys[u], kk) == 0)
                     break;
             if (!kk || u == (size_t)-1) {
-                if (nu == cap) {
-                    cap = cap ? cap * 2 : 64;
-                    units = realloc(units, cap * sizeof *units);
-                    keys = realloc(keys, cap * sizeof *keys);
-                    if (!units || !keys)
-                        oom();
-                }
+                if (ABX_VEC_RESERVE(units, cap, nu + 1) != 0 ||
+                    ABX_VEC_RESERVE(keys, kcap, nu + 1) != 0)
+                    oom();
                 memset(&units[nu], 0, sizeof *units);
                 keys[nu] = kk ? abx_xstrdup(kk) : NULL;
                 u = nu++;

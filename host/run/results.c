@@ -7,20 +7,15 @@
 
 #include "out.h"
 #include "run.h"
+#include "vec.h"
 
 int abx_run_add(struct abx_run *run, struct abx_result *r)
 {
     if (!r)
         return -1;
-    if (run->n == run->cap) {
-        size_t cap = run->cap ? run->cap * 2 : 64;
-        struct abx_result **p = realloc(run->results, cap * sizeof *p);
-        if (!p) {
-            abx_result_free(r);
-            return -1;
-        }
-        run->results = p;
-        run->cap = cap;
+    if (ABX_VEC_RESERVE(run->results, run->cap, run->n + 1) != 0) {
+        abx_result_free(r);
+        return -1;
     }
     run->results[run->n++] = r;
     return 0;

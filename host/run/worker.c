@@ -164,9 +164,10 @@ static int run_test(struct abx_wfile *of, int idx, const char *nodeid,
     if (r && prior) {
         r->attempts = prior->attempts;
         r->nattempts = prior->nattempts;
+        r->capattempts = prior->capattempts;
         r->rerun = prior->rerun;
         prior->attempts = NULL;
-        prior->nattempts = 0;
+        prior->nattempts = prior->capattempts = 0;
         if (r->outcome == ABX_OUTCOME_PASSED)
             r->outcome = ABX_OUTCOME_FLAKY;
     }

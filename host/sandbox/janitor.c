@@ -24,6 +24,7 @@
 #include "optable.h"
 #include "out.h"
 #include "sandbox.h"
+#include "vec.h"
 
 struct cand {
     char id[128], tmpl[128], run[128], ledger[512];
@@ -92,14 +93,8 @@ static void add(struct janitor *j, const struct abx_sandbox_info *i,
             snprintf(c->ledger, sizeof c->ledger, "%s", ledger);
         return;
     }
-    if (j->n == j->cap) {
-        size_t nc = j->cap ? j->cap * 2 : 32;
-        struct cand *p = realloc(j->c, nc * sizeof *p);
-        if (!p)
-            return;
-        j->c = p;
-        j->cap = nc;
-    }
+    if (ABX_VEC_RESERVE(j->c, j->cap, j->n + 1) != 0)
+        return;
     c = &j->c[j->n++];
     memset(c, 0, sizeof *c);
     snprintf(c->id, sizeof c->id, "%s", i->sandbox_id);

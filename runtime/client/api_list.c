@@ -1,6 +1,7 @@
 /* GET /v2/sandboxes (metadata/state filters, X-Next-Token pagination)
  * and concurrent kills. */
 #include "api_int.h"
+#include "vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +179,7 @@ int abx_api_list_all(const struct abx_platform *p,
 {
     struct abx_list_query page_q = *q;
     char token[sizeof out->next_token] = "";
+    size_t cap = 0;
     int rc = -1;
 
     memset(out, 0, sizeof *out);
@@ -190,14 +192,11 @@ int abx_api_list_all(const struct abx_platform *p,
         page_q.next_token = token[0] ? token : NULL;
         if (abx_api_list(p, &page_q, &pg, err) != 0)
             goto out;
-        struct abx_sandbox_info *grown =
-            realloc(out->items, (out->n + pg.n + 1) * sizeof *grown);
-        if (grown == NULL) {
+        if (ABX_VEC_RESERVE(out->items, cap, out->n + pg.n + 1) != 0) {
             abx_list_page_free(&pg);
             abx_err_set(err, ABX_E_SANDBOX, 0, "", "list sandboxes: out of memory");
             goto out;
         }
-        out->items = grown;
         /* Items move (shallow copies own their pointers now). */
         memcpy(out->items + out->n, pg.items, pg.n * sizeof *pg.items);
         out->n += pg.n;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 void abx_buf_init(struct abx_buf *b, size_t max)
 {
     b->data = NULL;
@@ -31,23 +33,9 @@ void abx_buf_reset(struct abx_buf *b)
 /* Makes room for n more bytes plus the NUL. */
 static int buf_reserve(struct abx_buf *b, size_t n)
 {
-    size_t need, cap;
-    char *p;
-
     if (n > b->max || b->len > b->max - n)
         return -1;
-    need = b->len + n + 1;
-    if (need <= b->cap)
-        return 0;
-    cap = b->cap ? b->cap : 64;
-    while (cap < need)
-        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    p = realloc(b->data, cap);
-    if (!p)
-        return -1;
-    b->data = p;
-    b->cap = cap;
-    return 0;
+    return ABX_VEC_RESERVE(b->data, b->cap, b->len + n + 1);
 }
 
 int abx_buf_append(struct abx_buf *b, const void *p, size_t n)

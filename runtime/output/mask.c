@@ -12,6 +12,7 @@
 #include "b64.h"
 #include "escape.h"
 #include "mask_noise.h"
+#include "vec.h"
 
 struct pattern {
     unsigned char *bytes;
@@ -79,22 +80,6 @@ void abx_mask_free(struct abx_mask *m)
     free(m);
 }
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    size_t c;
-    void *p;
-
-    if (n < *cap)
-        return 0;
-    c = *cap ? *cap * 2 : 16;
-    p = realloc(*arr, c * elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
-
 static int pattern_known(const struct pattern *arr, size_t n, const void *p,
                          size_t len)
 {
@@ -118,7 +103,7 @@ static int add_pattern(struct abx_mask *m, const void *p, size_t len)
         return 0;
     key = (size_t)u[0] << 8 | u[1];
     if (!m->bucket_of[key]) {
-        if (grow((void **)&m->buckets, &m->capbuckets, m->nbuckets, sizeof(*m->buckets)))
+        if (ABX_VEC_RESERVE(m->buckets, m->capbuckets, m->nbuckets + 1))
             return -1;
         memset(&m->buckets[m->nbuckets], 0, sizeof(*m->buckets));
         m->bucket_of[key] = (uint32_t)++m->nbuckets;
@@ -130,8 +115,8 @@ static int add_pattern(struct abx_mask *m, const void *p, size_t len)
         if (m->pats[b->idx[i]].len == len &&
             !memcmp(m->pats[b->idx[i]].bytes, p, len))
             return 0;
-    if (grow((void **)&m->pats, &m->cappats, m->npats, sizeof(*m->pats)) ||
-        grow((void **)&b->idx, &b->cap, b->n, sizeof(*b->idx)))
+    if (ABX_VEC_RESERVE(m->pats, m->cappats, m->npats + 1) ||
+        ABX_VEC_RESERVE(b->idx, b->cap, b->n + 1))
         return -1;
     copy = malloc(len);
     if (!copy)
@@ -325,8 +310,7 @@ int abx_mask_add(struct abx_mask *m, const void *secret, size_t len)
     if (pattern_known(m->secrets, m->nsecrets, secret, len))
         goto out;
     rc = -1;
-    if (grow((void **)&m->secrets, &m->capsecrets, m->nsecrets,
-             sizeof(*m->secrets)))
+    if (ABX_VEC_RESERVE(m->secrets, m->capsecrets, m->nsecrets + 1))
         goto out;
     copy = malloc(len);
     if (!copy)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "result.h"
+#include "vec.h"
 
 #define MAX_ATTEMPTS 1000
 
@@ -17,14 +18,9 @@ static char *dup_or_null(const char *s)
 /* Appends one attempt (owning its strings) to r. */
 static int push(struct abx_result *r, struct abx_attempt *a)
 {
-    struct abx_attempt *grown;
-
-    if (r->nattempts >= MAX_ATTEMPTS)
+    if (r->nattempts >= MAX_ATTEMPTS ||
+        ABX_VEC_RESERVE(r->attempts, r->capattempts, r->nattempts + 1) != 0)
         return -1;
-    grown = realloc(r->attempts, (r->nattempts + 1) * sizeof *grown);
-    if (!grown)
-        return -1;
-    r->attempts = grown;
     r->attempts[r->nattempts++] = *a;
     return 0;
 }

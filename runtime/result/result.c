@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "vec.h"
 
 static const char *const outcome_names[ABX_OUTCOME_COUNT_] = {
     "passed", "failed", "error", "skipped", "xfailed", "xpassed", "flaky",
@@ -56,19 +57,12 @@ void abx_strlist_init(struct abx_strlist *l)
 
 int abx_strlist_push(struct abx_strlist *l, const char *s)
 {
-    char **p, *copy;
-    size_t cap;
+    char *copy;
 
     if (!s)
         return -1;
-    if (l->n == l->cap) {
-        cap = l->cap ? l->cap * 2 : 4;
-        p = realloc(l->items, cap * sizeof(*p));
-        if (!p)
-            return -1;
-        l->items = p;
-        l->cap = cap;
-    }
+    if (ABX_VEC_RESERVE(l->items, l->cap, l->n + 1) != 0)
+        return -1;
     copy = strdup(s);
     if (!copy)
         return -1;
@@ -113,7 +107,7 @@ void abx_result_free_attempts(struct abx_result *r)
         abx_attempt_free(&r->attempts[i]);
     free(r->attempts);
     r->attempts = NULL;
-    r->nattempts = 0;
+    r->nattempts = r->capattempts = 0;
 }
 
 struct abx_result *abx_result_new(void)

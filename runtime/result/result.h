@@ -94,6 +94,7 @@ struct abx_result {
     int rerun;                       /* times re-run before this result */
     struct abx_attempt *attempts;    /* the failed attempts before it */
     size_t nattempts;                /* (= rerun when sent by a worker) */
+    size_t capattempts;
 };
 
 /* attempts.c: keeps failed (its outcome, phase, texts, duration) as an

@@ -17,6 +17,7 @@
 
 #include "fsutil.h"
 #include "ledger.h"
+#include "vec.h"
 
 #define LEDGER_MAX ((size_t)64 * 1024 * 1024)
 #define LINE_MAX_BYTES 4000  /* < PIPE_BUF (4096): one atomic append */
@@ -263,14 +264,8 @@ static int parse_line(struct abx_ledger *l, size_t *cap, char *line)
     if (strcmp(ev, "create") == 0) {
         char *ts = strtok_r(NULL, " ", &save), *end = NULL;
         if (!e) {
-            if (l->n == *cap) {
-                size_t nc = *cap ? *cap * 2 : 16;
-                struct abx_ledger_entry *p = realloc(l->e, nc * sizeof *p);
-                if (!p)
-                    return -1;
-                l->e = p;
-                *cap = nc;
-            }
+            if (abx_vec_reserve(&l->e, cap, l->n + 1, sizeof *l->e) != 0)
+                return -1;
             e = &l->e[l->n++];
             memset(e, 0, sizeof *e);
             memcpy(e->id, id, strlen(id) + 1);

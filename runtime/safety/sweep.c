@@ -11,6 +11,7 @@
 #include "http.h"
 #include "ledger.h"
 #include "sweep.h"
+#include "vec.h"
 
 #define SWEEP_PAUSE 0.5  /* between tag listings, s */
 
@@ -49,14 +50,8 @@ static struct target *target_add(struct sweep *s, const char *id, int state,
 
     if (t || strlen(id) >= sizeof t->id)
         return t;
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 16;
-        struct target *p = realloc(s->t, nc * sizeof *p);
-        if (!p)
-            return NULL;
-        s->t = p;
-        s->cap = nc;
-    }
+    if (ABX_VEC_RESERVE(s->t, s->cap, s->n + 1) != 0)
+        return NULL;
     t = &s->t[s->n++];
     memset(t, 0, sizeof *t);
     memcpy(t->id, id, strlen(id) + 1);

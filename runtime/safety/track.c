@@ -6,12 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "ledger.h"
+#include "random.h"
 #include "trace.h"
 #include "track.h"
+#include "vec.h"
 #include "wallclock.h"
 
 #define TEST_ID_MAX 128
@@ -149,36 +150,13 @@ cJSON *abx_track_tags(const cJSON *user, const char *run_id,
 
 int abx_track_random_id(char out[17])
 {
-    static const char hex[] = "0123456789abcdef";
-    unsigned char b[8];
-    size_t i, got = 0;
-
-    while (got < sizeof b) {
-        ssize_t r = getrandom(b + got, sizeof b - got, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
-    for (i = 0; i < sizeof b; i++) {
-        out[2 * i] = hex[b[i] >> 4];
-        out[2 * i + 1] = hex[b[i] & 15];
-    }
-    out[2 * sizeof b] = '\0';
-    return 0;
+    return abx_random_hex(out, 8);
 }
 
 static int registry_add(struct abx_tracked *t)
 {
-    if (g.n == g.cap) {
-        size_t cap = g.cap ? g.cap * 2 : 16;
-        struct abx_tracked **p = realloc(g.all, cap * sizeof *p);
-        if (!p)
-            return -1;
-        g.all = p;
-        g.cap = cap;
-    }
+    if (ABX_VEC_RESERVE(g.all, g.cap, g.n + 1) != 0)
+        return -1;
     g.all[g.n++] = t;
     return 0;
 }

@@ -57,7 +57,12 @@ def closing_line(passed, failed):
 
 
 def done():
-    """Exits 1 listing the failed checks, else 0."""
+    """Exits 1 listing the failed checks, or when none ran (a test that
+    checked nothing proved nothing), else 0."""
+    if not PASSED and not FAILURES:
+        print("FAIL no check ran: a test that checks nothing cannot pass")
+        closing_line(0, 1)
+        sys.exit(1)
     if FAILURES:
         print("%d check(s) failed:" % len(FAILURES))
         for f in FAILURES:
@@ -90,6 +95,9 @@ def run_scenarios(names, one, errors=(Fail,)):
             continue
         passed += 1
         print("ok   %s (%.1fs)" % (name, time.time() - t0), flush=True)
+    if not passed and not failed:
+        print("FAIL no scenario ran: a test that checks nothing cannot pass", flush=True)
+        failed = 1
     closing_line(passed, failed)
     return 1 if failed else 0
 

@@ -10,7 +10,8 @@
  *   FUZZ_CHECK(cond)          a property of a fuzz target: aborts, so
  *                             libFuzzer and the replay report a crash
  *   CHECK_DONE()              end of main: prints the counts, 1 if any
- *                             check failed, else 0
+ *                             check failed or none ran (a test that
+ *                             checked nothing proved nothing), else 0
  *
  * A failed check says file:line and what was expected on stderr (CHECK_LOG:
  * on stdout, in line with its "ok" lines) and the test goes on.
@@ -115,8 +116,8 @@ check_log_(int ok, const char *cond, const char *file, int line,
     } while (0)
 
 #define CHECK_DONE()                                                      \
-    (fprintf(stderr, "%d checks, %d failed\n", check_count,               \
-             check_failures),                                             \
-     check_failures ? 1 : 0)
+    (fprintf(stderr, "%d checks, %d failed%s\n", check_count,             \
+             check_failures, check_count ? "" : ": no check ran"),         \
+     check_failures || !check_count ? 1 : 0)
 
 #endif

@@ -217,7 +217,10 @@ enum MHD_Result abxl_ctl_create(struct MHD_Connection *c, const struct abx_buf *
     }
     struct abxl_sbx *dup;
     do {
-        abxl_random_id(s->id);
+        if (abxl_random_id(s->id) != 0) {
+            ret = abxl_http_error(c, 500, "no random bytes for a sandbox id");
+            goto out;
+        }
         dup = abxl_reg_get(s->id);
         abxl_sbx_unref(dup);
     } while (dup != NULL);

@@ -205,7 +205,7 @@ int abxl_try_in_mount_ns(int (*step)(void *arg, char *msg, size_t n), void *arg,
 
 /* ---- misc (common.c) ---- */
 int abxl_random_hex(char *out, size_t nbytes);   /* out gets 2*nbytes+1 */
-void abxl_random_id(char out[ABXL_ID_MAX + 1]);
+int abxl_random_id(char out[ABXL_ID_MAX + 1]);   /* 0, or -1 (no random bytes) */
 /* Whether id has the shape abxl_random_id gives under this profile. */
 bool abxl_id_shaped(const char *id);
 int abxl_rm_rf(const char *path);

@@ -6,42 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base.h"
 #include "jsonstrict.h"
 #include "log.h"
-
-static int fill_random(void *p, size_t n)
-{
-    unsigned char *b = p;
-    while (n > 0) {
-        ssize_t r = getrandom(b, n, 0);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
+#include "random.h"
 
 int abxl_random_hex(char *out, size_t nbytes)
 {
-    static const char hex[] = "0123456789abcdef";
-    unsigned char raw[64];
-    if (nbytes > sizeof raw || fill_random(raw, nbytes) != 0)
-        return -1;
-    for (size_t i = 0; i < nbytes; i++) {
-        out[2 * i] = hex[raw[i] >> 4];
-        out[2 * i + 1] = hex[raw[i] & 15];
-    }
-    out[2 * nbytes] = '\0';
-    return 0;
+    return abx_random_hex(out, nbytes);
 }
 
 static const char e2b[] = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -56,22 +31,20 @@ bool abxl_id_shaped(const char *id)
            strspn(tail, fc ? crockford : e2b) == strlen(tail);
 }
 
-void abxl_random_id(char out[ABXL_ID_MAX + 1])
+int abxl_random_id(char out[ABXL_ID_MAX + 1])
 {
     bool fc = abxl_sw(ABXL_SW_FC_IDS);
     const char *al = fc ? crockford : e2b;
     size_t k = fc ? 32 : 36, len = fc ? 26 : ABXL_ID_LEN, off = fc ? 4 : 0;
     unsigned char raw[32];
-    if (fill_random(raw, len) != 0) {
-        /* getrandom cannot fail on Linux >= 3.17 once seeded; be safe. */
-        for (size_t i = 0; i < len; i++)
-            raw[i] = (unsigned char)(rand() & 0xff);
-    }
+    if (abx_random_bytes(raw, len) != 0)
+        return -1;
     if (fc)
         memcpy(out, "sbx-", 4);
     for (size_t i = 0; i < len; i++)
         out[off + i] = al[raw[i] % k];
     out[off + len] = '\0';
+    return 0;
 }
 
 int64_t abxl_now_ms(void)

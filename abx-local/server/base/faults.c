@@ -1,12 +1,14 @@
 /* Fault injection: off by default, set by flags or POST /admin/faults. */
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "base.h"
+#include "log.h"
+#include "random.h"
 
 static pthread_mutex_t faults_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct abxl_faults cur = {.error_status = 503};
@@ -166,8 +168,11 @@ int abxl_faults_roll(bool data_plane)
     if (rate <= 0)
         return 0;
     unsigned int r = 0;
-    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+    if (abx_random_bytes(&r, sizeof r) != 0) {
+        abxl_log(ABXL_LOG_ERROR, "faults: no random bytes for the error rate: %s; "
+                 "nothing injected", strerror(errno));
         return 0;
+    }
     return ((double)r / 4294967296.0) < rate ? f.error_status : 0;
 }
 

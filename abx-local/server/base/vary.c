@@ -7,15 +7,16 @@
  * without --vary. A detail that a capability the profile declares
  * promises (e2b: e2b-messages, e2b-proxy) is not varied there. Set once,
  * before the listeners start: read without a lock. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "base.h"
 #include "log.h"
+#include "random.h"
 
 #define MAX_CHOICES 4
 
@@ -176,8 +177,8 @@ static int parse_seed(const char *spec, long long *out)
     char *end;
     if (strcmp(spec, "random") == 0) {
         uint32_t r = 0;
-        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
-            r = (uint32_t)time(NULL);
+        if (abx_random_bytes(&r, sizeof r) != 0)
+            return -2;
         *out = (long long)(r % 1000000u) + 1;
         return 0;
     }
@@ -190,7 +191,12 @@ static int parse_seed(const char *spec, long long *out)
 int abxl_vary_seed_set(const char *spec, char *err, size_t errlen)
 {
     long long seed;
-    if (parse_seed(spec, &seed) != 0) {
+    int rc = parse_seed(spec, &seed);
+    if (rc == -2) {
+        snprintf(err, errlen, "--vary random: no random bytes for a seed: %s", strerror(errno));
+        return -1;
+    }
+    if (rc != 0) {
         snprintf(err, errlen, "--vary wants a seed from 0 to 1000000000 or 'random', not "
                  "'%.32s'", spec);
         return -1;

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "proxy.h"
 #include "sandbox.h"
+#include "vec.h"
 
 #define RING_CAP (256 * 1024)
 /* The buffering gateway's cap: FC's documented 32 MiB, or 64 (--vary gateway-cap). */
@@ -706,16 +707,8 @@ static enum MHD_Result gw_take(struct px *p, const char *data, size_t n)
         p->glen = p->gcap = 0;
         return MHD_YES;
     }
-    if (p->glen + n > p->gcap) {
-        size_t cap = p->gcap ? p->gcap : 65536;
-        while (cap < p->glen + n)
-            cap *= 2;
-        char *nb = realloc(p->gbuf, cap);
-        if (nb == NULL)
-            return MHD_NO;
-        p->gbuf = nb;
-        p->gcap = cap;
-    }
+    if (ABX_VEC_RESERVE(p->gbuf, p->gcap, p->glen + n) != 0)
+        return MHD_NO;
     memcpy(p->gbuf + p->glen, data, n);
     p->glen += n;
     return MHD_YES;
