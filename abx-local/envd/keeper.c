@@ -89,8 +89,9 @@ pid_t abxl_envd_keeper_fork(void (*start)(void *arg), void *arg, int *ctl_fd)
             *--q = '\0';
             for (unsigned v = (unsigned)c; q == num + sizeof num - 1 || v; v /= 10)
                 *--q = (char)('0' + v % 10);
-            char *argv[] = {"abx-keeper", q, NULL}, *envp[] = {NULL};
-            execve(keeper_path, argv, envp);
+            const char *argv[] = {"abx-keeper", q, NULL};
+            char *envp[] = {NULL};
+            execve(keeper_path, (char *const *)argv, envp);
         }
         abxl_keeper_run(c, ABXL_KEEPER_CTL_FD);   /* no abx-keeper: this fork */
     }

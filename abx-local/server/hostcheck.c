@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "check.h"
 #include "log.h"
 #include "sandbox.h"
 
@@ -89,7 +90,8 @@ static void user(struct check *c)
         return;
     }
     /* -n: never a prompt, so it answers at once */
-    char *const probe[] = {"sudo", "-n", "true", NULL}, err[256];
+    const char *const probe[] = {"sudo", "-n", "true", NULL};
+    char err[256];
     bool absent = false;
     int rc = abxl_run_lines(probe, note_absent, &absent, err, sizeof err);
     const char *sudo = rc == 0 ? "passwordless" : absent ? "absent" : "asks a password";

@@ -22,7 +22,7 @@
 static int run_check(const char *bin, char **out, int *status, char *err, size_t errlen)
 {
     char path[] = "/tmp/abx-e2e-check.XXXXXX";
-    char *const argv[] = {(char *)bin, "check", "--json", NULL};
+    const char *const argv[] = {bin, "check", "--json", NULL};
     size_t len = 0;
     int fd = mkostemp(path, O_CLOEXEC), rc = -1;
 

@@ -138,10 +138,11 @@ static int scan_output(char vals[5][1024])
     return ready;
 }
 
-int abx_local_run(char *const argv[], int sudo, int out_fd, double limit, int interruptible)
+int abx_local_run(const char *const argv[], int sudo, int out_fd, double limit,
+                  int interruptible)
 {
     struct timespec ts = {0, 20 * 1000 * 1000};
-    char *args[16];
+    const char *args[16];
     int status, n = 0;
     pid_t pid;
 
@@ -165,7 +166,7 @@ int abx_local_run(char *const argv[], int sudo, int out_fd, double limit, int in
             dup2(out_fd >= 0 ? out_fd : nul, STDOUT_FILENO);
             dup2(nul, STDERR_FILENO);
         }
-        execvp(args[0], args);
+        execvp(args[0], (char *const *)args);   /* exec does not write them */
         _exit(127);
     }
     for (double waited = 0; waited < limit && !(interruptible && abx_signal_count());
@@ -184,7 +185,7 @@ int abx_local_run(char *const argv[], int sudo, int out_fd, double limit, int in
 /* Not root, with passwordless sudo (said in one line). */
 static int want_sudo(void)
 {
-    char *const probe[] = {"true", NULL};
+    const char *const probe[] = {"true", NULL};
 
     if (geteuid() == 0 || abx_local_run(probe, 1, -1, 10.0, 0) != 0)
         return 0;
@@ -214,7 +215,7 @@ static int spawn(const char *bin, int allow_pause, char *err, size_t errlen)
     abx_out_flush();
     g_pid = fork();
     if (g_pid == 0) {
-        char *argv[16];
+        const char *argv[16];
         int n = 0;
 
         setpgid(0, 0);
@@ -227,7 +228,7 @@ static int spawn(const char *bin, int allow_pause, char *err, size_t errlen)
             argv[n++] = SUDO_KEEP;
             argv[n++] = "--";
         }
-        argv[n++] = (char *)bin;
+        argv[n++] = bin;
         argv[n++] = "serve";
         argv[n++] = "--listen";
         argv[n++] = "127.0.0.1:0";
@@ -238,7 +239,7 @@ static int spawn(const char *bin, int allow_pause, char *err, size_t errlen)
         if (allow_pause)
             argv[n++] = "--allow-pause";
         argv[n] = NULL;
-        execvp(argv[0], argv);
+        execvp(argv[0], (char *const *)argv);   /* exec does not write them */
         _exit(127);
     }
     if (g_pid < 0) {
@@ -359,7 +360,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
  * removed below). Bounded: a stuck gc must not hold the run. */
 static void run_gc(void)
 {
-    char *const gc[] = {g_bin, "gc", NULL};
+    const char *const gc[] = {g_bin, "gc", NULL};
 
     if (g_bin[0])
         abx_local_run(gc, g_sudo, -1, 30.0, 0);
@@ -368,7 +369,8 @@ static void run_gc(void)
 /* SIGKILL to sudo and what it runs (this user may signal neither). */
 static void sudo_kill(pid_t pid)
 {
-    char path[64], pids[8][24], *argv[12];
+    char path[64], pids[8][24];
+    const char *argv[12];
     FILE *f;
     int n = 0, k = 0;
     long child;
@@ -432,7 +434,7 @@ void abx_local_stop(void)
         }
     }
     if (g_state[0] && g_sudo) {   /* root's files: removed as root */
-        char *const rm[] = {"rm", "-rf", "--one-file-system", "--", g_state, NULL};
+        const char *const rm[] = {"rm", "-rf", "--one-file-system", "--", g_state, NULL};
         abx_local_run(rm, 1, -1, 60.0, 0);
     }
     if (g_state[0])

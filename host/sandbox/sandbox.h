@@ -51,7 +51,8 @@ int abx_local_binary(char *out, size_t outlen, char *err, size_t errlen);
  * input, its stdout to out_fd (-1: nowhere), its stderr nowhere, for at
  * most limit s, or (interruptible) until a signal came: then SIGKILLed.
  * Its exit status, or -1. Clean-ups after a ^C are not interruptible. */
-int abx_local_run(char *const argv[], int sudo, int out_fd, double limit, int interruptible);
+int abx_local_run(const char *const argv[], int sudo, int out_fd, double limit,
+                  int interruptible);
 void abx_local_stop(void);    /* SIGTERM, wait, SIGKILL; idempotent */
 
 #endif

@@ -193,7 +193,8 @@ long long abxl_du(const char *path);
 typedef void (*abxl_line_fn)(const char *line, void *arg);
 /* Runs argv (PATH searched), fn on each output line (stdout and stderr);
  * 0 when it exits 0, else -1 with err naming how it ended. */
-int abxl_run_lines(char *const argv[], abxl_line_fn fn, void *arg, char *err, size_t errlen);
+int abxl_run_lines(const char *const argv[], abxl_line_fn fn, void *arg, char *err,
+                   size_t errlen);
 /* For a forked child that reports a failure as text on a pipe: reads it
  * (closing efd), reaps pid; 0 when it exited 0. */
 int abxl_child_wait(pid_t pid, int efd, char *msg, size_t n);

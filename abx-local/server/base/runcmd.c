@@ -15,7 +15,8 @@
 
 #define LINE_MAX_LEN 4096
 
-int abxl_run_lines(char *const argv[], abxl_line_fn fn, void *arg, char *err, size_t errlen)
+int abxl_run_lines(const char *const argv[], abxl_line_fn fn, void *arg, char *err,
+                   size_t errlen)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) {
@@ -34,7 +35,7 @@ int abxl_run_lines(char *const argv[], abxl_line_fn fn, void *arg, char *err, si
         if (nul < 0 || dup2(nul, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(pfd[1], 2) < 0)
             _exit(126);
         close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);   /* nothing of the caller's */
-        execvp(argv[0], argv);
+        execvp(argv[0], (char *const *)argv);   /* exec does not write them */
         /* The helper's own output, read by the parent like its other lines. */
         dprintf(pfd[1], "cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);

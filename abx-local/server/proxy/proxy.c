@@ -572,7 +572,7 @@ static enum MHD_Result respond(struct MHD_Connection *c, struct px *p, const cha
     bool empty = strcmp(method, "HEAD") == 0 || p->status == 204 || p->status == 304 ||
                  p->content_length == 0;
     if (empty) {
-        r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+        r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     } else {
         pthread_mutex_lock(&p->mu);
         p->refs++;

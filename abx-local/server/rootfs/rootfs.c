@@ -222,13 +222,13 @@ static int run_mmdebstrap(const struct abxl_tmpl *t, const char *root, char *err
     abxl_fmt(src, sizeof src, "%s", found ? found : "");
     char release[64];
     abxl_fmt(release, sizeof release, "%s", t->release);
-    char *argv[12] = {"mmdebstrap", "--mode=root", "--format=directory", variant,
+    const char *argv[12] = {"mmdebstrap", "--mode=root", "--format=directory", variant,
                       "--aptopt=Apt::Install-Recommends \"false\""};
     int k = 5;
     if (n > 0)
         argv[k++] = include;
     argv[k++] = release;
-    argv[k++] = (char *)root;
+    argv[k++] = root;
     if (src[0])
         argv[k++] = src;
     argv[k] = NULL;

@@ -20,7 +20,7 @@ static void last_line(const char *line, void *arg)
         abxl_fmt(arg, 512, "%.500s", line);
 }
 
-static int run_step(char *const argv[], const char *step, char *err, size_t errlen)
+static int run_step(const char *const argv[], const char *step, char *err, size_t errlen)
 {
     char last[512] = "", rerr[256] = "";
     if (abxl_run_lines(argv, last_line, last, rerr, sizeof rerr) == 0)
@@ -132,7 +132,7 @@ int abxl_rootfs_import(const char *name, const char *archive, char *err, size_t 
     abxl_fmt(bundle, sizeof bundle, "%s/bundle", tmp);
     abxl_rootfs_progress(&t, "importing", 10, "reading the archive");
     abxl_fmt(src, sizeof src, "oci-archive:%s", abs);
-    char *oci[] = {"skopeo", "--insecure-policy", "copy", "-q", src, layout, NULL};
+    const char *oci[] = {"skopeo", "--insecure-policy", "copy", "-q", src, layout, NULL};
     if (abxl_run_lines(oci, NULL, NULL, err, errlen) != 0) {
         /* Not an OCI archive: perhaps `docker save`. */
         abxl_fmt(src, sizeof src, "docker-archive:%s", abs);
@@ -142,7 +142,7 @@ int abxl_rootfs_import(const char *name, const char *archive, char *err, size_t 
             goto out;
     }
     abxl_rootfs_progress(&t, "importing", 40, "unpacking layers");
-    char *unpack[] = {"umoci", "unpack", "--image", img, bundle, NULL};
+    const char *unpack[] = {"umoci", "unpack", "--image", img, bundle, NULL};
     if (run_step(unpack, "unpacking layers", err, errlen) != 0)
         goto out;
     abxl_rootfs_progress(&t, "importing", 80, "customizing");

@@ -122,11 +122,11 @@ void abxl_cgroup_scope_exec(char **argv)
     int argc = 0;
     while (argv[argc] != NULL)
         argc++;
-    char **nargv = calloc((size_t)argc + 12, sizeof *nargv);
+    const char **nargv = calloc((size_t)argc + 12, sizeof *nargv);
     if (nargv == NULL)
         return;
     int k = 0;
-    nargv[k++] = (char *)run;
+    nargv[k++] = run;
     nargv[k++] = "--scope";
     nargv[k++] = "--quiet";
     nargv[k++] = "--collect";
@@ -139,10 +139,10 @@ void abxl_cgroup_scope_exec(char **argv)
         nargv[k++] = argv[i];
     nargv[k] = NULL;
     setenv(SCOPE_ENV, unit, 1);
-    execv(run, nargv);   /* same pid: whoever started us still waits on it */
+    execv(run, (char *const *)nargv);   /* same pid: whoever started us still waits on it */
     abxl_log(ABXL_LOG_WARN, "cannot run %s for a delegated cgroup: %s", run, strerror(errno));
     unsetenv(SCOPE_ENV);
-    free(nargv);
+    free((void *)nargv);
 }
 
 /* Every process of dir into dir/init (a process may fork meanwhile:

@@ -67,9 +67,9 @@ static int make_fs(const char *img, long mb, uid_t owner, char *err, size_t errl
     /* -T default: the same inode ratio at every size (small ones would get
      * mke2fs's floppy settings); no resize inode, nothing will grow it. So
      * df shows 98% of the size asked for, not 91% (at 32 MiB). */
-    char *argv[] = {(char *)mke2fs_path(), "-q", "-F", "-t", "ext4", "-T", "default", "-O",
+    const char *argv[] = {mke2fs_path(), "-q", "-F", "-t", "ext4", "-T", "default", "-O",
                     "^has_journal,^resize_inode", "-m", "0", "-E", ext, "-L", "abx-disk",
-                    (char *)img, size, NULL};
+                    img, size, NULL};
     char why[256];
     if (abxl_run_lines(argv, keep_last, last, why, sizeof why) != 0) {
         abxl_fmt(err, errlen, "cannot make the disk's file system: %s%s%s", why,

@@ -117,7 +117,7 @@ int abxl_envd_bundle(char *err, size_t errlen)
         copy_helper("abx-sudo", "sudo", &sudo, err, errlen) != 0)
         return -1;
     abxl_cfg.envd_loader[0] = '\0';
-    char *argv[] = {"ldd", abxl_cfg.envd_path, NULL};
+    const char *argv[] = {"ldd", abxl_cfg.envd_path, NULL};
     char rerr[256] = "";
     /* ldd exits 1 for a static binary ("not a dynamic executable"). */
     if (abxl_run_lines(argv, on_ldd, &l, rerr, sizeof rerr) != 0 && l.count > 0) {

@@ -20,7 +20,7 @@ typedef void (*add_fn)(void *a, const char *w);
 
 int abxl_bwrap_probe(char *err, size_t errlen)
 {
-    char *argv[] = {abxl_cfg.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net",
+    const char *argv[] = {abxl_cfg.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net",
                     "--unshare-ipc", "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev",
                     "--proc", "/proc", "--cap-drop", "ALL", "--", "/bin/true", NULL};
     int pipefd[2];
@@ -33,7 +33,7 @@ int abxl_bwrap_probe(char *err, size_t errlen)
         dup2(pipefd[1], 2);
         dup2(pipefd[1], 1);
         close(pipefd[0]);
-        execv(argv[0], argv);
+        execv(argv[0], (char *const *)argv);   /* exec does not write them */
         _exit(127);
     }
     close(pipefd[1]);
