@@ -8,6 +8,7 @@
 #include "base.h"
 #include "http.h"
 #include "sandbox.h"
+#include "vec.h"
 
 #define MAX_FILTERS 64
 
@@ -92,9 +93,9 @@ static int cmp_sbx(const void *a, const void *b, void *arg)
 static struct abxl_sbx **add_graves(struct abxl_sbx **v, size_t *n, const struct filter *f,
                                     int nf, int64_t after_ms, const char *tmpl)
 {
-    size_t ng = 0;
+    size_t ng = 0, cap = 0;   /* 0: v's size is not known, it is made anew */
     struct abxl_sbx **g = abxl_grave_all(&ng), **w;
-    w = g ? realloc(v, (*n + ng + 1) * sizeof *v) : NULL;
+    w = g ? abx_vec_grow(v, &cap, *n + ng + 1, sizeof *v) : NULL;
     for (size_t i = 0; i < ng; i++) {
         struct abxl_sbx *s = g[i];
         if (w && meta_match(s, f, nf) && s->started_ms > after_ms &&
