@@ -6,9 +6,12 @@ Every case must end in a clear, bounded report and a valid JUnit/JSON file,
 serially and with -n 2.
 
 usage: hostile.py --bin PATH/abx-e2e SCENARIO   (or "all")
+       hostile.py --list       the scenario names, one a line, sorted (the
+                               ctest cases runner.hostile_NAME)
 
-Uses harness.py's helpers; the Lua files are in hostile/ (copied to a
-fresh directory as cases/, so node ids read "cases/test_x.lua::name")."""
+Uses harness.py's main and runner_common.py's helpers; the Lua files are
+in hostile/ (copied to a fresh directory as cases/, so node ids read
+"cases/test_x.lua::name")."""
 
 import json
 import os
@@ -18,11 +21,12 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import harness  # noqa: E402
+import runner_common  # noqa: E402
 from abxtest import by_id, must, outcomes, write_file  # noqa: E402
-from harness import expect_outcomes  # noqa: E402
+from runner_common import expect_outcomes  # noqa: E402
 
 
-class Ctx(harness.Ctx):
+class Ctx(runner_common.Ctx):
     cases = "hostile"
     prefix = "abx-hostile-"
 
