@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "curl_lazy.h"
 #include "out.h"
 
 #ifndef ABX_VERSION
@@ -100,7 +101,11 @@ fail:
         free(eng);
         eng = NULL;
     }
-    abx_err_set(err, ABX_E_SANDBOX, 0, "", "cannot start the HTTP engine");
+    if (abx_curl_load_error())
+        abx_err_set(err, ABX_E_SANDBOX, 0, "", "cannot start the HTTP engine: %s (install "
+                    "libcurl4)", abx_curl_load_error());
+    else
+        abx_err_set(err, ABX_E_SANDBOX, 0, "", "cannot start the HTTP engine");
     return NULL;
 }
 
