@@ -1,20 +1,19 @@
 /* libcurl loaded on first use (curl_lazy.h). Each curl_* function the
  * client calls is defined here: it loads libcurl.so.4 once (dlopen, the
- * first call of any of them), then calls the library's own. A function
+ * first call of any of them: lazylib.c), then calls the library's own. A function
  * taking "..." forwards its one argument by the type libcurl reads for
  * that option (the option number says it: curl.h's CURLOPTTYPE_*), so
  * nothing depends on how an ABI passes variadic arguments. Without the
  * library every call fails as libcurl reports a failure (NULL, an error
  * code) and abx_curl_load_error() says why. */
 #define CURL_DISABLE_TYPECHECK   /* we define the functions its macros wrap */
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <string.h>
+#include <stddef.h>
 
 #include <curl/curl.h>
 
 #include "curl_lazy.h"
+#include "lazylib.h"
 
 #define LIBCURL "libcurl.so.4"
 
@@ -59,42 +58,16 @@
 CURL_FUNCTIONS(POINTER)
 #undef POINTER
 
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static void *g_lib;
-static char g_error[512];
+#define SYM(name, ret, params) {#name, &p_##name},
+static const struct abx_lazysym g_syms[] = {CURL_FUNCTIONS(SYM){NULL, NULL}};
+#undef SYM
+static struct abx_lazylib g_curl = {.soname = LIBCURL, .syms = g_syms};
 
-static void load(void)
-{
-    void *lib = dlopen(LIBCURL, RTLD_NOW | RTLD_LOCAL);
-    void *sym;
-
-    if (!lib) {
-        const char *e = dlerror();
-        strncpy(g_error, e ? e : "cannot load " LIBCURL, sizeof g_error - 1);
-        return;
-    }
-    /* memcpy: a function pointer from dlsym's void * (POSIX's way) */
-#define RESOLVE(name, ret, params)                                                 \
-    if (!(sym = dlsym(lib, #name))) {                                              \
-        strncpy(g_error, LIBCURL " has no " #name, sizeof g_error - 1);            \
-        dlclose(lib);                                                              \
-        return;                                                                    \
-    }                                                                              \
-    memcpy(&p_##name, &sym, sizeof p_##name);
-    CURL_FUNCTIONS(RESOLVE)
-#undef RESOLVE
-    g_lib = lib;
-}
-
-static int ready(void)
-{
-    pthread_once(&g_once, load);
-    return g_lib != NULL;
-}
+static int ready(void) { return abx_lazylib_ready(&g_curl); }
 
 const char *abx_curl_load_error(void)
 {
-    return ready() ? NULL : g_error;
+    return ready() ? NULL : g_curl.error;
 }
 
 CURLcode curl_global_init(long flags)
@@ -152,7 +125,7 @@ CURLcode curl_easy_getinfo(CURL *h, CURLINFO i, ...)
 
 const char *curl_easy_strerror(CURLcode c)
 {
-    return ready() ? p_curl_easy_strerror(c) : g_error;
+    return ready() ? p_curl_easy_strerror(c) : g_curl.error;
 }
 
 struct curl_slist *curl_slist_append(struct curl_slist *l, const char *s)
