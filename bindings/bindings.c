@@ -4,7 +4,6 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "abx_embedded.h"
 #include "lua_commands.h"
 #include "lua_e2e.h"
 #include "lua_files.h"
@@ -48,21 +47,4 @@ void abx_bindings_open(lua_State *L, const struct abx_e2e_host *h)
         lua_setfield(L, -2, m->name);
     }
     lua_pop(L, 1);
-}
-
-/* Every embedded chunk, the core's and the SDK's (abx_embedded.h, made
- * by the build): compiled once, here, where all of them are known
- * (e2e_chunks.c keeps the cache). */
-
-void abx_chunks_warm(void)
-{
-    lua_State *L = luaL_newstate();
-
-    if (!L)
-        return;  /* every state compiles its own, as before */
-    /* Compiled only, never run: names match the real loads'. */
-#define WARM(sym) abx_load_embedded(L, sym, sym##_len, sym##_name);
-    ABX_EMBEDDED_CHUNKS(WARM)
-#undef WARM
-    lua_close(L);
 }

@@ -139,7 +139,6 @@ static int run(struct abx_config *cfg)
         if (abx_traces_prepare(o->output ? o->output : "test-results", err, sizeof err) != 0)
             return usage_error(err);
     }
-    abx_chunks_warm();  /* before any fork: children load bytecode */
     rc = abx_collect(cfg, &c, err, sizeof err);
     if (rc == -1) {
         code = usage_error(err);

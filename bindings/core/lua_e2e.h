@@ -75,17 +75,13 @@ void abx_bindings_init(int selftest);
  * Raises on failure: call it inside lua_pcall. */
 void abx_bindings_open(lua_State *L, const struct abx_e2e_host *h);
 
-/* Loads embedded Lua source src (a static array) as chunk name, from this
- * process's compiled copy once there is one (e2e_chunks.c). A Lua status
- * code; the function or the error is pushed, as luaL_loadbuffer. */
+/* Loads an embedded Lua chunk (bytecode compiled at build time,
+ * cmake/abx_luac.c) as chunk name (e2e_chunks.c). A Lua status code; the
+ * function or the error is pushed, as luaL_loadbuffer. */
 int abx_load_embedded(lua_State *L, const unsigned char *src, size_t len,
                       const char *name);
 /* core.known_issue_ids(test_path) (e2e_known.c). */
 int abx_known_issue_ids_l(lua_State *L);
-
-/* Compiles every embedded chunk now: the runner calls it before forking
- * its collector and workers, which then load bytecode only. */
-void abx_chunks_warm(void);
 
 /* luaopen_e2e: returns the DSL module table (needs the host registered by
  * abx_bindings_open). */
