@@ -4,6 +4,8 @@
 # pytest on 7 equivalent Python files; R runs each (STARTUP_RUNS, default
 # 20), alternating, after one warm-up run each. Aim: abx-e2e's median wall
 # at most 1/10 of pytest's. Every run must exit 0 and report 7 passed.
+# Then `abx-e2e exec` of a one-line script beside `lua5.4` on it (when
+# lua5.4 is installed). Aim: at most 2x; both must print "hi".
 # Usage: bench/startup_bench.sh [BUILD]   (make bench passes it)
 set -eu
 build=${1:-build}
@@ -98,4 +100,36 @@ if pytest_py:
         r = med[label] / med["pytest"]
         print(f"  {label}/pytest median wall ratio: {r:.3f} (1/{1 / r:.1f})"
               f" -> aim: abx-e2e wall <= 1/10 of pytest's: {'met' if r <= 0.1 else 'NOT met'}")
+
+lua = subprocess.run(["sh", "-c", "command -v lua5.4"], capture_output=True,
+                     text=True).stdout.strip()
+if not lua:
+    print("startup_bench: lua5.4 not installed (apt-get install -y lua5.4); no exec figure")
+    sys.exit(0)
+one = os.path.join(top, "one.lua")
+with open(one, "w") as f:
+    f.write('print("hi")\n')
+
+def once(argv):
+    t0 = time.perf_counter()
+    p = subprocess.run(argv, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0 or p.stdout != "hi\n":
+        sys.exit(f"startup_bench: {argv[0]} {' '.join(argv[1:])} broken (exit {p.returncode},"
+                 f" printed {p.stdout!r}, want 'hi')")
+    return wall
+
+pair = {"abx-e2e exec": [bin, "exec", one], "lua5.4": [lua, one]}
+walls = {k: [] for k in pair}
+for k, argv in pair.items():     # warm-up
+    once(argv)
+for _ in range(runs):
+    for k, argv in pair.items():
+        walls[k].append(once(argv))
+m = {k: statistics.median(v) for k, v in walls.items()}
+print(f"exec: a one-line script, {runs} runs each, alternating")
+for k in pair:
+    print(f"  {k:<13} wall median {ms(m[k]):7.2f} ms  min {ms(min(walls[k])):7.2f} ms")
+r = m["abx-e2e exec"] / m["lua5.4"]
+print(f"  exec/lua5.4 median wall ratio: {r:.2f} -> aim: <= 2: {'met' if r <= 2 else 'NOT met'}")
 PY
