@@ -43,8 +43,12 @@ int main(void)
     }
     abx_buf_init(&in, total + 4096);
     abx_buf_init(&out, total * 2);
-    for (i = 0; in.len < total; i++)
-        abx_buf_appends(&in, lines[i % 5]);
+    for (i = 0; in.len < total; i++) {
+        if (abx_buf_appends(&in, lines[i % 5]) != 0) {
+            fprintf(stderr, "mask_bench: out of memory\n");
+            return 1;
+        }
+    }
 
     t = now();
     abx_mask_string(m, in.data, in.len, &out);

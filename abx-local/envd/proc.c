@@ -176,8 +176,10 @@ static void broadcast_locked(struct proc *p, const char *env, size_t n)
         }
     }
     p->nsubs = kept;
-    if (kept == 0 && p->unsent.len + n <= UNSENT_MAX)
-        abx_buf_append(&p->unsent, env, n);
+    if (kept == 0 && p->unsent.len + n <= UNSENT_MAX &&
+        abx_buf_append(&p->unsent, env, n) != 0) {
+        /* Out of memory: dropped, as past UNSENT_MAX. */
+    }
 }
 
 static void emit_data(struct proc *p, const char *kind, const char *d,

@@ -172,6 +172,17 @@ int abx_fixture_c_teardown_l(lua_State *L)
     return 0;
 }
 
+/* A failed teardown's line in errs, which is only the message (capped):
+ * a line that does not fit is dropped; the count returned still has it. */
+static void add_teardown_error(struct abx_buf *errs, const char *name,
+                               const char *err)
+{
+    if (abx_buf_appendf(errs, "fixture '%s' teardown failed: %s\n", name,
+                        err) != 0) {
+        /* dropped, counted */
+    }
+}
+
 int abx_fixture_c_release_leftovers(struct abx_buf *errs)
 {
     char err[512];
@@ -183,8 +194,7 @@ int abx_fixture_c_release_leftovers(struct abx_buf *errs)
             continue;
         err[0] = '\0';
         if (release(i, err, sizeof err) != 0) {
-            abx_buf_appendf(errs, "fixture '%s' teardown failed: %s\n",
-                            g_defs[g_handles[i].def].name, err);
+            add_teardown_error(errs, g_defs[g_handles[i].def].name, err);
             n++;
         }
     }
@@ -205,8 +215,7 @@ int abx_fixture_c_finish_session(struct abx_buf *errs)
         s->used = 0;
         err[0] = '\0';
         if (d->teardown(d->ud, s->inst, err, sizeof err) != 0) {
-            abx_buf_appendf(errs, "fixture '%s' teardown failed: %s\n",
-                            d->name, err);
+            add_teardown_error(errs, d->name, err);
             n++;
         }
     }

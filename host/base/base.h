@@ -108,12 +108,14 @@ int abx_parse_long(const char *s, long min, long max, long *out);
 int abx_parse_double(const char *s, double min, double max, double *out);
 int abx_color_enabled(void);
 /* Appends text made fit for reports: NUL shown as \0, invalid UTF-8 as
- * U+FFFD, at most max input bytes (then a "[... N more bytes]" note). */
+ * U+FFFD, at most max input bytes (then a "[... N more bytes]" note).
+ * 0, or -1 when out of memory or over out's max (then only part of it may
+ * have been appended). */
 /* In a collector or worker child: stdin becomes /dev/null, so a test's
  * io.read() sees end of input instead of waiting on the user's terminal
  * (or a CI pipe) where no timeout can reach it. */
 void abx_stdin_null(void);
-void abx_clean_text(struct abx_buf *out, const char *text, size_t len,
-                    size_t max);
+int abx_clean_text(struct abx_buf *out, const char *text, size_t len,
+                   size_t max);
 
 #endif

@@ -66,11 +66,12 @@ int abx_parse_double(const char *s, double min, double max, double *out)
     return 0;
 }
 
-void abx_clean_text(struct abx_buf *out, const char *text, size_t len,
-                    size_t max)
+int abx_clean_text(struct abx_buf *out, const char *text, size_t len,
+                   size_t max)
 {
     const unsigned char *s = (const unsigned char *)text;
     size_t i = 0, start = 0, cut = len > max ? max : len;
+    int bad = 0;
 
     while (i < cut) {
         uint32_t cp;
@@ -81,13 +82,14 @@ void abx_clean_text(struct abx_buf *out, const char *text, size_t len,
             i += k;
             continue;
         }
-        abx_buf_append(out, s + start, i - start);
-        abx_buf_appends(out, s[i] == 0 ? "\\0" : "\xEF\xBF\xBD");
+        bad |= abx_buf_append(out, s + start, i - start);
+        bad |= abx_buf_appends(out, s[i] == 0 ? "\\0" : "\xEF\xBF\xBD");
         start = ++i;
     }
-    abx_buf_append(out, s + start, cut - start);
+    bad |= abx_buf_append(out, s + start, cut - start);
     if (cut < len)
-        abx_buf_appendf(out, "\n[... %zu more bytes not shown]", len - cut);
+        bad |= abx_buf_appendf(out, "\n[... %zu more bytes not shown]", len - cut);
+    return bad ? -1 : 0;
 }
 
 void abx_stdin_null(void)

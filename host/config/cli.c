@@ -191,8 +191,10 @@ static int join_argv(struct abx_opts *o, int argc, char **argv)
     int i;
 
     abx_buf_init(&b, 64 * 1024);
+    /* Only shown (the evidence's command): past 64 KiB it ends short. */
     for (i = 0; i < argc; i++)
-        abx_buf_appendf(&b, "%s%s", i ? " " : "", argv[i]);
+        if (abx_buf_appendf(&b, "%s%s", i ? " " : "", argv[i]) != 0)
+            break;
     o->argv_line = abx_buf_steal(&b, NULL);
     return o->argv_line ? 0 : -1;
 }

@@ -29,15 +29,20 @@ int abx_exec_scope(lua_State *L, const char *fn, struct abx_buf *errs)
 
     abx_lstate_module(L);
     lua_getfield(L, -1, fn);
+    /* errs is only the message (capped): a line that does not fit is
+     * dropped; rc fails the scope all the same. */
     if (abx_region_call(L, 0, 0, 0) != LUA_OK) {
-        if (errs)
-            abx_buf_appendf(errs, "%s\n", abx_err_message_of(L, -1));
+        if (errs && abx_buf_appendf(errs, "%s\n", abx_err_message_of(L, -1)) != 0) {
+            /* dropped */
+        }
         rc = -1;
     } else if (errs && lua_type(L, top + 2) == LUA_TTABLE) {
         n = (lua_Integer)lua_rawlen(L, top + 2);
         for (i = 1; i <= n; i++) {
             lua_rawgeti(L, top + 2, i);
-            abx_buf_appendf(errs, "%s\n", luaL_tolstring(L, -1, NULL));
+            if (abx_buf_appendf(errs, "%s\n", luaL_tolstring(L, -1, NULL)) != 0) {
+                /* dropped */
+            }
             lua_pop(L, 2);
             rc = -1;
         }

@@ -12,14 +12,16 @@
 
 /* Length of s cut to at most max bytes, not inside a UTF-8 sequence. */
 size_t abx_ci_utf8_cut(const char *s, size_t len, size_t max);
+/* The three texts below return 0, or -1 when out of memory or over
+ * out's max: the caller then drops the whole note or summary. */
 /* s masked by the process's masker, invalid UTF-8 as U+FFFD, appended. */
-void abx_ci_masked(struct abx_buf *out, const char *s);
+int abx_ci_masked(struct abx_buf *out, const char *s);
 /* s masked, then cut to max bytes at a line end: masked first, so that a
  * cut never leaves half of a secret that the masker could not match. */
-void abx_ci_masked_cut(struct abx_buf *out, const char *s, size_t max);
+int abx_ci_masked_cut(struct abx_buf *out, const char *s, size_t max);
 /* A failure as one text, masked: its message, then its traceback (which
  * repeats the message first: not twice), cut to max bytes. */
-void abx_ci_failure_text(struct abx_buf *out, const char *msg, const char *lr, size_t max);
+int abx_ci_failure_text(struct abx_buf *out, const char *msg, const char *lr, size_t max);
 /* The test file of r, as its node id has it. */
 void abx_ci_test_file(const struct abx_result *r, char *out, size_t outlen);
 

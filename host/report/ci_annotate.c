@@ -14,32 +14,36 @@
 #define NOTES_MAX (2u << 20)     /* all annotations, escaped */
 
 /* GitHub's escapeData (% CR LF), and escapeProperty (also : and ,). */
-static void escape(struct abx_buf *out, const char *s, int property)
+static int escape(struct abx_buf *out, const char *s, int property)
 {
-    for (; *s; s++) {
+    int rc = 0;
+
+    for (; *s && !rc; s++) {
         if (*s == '%')
-            abx_buf_appends(out, "%25");
+            rc = abx_buf_appends(out, "%25");
         else if (*s == '\r')
-            abx_buf_appends(out, "%0D");
+            rc = abx_buf_appends(out, "%0D");
         else if (*s == '\n')
-            abx_buf_appends(out, "%0A");
+            rc = abx_buf_appends(out, "%0A");
         else if (property && *s == ':')
-            abx_buf_appends(out, "%3A");
+            rc = abx_buf_appends(out, "%3A");
         else if (property && *s == ',')
-            abx_buf_appends(out, "%2C");
+            rc = abx_buf_appends(out, "%2C");
         else
-            abx_buf_appendc(out, *s);
+            rc = abx_buf_appendc(out, *s);
     }
+    return rc;
 }
 
-static void put_escaped(struct abx_buf *out, const char *s, int property)
+static int put_escaped(struct abx_buf *out, const char *s, int property)
 {
     struct abx_buf m;
+    int rc;
 
     abx_buf_init(&m, ABX_BUF_DEFAULT_MAX);
-    abx_ci_masked(&m, s);
-    escape(out, abx_buf_cstr(&m), property);
+    rc = abx_ci_masked(&m, s) || escape(out, abx_buf_cstr(&m), property);
     abx_buf_free(&m);
+    return rc;
 }
 
 struct notes {
@@ -53,7 +57,7 @@ static void note(struct notes *n, const char *level, const char *what,
 {
     char file[PATH_MAX], loc[PATH_MAX];
     struct abx_buf line, title, text;
-    int at;
+    int at, bad = 0;
 
     if (n->shown >= MAX_NOTES) {
         if (strcmp(level, "error") == 0)
@@ -67,18 +71,19 @@ static void note(struct notes *n, const char *level, const char *what,
     abx_buf_init(&line, ABX_BUF_DEFAULT_MAX);
     abx_buf_init(&title, ABX_BUF_DEFAULT_MAX);
     abx_buf_init(&text, ABX_BUF_DEFAULT_MAX);
-    abx_buf_appendf(&title, "%s: %s", what, r->nodeid ? r->nodeid : file);
-    abx_ci_failure_text(&text, msg, lr, NOTE_TEXT_MAX);
-    abx_buf_appendf(&line, "::%s file=", level);
-    put_escaped(&line, loc, 1);
+    bad |= abx_buf_appendf(&title, "%s: %s", what, r->nodeid ? r->nodeid : file);
+    bad |= abx_ci_failure_text(&text, msg, lr, NOTE_TEXT_MAX);
+    bad |= abx_buf_appendf(&line, "::%s file=", level);
+    bad |= put_escaped(&line, loc, 1);
     if (at > 0)
-        abx_buf_appendf(&line, ",line=%d", at);
-    abx_buf_appends(&line, ",title=");
-    put_escaped(&line, abx_buf_cstr(&title), 1);
-    abx_buf_appends(&line, "::");
-    put_escaped(&line, abx_buf_cstr(&text), 0);
-    abx_buf_appendc(&line, '\n');
-    if (abx_buf_append(&n->out, line.data, line.len) == 0)
+        bad |= abx_buf_appendf(&line, ",line=%d", at);
+    bad |= abx_buf_appends(&line, ",title=");
+    bad |= put_escaped(&line, abx_buf_cstr(&title), 1);
+    bad |= abx_buf_appends(&line, "::");
+    bad |= put_escaped(&line, abx_buf_cstr(&text), 0);
+    bad |= abx_buf_appendc(&line, '\n');
+    /* Out of memory, or past NOTES_MAX: this note is left out whole. */
+    if (!bad && abx_buf_append(&n->out, line.data, line.len) == 0)
         n->shown++;
     abx_buf_free(&line);
     abx_buf_free(&title);
@@ -111,19 +116,23 @@ void abx_ci_annotate(const struct abx_report *rep)
             continue;
         abx_buf_init(&msg, ABX_BUF_DEFAULT_MAX);
         abx_buf_init(&first, ABX_BUF_DEFAULT_MAX);
-        abx_buf_appendf(&msg, "passed after %d rerun%s; it failed first "
-                        "with:", r->rerun, r->rerun == 1 ? "" : "s");
-        abx_ci_failure_text(&first, a ? a->message : NULL, a ? a->longrepr : NULL,
-                     NOTE_TEXT_MAX);
-        note(&n, "warning", "flaky", r, abx_buf_cstr(&msg),
-             abx_buf_cstr(&first));
+        /* Out of memory: no warning for this one, as note() would drop it. */
+        if (abx_buf_appendf(&msg, "passed after %d rerun%s; it failed first "
+                            "with:", r->rerun, r->rerun == 1 ? "" : "s") == 0 &&
+            abx_ci_failure_text(&first, a ? a->message : NULL,
+                                a ? a->longrepr : NULL, NOTE_TEXT_MAX) == 0)
+            note(&n, "warning", "flaky", r, abx_buf_cstr(&msg),
+                 abx_buf_cstr(&first));
         abx_buf_free(&msg);
         abx_buf_free(&first);
     }
-    if (n.more_errors || n.more_flaky)
+    if ((n.more_errors || n.more_flaky) &&
         abx_buf_appendf(&n.out, "::warning::%zu more failures%s not "
                         "annotated\n", n.more_errors + n.more_flaky,
-                        n.more_flaky ? " and flaky tests" : "");
+                        n.more_flaky ? " and flaky tests" : "") != 0) {
+        /* Past NOTES_MAX or out of memory: left out like a note (the job
+         * log has every failure). */
+    }
     if (n.out.len)
         abx_term_epilogue(abx_buf_cstr(&n.out));
     abx_buf_free(&n.out);

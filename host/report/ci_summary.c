@@ -71,19 +71,19 @@ static void md_code(struct md *m, const char *s, int cell)
 
     abx_buf_init(&t, ABX_BUF_DEFAULT_MAX);
     abx_buf_init(&c, ABX_BUF_DEFAULT_MAX);
-    abx_ci_masked(&t, s);
+    m->bad |= abx_ci_masked(&t, s) != 0;
     p = abx_buf_cstr(&t);
     len = abx_ci_utf8_cut(p, t.len, MD_CODE_MAX);
     for (i = 0; i < len; i++) {
         if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
-            abx_buf_appendc(&c, ' ');
+            m->bad |= abx_buf_appendc(&c, ' ') != 0;
         else if (cell && p[i] == '|')
-            abx_buf_appends(&c, "\\|");
+            m->bad |= abx_buf_appends(&c, "\\|") != 0;
         else
-            abx_buf_appendc(&c, p[i]);
+            m->bad |= abx_buf_appendc(&c, p[i]) != 0;
     }
     if (len < t.len)
-        abx_buf_appends(&c, "...");
+        m->bad |= abx_buf_appends(&c, "...") != 0;
     p = abx_buf_cstr(&c);
     ticks = longest_backticks(p) + 1;
     put_ticks(m, ticks);
@@ -105,7 +105,7 @@ static void md_fence(struct md *m, const char *text)
     const char *p;
 
     abx_buf_init(&t, ABX_BUF_DEFAULT_MAX);
-    abx_ci_masked(&t, text);
+    m->bad |= abx_ci_masked(&t, text) != 0;
     p = abx_buf_cstr(&t);
     ticks = longest_backticks(p) + 1;
     ticks = ticks < 3 ? 3 : ticks;
@@ -164,7 +164,7 @@ static void md_failure(struct md *m, const struct abx_result *r,
     md_code(m, loc, 0);
     put(m, "\n");
     abx_buf_init(&text, ABX_BUF_DEFAULT_MAX);
-    abx_ci_failure_text(&text, msg, lr, MD_TEXT_MAX);
+    m->bad |= abx_ci_failure_text(&text, msg, lr, MD_TEXT_MAX) != 0;
     md_fence(m, abx_buf_cstr(&text));
     abx_buf_free(&text);
 }
@@ -216,7 +216,7 @@ static void md_flaky(struct md *m, const struct abx_report *rep)
         first = r->nattempts && r->attempts[0].message
                     ? r->attempts[0].message : "";
         abx_buf_init(&one, ABX_BUF_DEFAULT_MAX);  /* md_code masks, cuts */
-        abx_buf_append(&one, first, strcspn(first, "\n"));
+        m->bad |= abx_buf_append(&one, first, strcspn(first, "\n")) != 0;
         put(m, "| ");
         md_code(m, r->nodeid, 1);
         putf(m, " | %d | ", r->rerun);
@@ -271,7 +271,7 @@ static void md_leftover(struct md *m, const struct abx_env *e)
     if (*errors) {
         struct abx_buf t;
         abx_buf_init(&t, ABX_BUF_DEFAULT_MAX);
-        abx_ci_masked_cut(&t, errors, MD_LEFTOVER_MAX);
+        m->bad |= abx_ci_masked_cut(&t, errors, MD_LEFTOVER_MAX) != 0;
         put(m, "\nThe end-of-run sweep could not delete these:\n");
         md_fence(m, abx_buf_cstr(&t));
         abx_buf_free(&t);

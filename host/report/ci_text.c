@@ -8,18 +8,20 @@
 #include "out.h"
 
 /* s masked by the process's masker, invalid UTF-8 as U+FFFD, appended. */
-void abx_ci_masked(struct abx_buf *out, const char *s)
+int abx_ci_masked(struct abx_buf *out, const char *s)
 {
     struct abx_mask *m = abx_out_masker();
     size_t len = s ? strlen(s) : 0;
     struct abx_buf t;
+    int rc;
 
     abx_buf_init(&t, 3 * len + 64);  /* a marker is at most 2x a secret */
     if (m && abx_mask_string(m, s ? s : "", len, &t) == 0)
-        abx_clean_text(out, abx_buf_cstr(&t), t.len, t.len);
+        rc = abx_clean_text(out, abx_buf_cstr(&t), t.len, t.len);
     else
-        abx_buf_appends(out, "[not shown: masking failed]");
+        rc = abx_buf_appends(out, "[not shown: masking failed]");
     abx_buf_free(&t);
+    return rc;
 }
 
 /* Length of s cut to at most max bytes, not inside a UTF-8 sequence. */
@@ -34,44 +36,46 @@ size_t abx_ci_utf8_cut(const char *s, size_t len, size_t max)
 
 /* s masked, then cut to max bytes at a line end: masked first, so that a
  * cut never leaves half of a secret that the masker could not match. */
-void abx_ci_masked_cut(struct abx_buf *out, const char *s, size_t max)
+int abx_ci_masked_cut(struct abx_buf *out, const char *s, size_t max)
 {
     struct abx_buf m;
     size_t cut, k;
+    int rc;
 
     abx_buf_init(&m, ABX_BUF_DEFAULT_MAX);
-    abx_ci_masked(&m, s);
-    if (m.len <= max) {
-        abx_buf_append(out, abx_buf_cstr(&m), m.len);
+    rc = abx_ci_masked(&m, s);
+    if (rc || m.len <= max) {
+        rc = rc || abx_buf_append(out, abx_buf_cstr(&m), m.len);
         abx_buf_free(&m);
-        return;
+        return rc ? -1 : 0;
     }
     cut = abx_ci_utf8_cut(m.data, m.len, max - sizeof ABX_CI_TRUNCATED);
     for (k = cut; k > 0 && m.data[k] != '\n'; k--)
         ;
-    abx_buf_append(out, m.data, k > 0 ? k : cut);
-    abx_buf_appends(out, ABX_CI_TRUNCATED);
+    rc = abx_buf_append(out, m.data, k > 0 ? k : cut) ||
+         abx_buf_appends(out, ABX_CI_TRUNCATED);
     abx_buf_free(&m);
+    return rc ? -1 : 0;
 }
 
 /* A failure as one text, masked: its message, then its traceback (which
  * repeats the message first: not twice), cut to max bytes. */
-void abx_ci_failure_text(struct abx_buf *out, const char *msg, const char *lr,
-                         size_t max)
+int abx_ci_failure_text(struct abx_buf *out, const char *msg, const char *lr,
+                        size_t max)
 {
     struct abx_buf full;
     size_t ml = msg ? strlen(msg) : 0;
+    int rc;
 
     abx_buf_init(&full, ABX_BUF_DEFAULT_MAX);
-    if (lr && (!msg || strncmp(lr, msg, ml) == 0)) {
-        abx_buf_appends(&full, lr);
-    } else {
-        abx_buf_appends(&full, msg ? msg : "(no message)");
-        if (lr && *lr)
-            abx_buf_appendf(&full, "\n%s", lr);
-    }
-    abx_ci_masked_cut(out, abx_buf_cstr(&full), max);
+    if (lr && (!msg || strncmp(lr, msg, ml) == 0))
+        rc = abx_buf_appends(&full, lr);
+    else
+        rc = abx_buf_appends(&full, msg ? msg : "(no message)") ||
+             (lr && *lr && abx_buf_appendf(&full, "\n%s", lr));
+    rc = rc || abx_ci_masked_cut(out, abx_buf_cstr(&full), max);
     abx_buf_free(&full);
+    return rc ? -1 : 0;
 }
 
 /* The test file of r, as its node id has it. */

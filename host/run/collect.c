@@ -251,8 +251,11 @@ static long apply_line(struct abx_collection *c, const char *line)
     if (cJSON_IsString(v))
         set_collect_error(f, v->valuestring);
     cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "usage"))
-        if (cJSON_IsString(v))
-            abx_buf_appendf(&c->usage, "%s\n", v->valuestring);
+        if (cJSON_IsString(v) &&
+            abx_buf_appendf(&c->usage, "%s\n", v->valuestring) != 0) {
+            /* Past the 1 MiB cap or out of memory: this line is dropped;
+             * the ones before it still end the run with exit 4. */
+        }
     items = cJSON_GetObjectItemCaseSensitive(j, "items");
     f->items = abx_xcalloc((size_t)cJSON_GetArraySize(items), sizeof *f->items);
     cJSON_ArrayForEach(it, items) {

@@ -125,7 +125,9 @@ void abx_pool_read_output(struct abx_worker *w)
         close_fd(&w->out_fd);
         return;
     }
-    abx_buf_append(&w->out, buf, (size_t)n);
+    if (abx_buf_append(&w->out, buf, (size_t)n) != 0) {
+        /* Out of memory: this chunk of stray output is not shown. */
+    }
     flush_stray(w);
 }
 
@@ -141,8 +143,10 @@ int abx_pool_reap(struct abx_pool *p, struct abx_worker *w)
         ssize_t n;
         while ((n = read(w->out_fd, buf, sizeof buf)) > 0 ||
                (n < 0 && errno == EINTR))
-            if (n > 0)
-                abx_buf_append(&w->out, buf, (size_t)n);
+            if (n > 0 && abx_buf_append(&w->out, buf, (size_t)n) != 0) {
+                /* Past the 1 MiB cap or out of memory: the rest of the
+                 * stray output is not shown. */
+            }
         close_fd(&w->out_fd);
     }
     flush_stray(w);

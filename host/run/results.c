@@ -51,9 +51,12 @@ int abx_run_amend(struct abx_run *run, const char *nodeid, const char *msg, int 
         return 0;
     }
     abx_buf_init(&b, 4 * 1024 * 1024);
-    if (r->teardown_message)
-        abx_buf_appendf(&b, "%s\n", r->teardown_message);
-    abx_buf_appends(&b, msg);
+    if ((r->teardown_message &&
+         abx_buf_appendf(&b, "%s\n", r->teardown_message) != 0) |
+        (abx_buf_appends(&b, msg) != 0)) {
+        /* Past the 4 MiB cap or out of memory: a message is left out,
+         * not the error, which counts below all the same. */
+    }
     now_failed = !r->teardown_message && !abx_result_is_failure(r);
     abx_result_set(&r->teardown_message, abx_buf_cstr(&b));
     abx_result_set(&r->teardown_longrepr, abx_buf_cstr(&b));

@@ -151,6 +151,15 @@ int abx_wfile_call(lua_State *L, const char *name, int nargs, int nres)
     return lua_pcall(L, nargs, nres, 0);
 }
 
+/* One teardown error line for the test's message (errs is capped). */
+static void add_teardown_error(struct abx_buf *errs, const char *msg)
+{
+    if (abx_buf_appendf(errs, "%s\n", msg) != 0) {
+        /* Past the 1 MiB cap or out of memory: dropped; the message shows
+         * the lines before it. */
+    }
+}
+
 static int open_count(void)
 {
     int i, n = 0;
@@ -174,12 +183,12 @@ void abx_wfile_close(struct abx_wfile *of)
     abx_buf_init(&errs, 1024 * 1024);
     lua_settop(L, 1);
     if (abx_wfile_call(L, "_finish_file", 0, 2) != LUA_OK) {
-        abx_buf_appendf(&errs, "%s\n", lua_tostring(L, -1));
+        add_teardown_error(&errs, lua_tostring(L, -1));
     } else {
         n = (lua_Integer)lua_rawlen(L, -2);
         for (i = 1; i <= n; i++) {
             lua_rawgeti(L, -2, i);
-            abx_buf_appendf(&errs, "%s\n", lua_tostring(L, -1));
+            add_teardown_error(&errs, lua_tostring(L, -1));
             lua_pop(L, 1);
         }
     }
@@ -274,12 +283,12 @@ void abx_wsessions_finish(void)
     for (i = 0; i < g_nsessions; i++) {
         lua_State *S = g_sessions[i].L;
         if (abx_wfile_call(S, "_finish_session", 0, 1) != LUA_OK) {
-            abx_buf_appendf(&errs, "%s\n", lua_tostring(S, -1));
+            add_teardown_error(&errs, lua_tostring(S, -1));
         } else {
             lua_Integer k, n = (lua_Integer)lua_rawlen(S, -1);
             for (k = 1; k <= n; k++) {
                 lua_rawgeti(S, -1, k);
-                abx_buf_appendf(&errs, "%s\n", lua_tostring(S, -1));
+                add_teardown_error(&errs, lua_tostring(S, -1));
                 lua_pop(S, 1);
             }
         }

@@ -131,7 +131,10 @@ static void print_kept(const struct abx_config *cfg)
         struct abx_err aerr;
         if (!l.e[i].kept || l.e[i].killed)
             continue;
-        abx_buf_appendf(&g_left_kept, "%s\t%s\n", l.e[i].id, l.e[i].test);
+        if (abx_buf_appendf(&g_left_kept, "%s\t%s\n", l.e[i].id, l.e[i].test) != 0) {
+            /* Past the cap or out of memory: the job summary lists fewer;
+             * the lines printed below have them all. */
+        }
         if (n++ == 0)
             abx_out_puts(ABX_OUT_STDOUT, "kept sandboxes (--keep-failed):\n");
         memset(&info, 0, sizeof info);
@@ -195,7 +198,9 @@ int abx_sandboxes_end(const struct abx_config *cfg, int suspect,
     if (r.log.len) {
         abx_out_printf(ABX_OUT_STDOUT, "sandbox cleanup errors:\n%s",
                        abx_buf_cstr(&r.log));
-        abx_buf_append(&g_left_errors, r.log.data, r.log.len);
+        if (abx_buf_append(&g_left_errors, r.log.data, r.log.len) != 0) {
+            /* Out of memory: not in the job summary; printed just above. */
+        }
     }
     if (r.kept)
         print_kept(cfg);

@@ -150,7 +150,9 @@ int abx_exec_feed(struct abx_exec_state *st, long status, const char *p,
     st->status = status;
     if (status != 200) {
         size_t room = st->errbody.max - st->errbody.len;
-        abx_buf_append(&st->errbody, p, n < room ? n : room);
+        if (abx_buf_append(&st->errbody, p, n < room ? n : room) != 0) {
+            /* Out of memory: the error message shows less of the body. */
+        }
         return 0;
     }
     while (n > 0) {

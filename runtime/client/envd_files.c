@@ -57,7 +57,9 @@ static int read_sink(void *ud, long status, const char *p, size_t n)
     }
     if (n > c->errbody.max - c->errbody.len)
         n = c->errbody.max - c->errbody.len;
-    abx_buf_append(&c->errbody, p, n);
+    if (abx_buf_append(&c->errbody, p, n) != 0) {
+        /* Out of memory: the error message shows less of the body. */
+    }
     return 0;
 }
 

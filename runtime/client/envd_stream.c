@@ -182,7 +182,9 @@ int abx_envd_stream_feed(struct abx_envd_stream *s, long status,
     if (status != 200) {
         /* An error before the stream: keep (the start of) its body. */
         size_t room = s->errbody.max - s->errbody.len;
-        abx_buf_append(&s->errbody, p, n < room ? n : room);
+        if (abx_buf_append(&s->errbody, p, n < room ? n : room) != 0) {
+            /* Out of memory: the error message shows less of the body. */
+        }
         return 0;
     }
     if (s->ended) {

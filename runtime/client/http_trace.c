@@ -128,7 +128,9 @@ void abx_httpx_trace_body(struct abx_http_xfer *x, const char *p, size_t n)
         return;
     struct abx_buf *b = &x->trace->body;
     size_t room = b->len < KEEP ? KEEP - b->len : 0;
-    abx_buf_append(b, p, n < room ? n : room);
+    if (abx_buf_append(b, p, n < room ? n : room) != 0) {
+        /* Out of memory: the trace keeps less; body_bytes still counts all. */
+    }
     x->trace->body_bytes += n;
 }
 

@@ -124,7 +124,9 @@ static void keep_error_body(struct abx_http_xfer *x, const char *p, size_t n)
     size_t room = ABX_HTTPX_ERR_BODY_CAP > x->resp_body.len
                       ? ABX_HTTPX_ERR_BODY_CAP - x->resp_body.len
                       : 0;
-    abx_buf_append(&x->resp_body, p, n < room ? n : room);
+    if (abx_buf_append(&x->resp_body, p, n < room ? n : room) != 0) {
+        /* Out of memory: kept shorter, as over the cap. */
+    }
 }
 
 static size_t on_write(char *p, size_t sz, size_t nm, void *ud)

@@ -23,14 +23,18 @@ void abx_buf_free(struct abx_buf *b);
 void abx_buf_reset(struct abx_buf *b);  /* len = 0, keeps the allocation */
 
 /* All appenders return 0 on success, -1 when out of memory or over max;
- * on failure the buffer is left as it was. */
-int abx_buf_append(struct abx_buf *b, const void *p, size_t n);
-int abx_buf_appends(struct abx_buf *b, const char *s);
-int abx_buf_appendc(struct abx_buf *b, char c);
+ * on failure the buffer is left as it was. The result must be used: a
+ * caller checks it, or accumulates it and acts once at the end. */
+int abx_buf_append(struct abx_buf *b, const void *p, size_t n)
+    __attribute__((warn_unused_result));
+int abx_buf_appends(struct abx_buf *b, const char *s)
+    __attribute__((warn_unused_result));
+int abx_buf_appendc(struct abx_buf *b, char c)
+    __attribute__((warn_unused_result));
 int abx_buf_appendf(struct abx_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3), warn_unused_result));
 int abx_buf_vappendf(struct abx_buf *b, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
+    __attribute__((format(printf, 2, 0), warn_unused_result));
 
 /* Drops the first n bytes (consumed input), moving the rest to the front. */
 void abx_buf_consume(struct abx_buf *b, size_t n);

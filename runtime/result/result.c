@@ -275,24 +275,20 @@ int abx_summary_line(const struct abx_summary *s, char *buf, size_t len)
         {abx_summary_errors(s), "error", "errors"},
         {s->rerun, "rerun", "rerun"},
     };
-    struct abx_buf b;
-    char dur[64];
-    size_t i;
-    int n, any = 0;
+    /* Ten parts of at most ", 4294967295 deselected" (23 bytes): no
+     * allocation that could fail. */
+    char counts[256], dur[64];
+    size_t i, k = 0;
 
-    abx_buf_init(&b, 0);
     for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
         if (!parts[i].n)
             continue;
-        abx_buf_appendf(&b, "%s%u %s", any ? ", " : "", parts[i].n,
-                        parts[i].n == 1 ? parts[i].one : parts[i].many);
-        any = 1;
+        k += (size_t)snprintf(counts + k, sizeof(counts) - k, "%s%u %s",
+                              k ? ", " : "", parts[i].n,
+                              parts[i].n == 1 ? parts[i].one : parts[i].many);
     }
     fmt_duration(s->duration, dur, sizeof(dur));
-    n = snprintf(buf, len, "%s in %s", any ? abx_buf_cstr(&b) : "no tests ran",
-                 dur);
-    abx_buf_free(&b);
-    return n;
+    return snprintf(buf, len, "%s in %s", k ? counts : "no tests ran", dur);
 }
 
 int abx_summary_exit_code(const struct abx_summary *s, int interrupted)

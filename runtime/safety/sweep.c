@@ -3,6 +3,7 @@
  * or the budget is spent. The ledger gives exact ids without a listing;
  * the tag catches ids whose create line never made it (a worker killed
  * between the reply and the append). Kept ids are skipped everywhere. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,22 @@ void abx_sweep_report_free(struct abx_sweep_report *r)
     abx_buf_free(&r->log);
 }
 
+/* Counts an error and logs its line (the log is capped at 256 KiB). */
+static void sweep_error(struct abx_sweep_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sweep_error(struct abx_sweep_report *r, const char *fmt, ...)
+{
+    va_list ap;
+
+    r->errors++;
+    va_start(ap, fmt);
+    if (abx_buf_vappendf(&r->log, fmt, ap) != 0) {
+        /* Past the cap or out of memory: the line is dropped; the error
+         * still counts, so the sweep still fails. */
+    }
+    va_end(ap);
+}
+
 static void seed_from_ledger(struct sweep *s, const char *path,
                              struct abx_sweep_report *r)
 {
@@ -181,10 +198,8 @@ static void seed_from_ledger(struct sweep *s, const char *path,
     size_t i;
     int rc = abx_ledger_load(path, &l, err, sizeof err);
 
-    if (rc < 0) {
-        r->errors++;
-        abx_buf_appendf(&r->log, "%s\n", err);
-    }
+    if (rc < 0)
+        sweep_error(r, "%s\n", err);
     if (rc != 0)
         return;
     for (i = 0; i < l.n; i++) {
@@ -213,9 +228,8 @@ int abx_sweep_run(const struct abx_platform *p, const char *run_id,
 
     memset(&s, 0, sizeof s);
     if (!p || abx_ledger_path(run_id, e2, sizeof e2) != 0) {
-        r->errors++;
-        abx_buf_appendf(&r->log, "sweep: %s\n", p ? "invalid run id"
-                                                  : "no platform configured");
+        sweep_error(r, "sweep: %s\n", p ? "invalid run id"
+                                         : "no platform configured");
         return -1;
     }
     pc = *p;
@@ -274,21 +288,17 @@ int abx_sweep_run(const struct abx_platform *p, const char *run_id,
         case S_KEPT: r->kept++; break;
         case S_BEFORE: break;
         case S_ERROR:
-            r->errors++;
             r->left++;
-            abx_buf_appendf(&r->log, "%s: %s\n", t->id, t->msg);
+            sweep_error(r, "%s: %s\n", t->id, t->msg);
             break;
         default:
-            r->errors++;
             r->left++;
-            abx_buf_appendf(&r->log, "%s: still alive when the sweep "
-                            "budget (%.0f s) ran out\n", t->id, budget);
+            sweep_error(r, "%s: still alive when the sweep budget (%.0f s) "
+                        "ran out\n", t->id, budget);
         }
     }
-    if (list_failed) {
-        r->errors++;
-        abx_buf_appendf(&r->log, "%s\n", e2);
-    }
+    if (list_failed)
+        sweep_error(r, "%s\n", e2);
     free(s.t);
     return live == 0 && !list_failed && r->errors == 0 ? 0 : -1;
 }

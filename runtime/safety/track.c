@@ -89,8 +89,10 @@ size_t abx_track_test_failed(struct abx_buf *ids)
             continue;
         t->failed = 1;
         count++;
-        if (ids)
-            abx_buf_appendf(ids, "%s\n", t->info.sandbox_id);
+        if (ids && abx_buf_appendf(ids, "%s\n", t->info.sandbox_id) != 0) {
+            /* Out of memory: the id is missing from the report only; the
+             * sandbox is marked (kept) and in the ledger all the same. */
+        }
     }
     return count;
 }
@@ -346,9 +348,10 @@ static int kill_where(int all, uint64_t group, struct abx_buf *errs)
     res = calloc(n, sizeof *res);
     kerr = calloc(n, sizeof *kerr);
     if (!sel || !ids || !res || !kerr) {
-        if (errs)
-            abx_buf_appendf(errs, "kill sandboxes: out of memory\n");
         nerr = 1;
+        if (errs && abx_buf_appends(errs, "kill sandboxes: out of memory\n") != 0) {
+            /* errs is only the message: the count returned fails the caller. */
+        }
         goto out;
     }
     n = 0;
@@ -368,8 +371,11 @@ static int kill_where(int all, uint64_t group, struct abx_buf *errs)
             trace_life("killed", sel[i]);
         } else {
             nerr++;
-            if (errs)
-                abx_buf_appendf(errs, "%s: %s\n", ids[i], kerr[i].message);
+            if (errs && abx_buf_appendf(errs, "%s: %s\n", ids[i],
+                                        kerr[i].message) != 0) {
+                /* errs is capped, only the message: the count returned
+                 * says how many failed all the same. */
+            }
         }
     }
 out:
@@ -390,14 +396,16 @@ int abx_track_kill_all(struct abx_buf *errs)
     return kill_where(1, 0, errs);
 }
 
-void abx_track_kept(struct abx_buf *out)
+int abx_track_kept(struct abx_buf *out)
 {
     size_t i;
+    int bad = 0;
 
     for (i = 0; i < g.n; i++)
         if (g.all[i]->kept && g.all[i]->alive)
-            abx_buf_appendf(out, "%s %s\n", g.all[i]->info.sandbox_id,
-                            g.all[i]->info.template_id);
+            bad |= abx_buf_appendf(out, "%s %s\n", g.all[i]->info.sandbox_id,
+                                   g.all[i]->info.template_id);
+    return bad ? -1 : 0;
 }
 
 static int add_lifetime(cJSON *arr, const struct abx_tracked *t, int worker)

@@ -79,8 +79,9 @@ struct abx_tracked *abx_track_find(const char *id);
  * Returns the number of errors. */
 int abx_track_kill_group(uint64_t group, struct abx_buf *errs);
 int abx_track_kill_all(struct abx_buf *errs);
-/* Lines "<id> <template>" of sandboxes kept so far. */
-void abx_track_kept(struct abx_buf *out);
+/* Lines "<id> <template>" of sandboxes kept so far. 0, or -1 when out of
+ * memory or over out's max. */
+int abx_track_kept(struct abx_buf *out);
 /* Every sandbox this process created, as report records: [{"id",
  * "template", "test", "worker", "created", "ended" (null while alive),
  * "kept"}]. NULL when out of memory. */

@@ -16,7 +16,7 @@ static int on_output(void *ud, const char *stream, const char *text)
 {
     struct outs *o = ud;
 
-    abx_buf_appendf(&o->text, "%s:%s", stream, text);
+    MUST(abx_buf_appendf(&o->text, "%s:%s", stream, text));
     o->n++;
     return o->stop_after && o->n >= o->stop_after;
 }

@@ -167,7 +167,7 @@ static long plain(const char *method, const char *url, const char *data,
         status = resp.status;
     if (body) {
         abx_buf_reset(body);
-        abx_buf_append(body, resp.body.data, resp.body.len);
+        MUST(abx_buf_append(body, resp.body.data, resp.body.len));
     }
     abx_http_resp_free(&resp);
     return status;

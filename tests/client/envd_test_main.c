@@ -97,9 +97,9 @@ int t_collect(struct abx_proc *pr, struct run_result *r, double max_s,
         if (rc < 0)
             return -1;
         if (ev.type == ABX_PROC_STDOUT || ev.type == ABX_PROC_PTY)
-            abx_buf_append(&r->out, ev.data, ev.len);
+            MUST(abx_buf_append(&r->out, ev.data, ev.len));
         else if (ev.type == ABX_PROC_STDERR)
-            abx_buf_append(&r->err, ev.data, ev.len);
+            MUST(abx_buf_append(&r->err, ev.data, ev.len));
         else if (ev.type == ABX_PROC_END) {
             r->got_end = 1;
             r->exit_code = ev.exit_code;
@@ -146,8 +146,8 @@ int t_faults(const struct tctx *t, const char *json)
     abx_buf_init(&url, 0);
     abx_buf_init(&key, 0);
     abx_http_resp_init(&resp);
-    abx_buf_appendf(&url, "%s/admin/faults", t->p.api_url);
-    abx_buf_appendf(&key, "X-API-KEY: %s", t->p.api_key);
+    MUST(abx_buf_appendf(&url, "%s/admin/faults", t->p.api_url));
+    MUST(abx_buf_appendf(&key, "X-API-KEY: %s", t->p.api_key));
     hdr[0] = key.data;
     hdr[1] = "Content-Type: application/json";
     hdr[2] = NULL;

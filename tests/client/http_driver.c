@@ -44,7 +44,7 @@ static int count_sink(void *ud, long status, const char *p, size_t n)
             if ((unsigned char)p[i] != (c->n + i) % 65536 % 251)
                 c->bad = 1;
     } else {
-        abx_buf_append(&c->text, p, n);
+        MUST(abx_buf_append(&c->text, p, n));
     }
     c->n += n;
     return 0;

@@ -37,14 +37,14 @@ static void run_stream(const uint8_t *p, size_t n, abx_envd_msg_fn fn,
     FUZZ_CHECK(s.qbytes <= s.qmax);
     while (abx_envd_stream_next(&s, &node, 0, &err) == 1) {
         FUZZ_CHECK(node->data[node->len] == '\0');
-        abx_buf_appendf(sum, "%d:%zu:", node->kind, node->len);
-        abx_buf_append(sum, node->data, node->len);
+        MUST(abx_buf_appendf(sum, "%d:%zu:", node->kind, node->len));
+        MUST(abx_buf_append(sum, node->data, node->len));
         free(node);
     }
     if (err.cls != ABX_E_OK)
         FUZZ_CHECK(err.message[0] != '\0');
-    abx_buf_appendf(sum, "|%d|%d|%u|%d", (int)err.cls, s.started, s.pid,
-                    s.got_end);
+    MUST(abx_buf_appendf(sum, "|%d|%d|%u|%d", (int)err.cls, s.started, s.pid,
+                         s.got_end));
     abx_envd_stream_free(&s);
 }
 
@@ -68,11 +68,11 @@ static void run_ndjson(const uint8_t *p, size_t n, long status,
     if (st.failed)
         FUZZ_CHECK(st.err.cls != ABX_E_OK && st.err.message[0]);
     js = cJSON_PrintUnformatted(st.out);
-    abx_buf_appendf(sum, "%s|%d|%d|%zu", js ? js : "", st.failed,
-                    st.finished, st.failed ? 0 : st.line.len);
+    MUST(abx_buf_appendf(sum, "%s|%d|%d|%zu", js ? js : "", st.failed,
+                         st.finished, st.failed ? 0 : st.line.len));
     free(js);
     js = cJSON_PrintUnformatted(st.pending);
-    abx_buf_appendf(sum, "|%s", js ? js : "");
+    MUST(abx_buf_appendf(sum, "|%s", js ? js : ""));
     free(js);
     abx_exec_state_free(&st);
 }

@@ -38,7 +38,7 @@ static void b64(struct abx_buf *o, const uint8_t *p, size_t n, int url,
         enc[i] = enc[i] == '+' ? '-' : enc[i] == '/' ? '_' : enc[i];
     while (!pad && m > 0 && enc[m - 1] == '=')
         m--;
-    abx_buf_append(o, enc, (size_t)m);
+    MUST(abx_buf_append(o, enc, (size_t)m));
 }
 
 static void pct(struct abx_buf *o, const uint8_t *p, size_t n, int lower)
@@ -52,11 +52,11 @@ static void pct(struct abx_buf *o, const uint8_t *p, size_t n, int lower)
         if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
             (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
             c == '~') {
-            abx_buf_appendc(o, (char)c);
+            MUST(abx_buf_appendc(o, (char)c));
         } else {
-            abx_buf_appendc(o, '%');
-            abx_buf_appendc(o, hex[c >> 4]);
-            abx_buf_appendc(o, hex[c & 15]);
+            MUST(abx_buf_appendc(o, '%'));
+            MUST(abx_buf_appendc(o, hex[c >> 4]));
+            MUST(abx_buf_appendc(o, hex[c & 15]));
         }
     }
 }
@@ -70,18 +70,18 @@ static void json(struct abx_buf *o, const uint8_t *p, size_t n)
         unsigned c = p[i];
 
         switch (c) {
-        case '"': abx_buf_appends(o, "\\\""); break;
-        case '\\': abx_buf_appends(o, "\\\\"); break;
-        case '\b': abx_buf_appends(o, "\\b"); break;
-        case '\f': abx_buf_appends(o, "\\f"); break;
-        case '\n': abx_buf_appends(o, "\\n"); break;
-        case '\r': abx_buf_appends(o, "\\r"); break;
-        case '\t': abx_buf_appends(o, "\\t"); break;
+        case '"': MUST(abx_buf_appends(o, "\\\"")); break;
+        case '\\': MUST(abx_buf_appends(o, "\\\\")); break;
+        case '\b': MUST(abx_buf_appends(o, "\\b")); break;
+        case '\f': MUST(abx_buf_appends(o, "\\f")); break;
+        case '\n': MUST(abx_buf_appends(o, "\\n")); break;
+        case '\r': MUST(abx_buf_appends(o, "\\r")); break;
+        case '\t': MUST(abx_buf_appends(o, "\\t")); break;
         default:
             if (c < 0x20)
-                abx_buf_appendf(o, "\\u%04x", c);
+                MUST(abx_buf_appendf(o, "\\u%04x", c));
             else
-                abx_buf_appendc(o, (char)c);
+                MUST(abx_buf_appendc(o, (char)c));
         }
     }
 }
@@ -102,10 +102,10 @@ static void build(const uint8_t *d, size_t n, const struct secret *s,
             k = i < n ? d[i++] % 64 + 1 : 0;
             if (k > n - i)
                 k = n - i;
-            abx_buf_append(out, d + i, k);
+            MUST(abx_buf_append(out, d + i, k));
             i += k;
             break;
-        case 1: abx_buf_append(out, x->p, x->n); break;
+        case 1: MUST(abx_buf_append(out, x->p, x->n)); break;
         case 2: b64(out, x->p, x->n, 0, 1); break;
         case 3: b64(out, x->p, x->n, 1, 0); break;
         case 4: pct(out, x->p, x->n, 0); break;
@@ -114,7 +114,7 @@ static void build(const uint8_t *d, size_t n, const struct secret *s,
         case 7: /* Authorization: Basic base64("user:" S) */
             memcpy(tmp, "user:", 5);
             memcpy(tmp + 5, x->p, x->n);
-            abx_buf_appends(out, "Basic ");
+            MUST(abx_buf_appends(out, "Basic "));
             b64(out, tmp, x->n + 5, 0, 1);
             break;
         }

@@ -9,6 +9,9 @@
  *                             the client drivers log what they checked
  *   FUZZ_CHECK(cond)          a property of a fuzz target: aborts, so
  *                             libFuzzer and the replay report a crash
+ *   MUST(expr)                a step the test builds on (an abx_buf
+ *                             append): anything but 0 aborts, since the
+ *                             checks after it would test nothing
  *   CHECK_DONE()              end of main: prints the counts, 1 if any
  *                             check failed or none ran (a test that
  *                             checked nothing proved nothing), else 0
@@ -106,14 +109,17 @@ check_log_(int ok, const char *cond, const char *file, int line,
                     w_);                                                  \
     } while (0)
 
-#define FUZZ_CHECK(cond)                                                  \
+#define CHECK_ABORT_(cond, what)                                          \
     do {                                                                  \
         if (!(cond)) {                                                    \
-            fprintf(stderr, "%s:%d: property failed: %s\n", __FILE__,     \
-                    __LINE__, #cond);                                     \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, \
+                    what, #cond);                                         \
             abort();                                                      \
         }                                                                 \
     } while (0)
+
+#define FUZZ_CHECK(cond) CHECK_ABORT_(cond, "property")
+#define MUST(expr) CHECK_ABORT_((expr) == 0, "step")
 
 #define CHECK_DONE()                                                      \
     (fprintf(stderr, "%d checks, %d failed%s\n", check_count,             \

@@ -19,10 +19,10 @@ static void unescape(const char *s, size_t n, struct abx_buf *out)
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '%' && i + 2 < n) {
             char hex[3] = {s[i + 1], s[i + 2], 0};
-            abx_buf_appendc(out, (char)strtol(hex, NULL, 16));
+            MUST(abx_buf_appendc(out, (char)strtol(hex, NULL, 16)));
             i += 2;
         } else {
-            abx_buf_appendc(out, s[i] == '+' ? ' ' : s[i]);
+            MUST(abx_buf_appendc(out, s[i] == '+' ? ' ' : s[i]));
         }
     }
 }
@@ -43,13 +43,13 @@ static void server_decode(const char *param, struct abx_buf *res)
         const char *pe = amp ? amp : end;
         const char *eq = memchr(p, '=', (size_t)(pe - p));
         if (eq == NULL) {
-            abx_buf_appends(res, "<bad pair>");
+            MUST(abx_buf_appends(res, "<bad pair>"));
             break;
         }
         unescape(p, (size_t)(eq - p), res);
-        abx_buf_appendc(res, '\t');
+        MUST(abx_buf_appendc(res, '\t'));
         unescape(eq + 1, (size_t)(pe - eq - 1), res);
-        abx_buf_appendc(res, '\n');
+        MUST(abx_buf_appendc(res, '\n'));
         p = pe + 1;
     }
     abx_buf_free(&l1);

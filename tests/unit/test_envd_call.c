@@ -121,7 +121,7 @@ static void resp_with(struct abx_http_resp *r, long status, const char *body)
 {
     abx_http_resp_init(r);
     r->status = status;
-    abx_buf_appends(&r->body, body);
+    MUST(abx_buf_appends(&r->body, body));
 }
 
 static void test_replies(void)

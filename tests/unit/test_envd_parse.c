@@ -62,10 +62,10 @@ static void drain(struct abx_envd_stream *s, struct abx_buf *sum,
     abx_buf_reset(sum);
     while (abx_envd_stream_next(s, &n, 0, err) == 1) {
         if (n->kind == ABX_PROC_END)
-            abx_buf_appendf(sum, "X:%d/%d/%s/%s|", n->exit_code, n->exited,
-                            n->status, n->error);
+            MUST(abx_buf_appendf(sum, "X:%d/%d/%s/%s|", n->exit_code, n->exited,
+                                 n->status, n->error));
         else
-            abx_buf_appendf(sum, "%c:%s|", "?OEP"[n->kind], n->data);
+            MUST(abx_buf_appendf(sum, "%c:%s|", "?OEP"[n->kind], n->data));
         free(n);
     }
 }
@@ -149,14 +149,14 @@ static void test_errors(void)
 
     /* Plain HTTP errors before the stream (token check, proxy). */
     abx_buf_init(&b, 0);
-    abx_buf_appends(&b, "{\"code\":401,\"message\":\"unauthorized access\"}");
+    MUST(abx_buf_appends(&b, "{\"code\":401,\"message\":\"unauthorized access\"}"));
     run_body(&s, abx_envd_proc_msg, &b, 401, &rc);
     CHECK_INT(s.err.cls, ABX_E_AUTH);
     CHECK_INT(s.err.status, 401);
     abx_envd_stream_free(&s);
     abx_buf_reset(&b);
-    abx_buf_appends(&b, "{\"sandboxId\":\"x\",\"message\":\"The sandbox was "
-                        "not found\",\"code\":502}");
+    MUST(abx_buf_appends(&b, "{\"sandboxId\":\"x\",\"message\":\"The sandbox was "
+                             "not found\",\"code\":502}"));
     run_body(&s, abx_envd_proc_msg, &b, 502, &rc);
     CHECK_INT(s.err.cls, ABX_E_TIMEOUT);
     abx_envd_stream_free(&s);
@@ -174,7 +174,7 @@ static void test_errors(void)
 
     /* Not an envelope at all: a huge length prefix. */
     abx_buf_init(&b, 0);
-    abx_buf_append(&b, "\x00\xff\xff\xff\xff{}", 7);
+    MUST(abx_buf_append(&b, "\x00\xff\xff\xff\xff{}", 7));
     run_body(&s, abx_envd_proc_msg, &b, 200, &rc);
     CHECK_INT(rc, -1);
     CHECK_INT(s.err.cls, ABX_E_PROTOCOL);
@@ -317,10 +317,10 @@ static void test_queue_cap(void)
     abx_buf_init(&b, 0);
     abx_buf_init(&payload, 0);
     env(&b, 0, "{\"event\":{\"start\":{\"pid\":7}}}");
-    abx_buf_appends(&payload, "{\"event\":{\"data\":{\"stdout\":\"");
+    MUST(abx_buf_appends(&payload, "{\"event\":{\"data\":{\"stdout\":\""));
     for (i = 0; i < 400; i++)
-        abx_buf_appends(&payload, "QUFB");
-    abx_buf_appends(&payload, "\"}}}");
+        MUST(abx_buf_appends(&payload, "QUFB"));
+    MUST(abx_buf_appends(&payload, "\"}}}"));
     env(&b, 0, payload.data);
     env(&b, 0, payload.data);
     abx_envd_stream_init(&s, abx_envd_proc_msg, "t", 2000);
@@ -361,8 +361,8 @@ static void test_watch(void)
         eof_ok(&s, 200);
         abx_buf_reset(&sum);
         while (abx_envd_stream_next(&s, &n, 0, &err) == 1) {
-            abx_buf_appendf(&sum, "%s:%s|",
-                            abx_envd_watch_type_name(n->kind), n->data);
+            MUST(abx_buf_appendf(&sum, "%s:%s|",
+                                 abx_envd_watch_type_name(n->kind), n->data));
             free(n);
         }
         if (!s.started || err.cls != ABX_E_OK ||

@@ -364,13 +364,13 @@ static void test_long_chains(void)
         abx_buf_init(&b, 0);
         for (i = 0; i < terms; i++) {
             if (i)
-                abx_buf_appends(&b, ops[k]);
-            abx_buf_appends(&b, i + 1 == terms ? "z" : (k ? "z" : "a"));
+                MUST(abx_buf_appends(&b, ops[k]));
+            MUST(abx_buf_appends(&b, i + 1 == terms ? "z" : (k ? "z" : "a")));
         }
         /* or-chain: a or a or ... or z is true; and-chain of z... and z
          * with z true is true too, so negate one term to get false. */
         if (k == 1)
-            abx_buf_appends(&b, " and not z");
+            MUST(abx_buf_appends(&b, " and not z"));
         CHECK_INT(ev(abx_buf_cstr(&b), only_z), want[k]);
         abx_buf_free(&b);
     }

@@ -313,7 +313,7 @@ static void test_junit(const char *dir)
         struct abx_buf tiny;
 
         abx_buf_init(&tiny, 64);
-        abx_buf_appends(&tiny, "keep");
+        MUST(abx_buf_appends(&tiny, "keep"));
         CHECK_INT(junit(&tiny, &o, rs, 8), -1);
         CHECK_STR(abx_buf_cstr(&tiny), "keep");
         abx_buf_free(&tiny);
@@ -529,7 +529,7 @@ static void test_html_page(void)
               "id=\"abx-report-data\">{\"m\":\"\\u003c/script\\u003e"
               "\\u003c!-- \\u0026 \\u003e\"}</script>\n<p>B</p>");
     abx_buf_reset(&b);
-    abx_buf_appends(&b, "kept");
+    MUST(abx_buf_appends(&b, "kept"));
     CHECK_INT(abx_report_html_write_page(&b, doc, "<p>no slot</p>", 14), -1);
     CHECK_STR(abx_buf_cstr(&b), "kept");
     abx_buf_reset(&b);

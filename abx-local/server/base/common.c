@@ -177,11 +177,11 @@ char *abxl_read_text(const char *path, size_t max)
             break;
         }
     fclose(f);
-    if (!ok) {
+    /* The empty append makes an empty file "" (an allocation), not NULL. */
+    if (!ok || abx_buf_appends(&b, "") != 0) {
         abx_buf_free(&b);
         return NULL;
     }
-    abx_buf_appends(&b, "");
     size_t len;
     return abx_buf_steal(&b, &len);
 }
