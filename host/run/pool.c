@@ -143,9 +143,11 @@ int abx_pool_reap(struct abx_pool *p, struct abx_worker *w)
         ssize_t n;
         while ((n = read(w->out_fd, buf, sizeof buf)) > 0 ||
                (n < 0 && errno == EINTR))
-            if (n > 0 && abx_buf_append(&w->out, buf, (size_t)n) != 0) {
-                /* Past the 1 MiB cap or out of memory: the rest of the
-                 * stray output is not shown. */
+            if (n > 0) {
+                if (abx_buf_append(&w->out, buf, (size_t)n) != 0) {
+                    /* Out of memory: this chunk is not shown. */
+                }
+                flush_stray(w);   /* as it comes: nothing waits for the cap */
             }
         close_fd(&w->out_fd);
     }
