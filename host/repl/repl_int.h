@@ -6,6 +6,7 @@
 #define ABX_REPL_INT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "buf.h"
 
@@ -33,5 +34,14 @@ enum abx_repl_got abx_repl_line(const char *prompt, struct abx_buf *out);
 void abx_repl_history_add(const char *s, size_t len);
 /* Saves the history (masked), gives SIGINT back to the runner. */
 void abx_repl_line_close(void);
+
+/* ---- libedit, loaded on first use (edit_lazy.c) ------------------------ */
+/* Loads libedit and sets it up: bytes from getc_fn, the terminal in and
+ * out, history_max lines kept, a tab inserted. NULL, or why not (then
+ * the REPL reads plain lines). */
+const char *abx_edit_open(int (*getc_fn)(FILE *), FILE *in, FILE *out, int history_max);
+/* After abx_edit_open: readline(3) and add_history(3). */
+char *abx_edit_readline(const char *prompt);
+void abx_edit_add_history(const char *line);
 
 #endif

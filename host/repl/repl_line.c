@@ -24,8 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <editline/readline.h>
-
 #include "fsutil.h"
 #include "out.h"
 #include "repl.h"
@@ -148,7 +146,7 @@ static enum abx_repl_got read_edit(const char *prompt, struct abx_buf *out)
     int rc;
 
     abx_out_flush();  /* what the REPL printed comes before the prompt */
-    line = readline(prompt);
+    line = abx_edit_readline(prompt);
     if (!line)
         return g_why;
     rc = abx_buf_appends(out, line);
@@ -174,7 +172,7 @@ static void hist_push(char *s)
     }
     g_hist[g_nhist++] = s;
     if (g_edit)
-        add_history(s);
+        abx_edit_add_history(s);
 }
 
 void abx_repl_history_add(const char *s, size_t len)
@@ -263,19 +261,11 @@ static int edit_open(void)
     /* The user's locale for libedit's characters only (not numbers). */
     setlocale(LC_CTYPE, "");
     g_utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-    rl_readline_name = "abx-e2e";
-    rl_catch_signals = 0;
-    rl_getc_function = getc_hook;
-    rl_instream = stdin;
-    rl_outstream = g_out;
-    if (rl_initialize() != 0) {
+    if (abx_edit_open(getc_hook, stdin, g_out, ABX_REPL_HISTORY_MAX) != NULL) {
         fclose(g_out);
         g_out = NULL;
         return -1;
     }
-    using_history();
-    stifle_history(ABX_REPL_HISTORY_MAX);
-    rl_bind_key('\t', rl_insert);  /* a tab, not file name completion */
     g_edit = 1;
     return 0;
 }
