@@ -16,7 +16,7 @@ static void load(struct abx_lazylib *l)
     if (!lib) {
         const char *e = dlerror();
         snprintf(l->error, sizeof l->error, "%s", e ? e : l->soname);
-        l->state = -1;
+        __atomic_store_n(&l->state, -1, __ATOMIC_RELEASE);
         return;
     }
     for (s = l->syms; s->name; s++) {
@@ -24,13 +24,14 @@ static void load(struct abx_lazylib *l)
         if (!sym) {
             snprintf(l->error, sizeof l->error, "%s has no %s", l->soname, s->name);
             dlclose(lib);
-            l->state = -1;
+            __atomic_store_n(&l->state, -1, __ATOMIC_RELEASE);
             return;
         }
         /* POSIX's way from dlsym's void * to a function pointer */
         memcpy(s->fn, &sym, sizeof sym);
     }
-    l->state = 1;
+    /* release: a reader that sees 1 without the lock sees the pointers */
+    __atomic_store_n(&l->state, 1, __ATOMIC_RELEASE);
 }
 
 int abx_lazylib_ready(struct abx_lazylib *l)
